@@ -1,0 +1,14 @@
+// The CLI's subcommand groups; each lives in its own file and adds itself to the app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace flowtrack::cli {
+
+// Thrown by a command for a user error (bad flag value, unreadable file): main prints the message on
+// one line and exits non-zero.
+struct UserError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace flowtrack::cli
