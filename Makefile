@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 20
 CMAKE_FLAGS ?=
 
-.PHONY: deps build demo test test-release test-asan test-fuzz build-fuzz clean
+.PHONY: deps build demo test test-release test-asan test-tsan test-fuzz build-fuzz clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -16,7 +16,7 @@ build: deps
 demo: build
 	./scripts/demo.sh build/flowtrack
 
-test: deps test-release test-asan test-fuzz
+test: deps test-release test-asan test-tsan test-fuzz
 	@echo "make test: all suites passed"
 
 test-release: build
@@ -26,6 +26,15 @@ test-asan: deps
 	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOWTRACK_SANITIZE=address,undefined $(CMAKE_FLAGS) > /dev/null
 	ninja -C build-asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-asan --output-on-failure -j $(JOBS)
+
+# ThreadSanitizer runs the concurrency stress tests (tests/concurrency) only: everything else is single
+# threaded and already covered by the two trees above.
+test-tsan: deps
+	@if [ -d tests/concurrency ]; then \
+	  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOWTRACK_SANITIZE=thread $(CMAKE_FLAGS) > /dev/null && \
+	  ninja -C build-tsan -j $(JOBS) test_concurrency && \
+	  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan -R '^concurrency$$' --output-on-failure; \
+	fi
 
 build-fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOWTRACK_FUZZ=ON -DFLOWTRACK_SANITIZE=address,undefined $(CMAKE_FLAGS) > /dev/null
