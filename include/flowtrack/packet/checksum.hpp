@@ -1,0 +1,51 @@
+// The Internet checksum (RFC 1071) and its incremental update (RFC 1624).
+//
+// Every value here is the host-order number of a big-endian 16-bit field: load the field with
+// load_be16, pass it in, store the result with store_be16.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace flowtrack {
+
+// One's complement sum of the bytes as big-endian 16-bit words (an odd last byte is padded with zero),
+// added to `sum`; not folded, so partial sums can be chained.
+std::uint32_t checksum_add(std::span<const std::uint8_t> bytes, std::uint32_t sum = 0);
+
+// Folds a partial sum to 16 bits and complements it: the value to store in a checksum field.
+std::uint16_t checksum_finish(std::uint32_t sum);
+
+// The checksum of an IPv4 header (its checksum field is skipped, so it need not be zeroed).
+std::uint16_t ipv4_header_checksum(std::span<const std::uint8_t> header);
+
+// Pseudo-header partial sums (RFC 793/768 for IPv4, RFC 8200 section 8.1 for IPv6).
+std::uint32_t pseudo_header_sum_v4(const std::uint8_t* src_addr, const std::uint8_t* dst_addr, std::uint8_t protocol,
+                                   std::uint32_t l4_length);
+std::uint32_t pseudo_header_sum_v6(const std::uint8_t* src_addr, const std::uint8_t* dst_addr, std::uint8_t protocol,
+                                   std::uint32_t l4_length);
+
+// The transport checksum of `segment` (header + payload) with the checksum field at byte
+// `checksum_offset` taken as zero, given the pseudo-header sum (use 0 for ICMPv4, which has none).
+std::uint16_t transport_checksum(std::uint32_t pseudo_sum, std::span<const std::uint8_t> segment,
+                                 std::size_t checksum_offset);
+
+// RFC 1624 eqn. 3: the new checksum after one 16-bit word of the covered data changed from old_word to
+// new_word: HC' = ~(~HC + ~m + m').
+inline std::uint16_t checksum_update16(std::uint16_t checksum, std::uint16_t old_word, std::uint16_t new_word) {
+  std::uint32_t sum = static_cast<std::uint16_t>(~checksum);
+  sum += static_cast<std::uint16_t>(~old_word);
+  sum += new_word;
+  sum = (sum & 0xffff) + (sum >> 16);
+  sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<std::uint16_t>(~sum);
+}
+
+// The same for a 32-bit field (an IPv4 address): two 16-bit word changes.
+inline std::uint16_t checksum_update32(std::uint16_t checksum, std::uint32_t old_value, std::uint32_t new_value) {
+  checksum = checksum_update16(checksum, static_cast<std::uint16_t>(old_value >> 16),
+                               static_cast<std::uint16_t>(new_value >> 16));
+  return checksum_update16(checksum, static_cast<std::uint16_t>(old_value), static_cast<std::uint16_t>(new_value));
+}
+
+}  // namespace flowtrack

@@ -1,0 +1,98 @@
+// The packet parser: from a raw captured frame to the connection key and the header offsets that the
+// network functions rewrite in place.
+//
+// Guarantees:
+//  - It never reads outside `frame`; every length field is checked against the bytes actually present.
+//  - Every malformed case has its own ParseStatus, so drops can be counted by reason.
+//  - A capture shorter than the IP total length (snaplen) still parses: the headers are checked against
+//    the captured bytes, and `captured_truncated` says the payload is cut. A frame longer than the IP
+//    total length (Ethernet padding) is fine: `l3_end` marks where the IP packet really ends.
+//  - Hot path: no allocation, no exceptions; the key is filled with plain copies in network byte order.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "flowtrack/packet/flow_key.hpp"
+#include "flowtrack/packet/link_type.hpp"
+
+namespace flowtrack {
+
+enum class ParseStatus : std::uint8_t {
+  ok,
+  truncated_link,          // shorter than the link-layer header
+  truncated_vlan,          // a VLAN tag is cut
+  too_many_vlan_tags,      // more than two stacked tags
+  unsupported_ethertype,   // not IPv4/IPv6 (ARP, LLDP, ...)
+  unsupported_link_protocol,  // Linux cooked capture carrying something other than IP
+  truncated_ipv4,          // fewer than 20 bytes, or fewer than the IHL says
+  bad_ipv4_version,        // version nibble is not 4 where IPv4 was announced
+  bad_ipv4_header_length,  // IHL < 5
+  bad_ipv4_total_length,   // total length smaller than the header
+  truncated_ipv6,          // fewer than 40 bytes
+  bad_ipv6_version,        // version nibble is not 6 where IPv6 was announced
+  truncated_ipv6_extension,   // an extension header is cut
+  too_many_ipv6_extensions,   // the chain is longer than we are willing to walk
+  bad_ip_version,          // raw IP capture whose first nibble is neither 4 nor 6
+  truncated_tcp,           // fewer than 20 bytes or fewer than the data offset says
+  bad_tcp_data_offset,     // data offset < 5
+  truncated_udp,
+  truncated_icmp,
+  count_,
+};
+
+std::string_view parse_status_name(ParseStatus status);
+
+inline constexpr std::size_t kParseStatusCount = static_cast<std::size_t>(ParseStatus::count_);
+
+struct ParsedPacket {
+  std::uint8_t ip_version = 0;  // 4 or 6 once the IP header parsed
+  FlowKeyV4 key4;               // valid when ip_version == 4
+  FlowKeyV6 key6;               // valid when ip_version == 6
+
+  std::uint16_t l3_offset = 0;       // first byte of the IP header
+  std::uint16_t l4_offset = 0;       // first byte of the transport header (0 when there is none)
+  std::uint16_t payload_offset = 0;  // first byte after the transport header (0 when there is none)
+  std::uint16_t l3_end = 0;          // one past the last byte of the IP packet, clamped to the capture
+  std::uint16_t ip_total_length = 0; // as the header says (IPv6: 40 + payload length)
+  bool captured_truncated = false;   // the capture holds fewer bytes than the IP packet
+
+  std::uint8_t vlan_count = 0;
+  std::uint16_t vlan_ids[2] = {0, 0};  // outer first
+
+  // Fragments: a non-first fragment has no transport header; its key has zero ports.
+  bool is_fragment = false;
+  bool has_ports = false;         // transport ports (or ICMP identifier) are in the key
+  std::uint32_t ip_id = 0;        // IPv4 identification or IPv6 fragment identification
+  std::uint16_t fragment_offset = 0;  // in bytes
+  bool more_fragments = false;
+
+  std::uint8_t tcp_flags = 0;  // valid for TCP
+
+  // ICMP / ICMPv6.
+  std::uint8_t icmp_type = 0;
+  std::uint8_t icmp_code = 0;
+  bool icmp_is_query = false;  // echo and friends: the identifier is in both key ports
+  bool icmp_is_error = false;  // destination unreachable, time exceeded, ...
+  bool has_embedded = false;   // an ICMP error whose embedded packet parsed far enough for a key
+  FlowKeyV4 embedded_key4;     // the original packet's key, as that packet had it (its direction)
+  FlowKeyV6 embedded_key6;
+  std::uint16_t embedded_l3_offset = 0;
+  std::uint16_t embedded_l4_offset = 0;  // 0 when the embedded transport header is not present
+
+  std::uint8_t protocol() const { return ip_version == 4 ? key4.protocol : key6.protocol; }
+};
+
+namespace tcpflag {
+inline constexpr std::uint8_t kFin = 0x01;
+inline constexpr std::uint8_t kSyn = 0x02;
+inline constexpr std::uint8_t kRst = 0x04;
+inline constexpr std::uint8_t kPsh = 0x08;
+inline constexpr std::uint8_t kAck = 0x10;
+}  // namespace tcpflag
+
+// Parses one frame. On any status other than ok, `out` holds what was parsed before the failure.
+ParseStatus parse_frame(std::span<const std::uint8_t> frame, LinkType link, ParsedPacket& out);
+
+}  // namespace flowtrack

@@ -1,0 +1,27 @@
+// In-place header rewrites for NAT and load balancing that keep every checksum right incrementally
+// (RFC 1624), so a rewrite costs a few instructions instead of a pass over the payload.
+//
+// All take the frame and the ParsedPacket that parse_frame produced for it, and new values in network
+// byte order (as keys hold them). Checksums that are absent stay absent: an IPv4 UDP checksum of 0
+// means "none" and is left 0; a recomputed UDP checksum of 0 is written as 0xffff. A non-first fragment
+// has no transport header, so only the IP header is touched.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "flowtrack/packet/parser.hpp"
+
+namespace flowtrack {
+
+void rewrite_ipv4_src(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint32_t new_addr);
+void rewrite_ipv4_dst(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint32_t new_addr);
+
+// TCP/UDP ports. Does nothing for packets without a transport header.
+void rewrite_src_port(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint16_t new_port);
+void rewrite_dst_port(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint16_t new_port);
+
+// The identifier of an ICMP/ICMPv6 query (echo request/reply and friends).
+void rewrite_icmp_identifier(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint16_t new_id);
+
+}  // namespace flowtrack

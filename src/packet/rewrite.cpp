@@ -1,0 +1,92 @@
+#include "flowtrack/packet/rewrite.hpp"
+
+#include "flowtrack/packet/bytes.hpp"
+#include "flowtrack/packet/checksum.hpp"
+
+namespace flowtrack {
+namespace {
+
+// Where the transport checksum lies, or 0 when this packet carries none that the change affects.
+std::size_t transport_checksum_offset(const ParsedPacket& packet, bool covers_pseudo_header) {
+  if (packet.l4_offset == 0 || !packet.has_ports) return 0;
+  const std::uint8_t protocol = packet.protocol();
+  std::size_t field = 0;
+  if (protocol == ipproto::kTcp) field = 16;
+  else if (protocol == ipproto::kUdp) field = 6;
+  else if (protocol == ipproto::kIcmpV6 || (protocol == ipproto::kIcmp && !covers_pseudo_header)) field = 2;
+  else return 0;
+  const std::size_t at = packet.l4_offset + field;
+  return at + 2 <= packet.l3_end ? at : 0;
+}
+
+// Applies one 16- or 32-bit field change to the checksum at `at`, honouring UDP's "0 means none".
+void update_checksum(std::uint8_t* p, std::size_t at, bool is_udp, std::uint32_t old_value, std::uint32_t new_value,
+                     bool wide) {
+  const std::uint16_t current = load_be16(p + at);
+  if (is_udp && current == 0) return;
+  std::uint16_t updated = wide ? checksum_update32(current, old_value, new_value)
+                               : checksum_update16(current, static_cast<std::uint16_t>(old_value),
+                                                   static_cast<std::uint16_t>(new_value));
+  if (is_udp && updated == 0) updated = 0xffff;
+  store_be16(p + at, updated);
+}
+
+void rewrite_ipv4_addr(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::size_t field,
+                       std::uint32_t new_addr) {
+  if (packet.ip_version != 4) return;
+  std::uint8_t* p = frame.data();
+  const std::size_t at = packet.l3_offset + field;
+  const std::uint32_t old_host = load_be32(p + at);
+  store_raw(p + at, new_addr);
+  const std::uint32_t new_host = load_be32(p + at);
+  update_checksum(p, packet.l3_offset + 10, false, old_host, new_host, true);
+  // ICMPv4's checksum does not cover the addresses; TCP and UDP cover them through the pseudo header.
+  if (const std::size_t l4_sum = transport_checksum_offset(packet, true); l4_sum != 0 &&
+                                                                          packet.protocol() != ipproto::kIcmp) {
+    update_checksum(p, l4_sum, packet.protocol() == ipproto::kUdp, old_host, new_host, true);
+  }
+}
+
+void rewrite_port(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::size_t field,
+                  std::uint16_t new_port) {
+  const std::uint8_t protocol = packet.protocol();
+  if (protocol != ipproto::kTcp && protocol != ipproto::kUdp) return;
+  const std::size_t l4_sum = transport_checksum_offset(packet, true);
+  if (l4_sum == 0) return;
+  std::uint8_t* p = frame.data();
+  const std::size_t at = packet.l4_offset + field;
+  const std::uint16_t old_host = load_be16(p + at);
+  store_raw(p + at, new_port);
+  update_checksum(p, l4_sum, protocol == ipproto::kUdp, old_host, load_be16(p + at), false);
+}
+
+}  // namespace
+
+void rewrite_ipv4_src(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint32_t new_addr) {
+  rewrite_ipv4_addr(frame, packet, 12, new_addr);
+}
+
+void rewrite_ipv4_dst(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint32_t new_addr) {
+  rewrite_ipv4_addr(frame, packet, 16, new_addr);
+}
+
+void rewrite_src_port(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint16_t new_port) {
+  rewrite_port(frame, packet, 0, new_port);
+}
+
+void rewrite_dst_port(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint16_t new_port) {
+  rewrite_port(frame, packet, 2, new_port);
+}
+
+void rewrite_icmp_identifier(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint16_t new_id) {
+  if (!packet.icmp_is_query) return;
+  const std::size_t l4_sum = transport_checksum_offset(packet, false);
+  if (l4_sum == 0) return;
+  std::uint8_t* p = frame.data();
+  const std::size_t at = packet.l4_offset + 4;
+  const std::uint16_t old_host = load_be16(p + at);
+  store_raw(p + at, new_id);
+  update_checksum(p, l4_sum, false, old_host, load_be16(p + at), false);
+}
+
+}  // namespace flowtrack
