@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <stdexcept>
 
 namespace flowtrack::cli {
 
@@ -10,5 +11,7 @@ namespace flowtrack::cli {
 struct UserError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+void add_trace_commands(CLI::App& app);
 
 }  // namespace flowtrack::cli

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   CLI::App app{"flowtrack: fast, correct connection tracking for stateful network functions"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "flowtrack 0.1.0");
+  flowtrack::cli::add_trace_commands(app);
 
   try {
     app.parse(argc, argv);

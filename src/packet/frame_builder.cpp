@@ -142,9 +142,7 @@ std::size_t build_frame(const FrameSpec& spec, std::span<std::uint8_t> out) {
     std::memcpy(p + off, spec.icmp_quoted.data(), spec.icmp_quoted.size());
     off += spec.icmp_quoted.size();
   }
-  for (std::size_t i = 0; i < spec.payload_bytes; ++i) {
-    p[off + i] = static_cast<std::uint8_t>(spec.payload_fill + i);
-  }
+  std::memset(p + off, spec.payload_fill, spec.payload_bytes);
   if (transport_header_size(spec) != 0) {
     std::uint16_t checksum = transport_checksum(pseudo_sum, {p + l4, l4_length}, checksum_offset);
     // A computed UDP checksum of zero is sent as all ones: zero means "no checksum" (RFC 768).

@@ -38,7 +38,7 @@ struct FrameSpec {
   // For an ICMP error: the original packet (from its IP header on) to quote after the ICMP header.
   std::span<const std::uint8_t> icmp_quoted;
 
-  std::uint16_t payload_bytes = 0;  // filled with a deterministic pattern
+  std::uint16_t payload_bytes = 0;  // every payload byte is payload_fill
   std::uint8_t payload_fill = 0;
 
   // Convenience for the common cases.
