@@ -100,19 +100,22 @@ TraceStats compute_trace_stats(const PacketStore& trace, std::size_t top_flows, 
 
   const std::uint64_t origin = trace.empty() ? 0 : trace.records().front().timestamp_ns;
   const std::uint64_t span = trace.duration_ns();
+  // Samples at evenly spaced times over the trace, each counting the flows alive at that time.
+  const std::size_t intervals = std::max<std::size_t>(samples, 2) - 1;
+  auto sample_time = [&](std::size_t k) { return span * k / intervals; };
   std::size_t next_sample = 0;
   std::int64_t alive = 0;
-  for (std::size_t i = 0; i < changes.size(); ++i) {
-    // Record every sample time that falls before this change.
-    while (samples > 0 && next_sample < samples &&
-           origin + span * next_sample / std::max<std::size_t>(samples - 1, 1) < changes[i].first) {
-      stats.concurrency.push_back({static_cast<double>(span * next_sample / std::max<std::size_t>(samples - 1, 1)) / 1e9,
-                                   static_cast<std::uint64_t>(alive)});
-      ++next_sample;
+  auto emit_samples_before = [&](std::uint64_t time) {
+    for (; next_sample < samples && origin + sample_time(next_sample) < time; ++next_sample) {
+      stats.concurrency.push_back({static_cast<double>(sample_time(next_sample)) / 1e9, static_cast<std::uint64_t>(alive)});
     }
-    alive += changes[i].second;
+  };
+  for (const auto& [time, change] : changes) {
+    emit_samples_before(time);
+    alive += change;
     stats.max_concurrent_flows = std::max(stats.max_concurrent_flows, static_cast<std::uint64_t>(alive));
   }
+  emit_samples_before(~std::uint64_t{0});
 
   const std::size_t keep = std::min(top_flows, all.size());
   std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(),
