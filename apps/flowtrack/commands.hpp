@@ -13,5 +13,6 @@ struct UserError : std::runtime_error {
 };
 
 void add_trace_commands(CLI::App& app);
+void add_bench_commands(CLI::App& app);
 
 }  // namespace flowtrack::cli

@@ -1,0 +1,314 @@
+// `flowtrack bench table`: TSC cycles per operation of every flow table, measured alike.
+//
+// For each table, size (capacity) and load: a fresh table is filled with load * size random FlowKeyV4
+// keys (timed: insert), then timed lookups of present keys (hit) and absent keys (miss), single and in
+// bursts of 32 through find_bulk (bulk), lookups drawn uniformly or by Zipf popularity; then a steady
+// churn (erase a present key, insert a new one: one op = the pair, load unchanged) and finally erasing
+// every key (erase). Hashes are CRC32C computed before any timing. Each figure is the median over
+// --reps repetitions of (cycles of the whole loop / operations); p10 and p90 are kept in JSON.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "commands.hpp"
+#include "flowtrack/hash/crc32c.hpp"
+#include "flowtrack/io/random.hpp"
+#include "flowtrack/table/registry.hpp"
+#include "flowtrack/util/tsc.hpp"
+
+namespace flowtrack::cli {
+namespace {
+
+constexpr std::size_t kBurst = 32;
+constexpr std::size_t kMaxQueries = 1 << 20;
+
+struct BenchOptions {
+  std::vector<std::string> tables;
+  std::vector<std::size_t> sizes{1 << 16, 1 << 20, 1 << 24};
+  std::vector<double> loads{0.1, 0.25, 0.5, 0.75, 0.9, 0.95};
+  std::vector<std::string> ops{"insert", "hit", "miss", "erase", "churn"};
+  std::vector<std::string> modes{"single", "bulk"};
+  std::string dist = "uniform";
+  unsigned reps = 5;
+  bool quick = false;
+  bool json = false;
+};
+
+struct Cell {
+  std::string table, op, mode, dist;
+  std::size_t size = 0;
+  double load = 0;
+  std::vector<double> samples;  // cycles per operation, one per repetition
+  double bytes_per_flow = 0;
+};
+
+// The keys of one configuration: the inserted ones, absent ones, and the lookup streams.
+struct Workload {
+  std::vector<FlowKeyV4> present, absent, churn_in;
+  std::vector<std::uint32_t> present_hash, absent_hash, churn_hash;
+  std::vector<FlowKeyV4> hit_keys;
+  std::vector<std::uint32_t> hit_hashes;
+};
+
+FlowKeyV4 random_key(Random& rng) {
+  return FlowKeyV4::from_host(static_cast<std::uint32_t>(rng.next()), static_cast<std::uint32_t>(rng.next()),
+                              static_cast<std::uint16_t>(rng.next()), static_cast<std::uint16_t>(rng.next()),
+                              ipproto::kTcp);
+}
+
+Workload make_workload(std::size_t entries, const std::string& dist, std::uint64_t seed) {
+  Random rng(seed);
+  Workload w;
+  auto fill = [&](std::vector<FlowKeyV4>& keys, std::vector<std::uint32_t>& hashes, std::size_t n) {
+    keys.resize(n);
+    hashes.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      keys[i] = random_key(rng);
+      hashes[i] = flow_hash(keys[i]);
+    }
+  };
+  fill(w.present, w.present_hash, entries);
+  const std::size_t queries = std::min(kMaxQueries, std::max<std::size_t>(entries, kBurst * 64));
+  fill(w.absent, w.absent_hash, queries);  // random 96-bit-plus tuples: absent with overwhelming odds
+  fill(w.churn_in, w.churn_hash, std::min(entries, queries));
+  std::vector<double> cdf;
+  if (dist == "zipf") {
+    cdf.resize(entries);
+    double total = 0;
+    for (std::size_t k = 0; k < entries; ++k) cdf[k] = total += 1.0 / static_cast<double>(k + 1);
+  }
+  w.hit_keys.resize(queries);
+  w.hit_hashes.resize(queries);
+  for (std::size_t q = 0; q < queries; ++q) {
+    std::size_t pick = rng.below(entries);
+    if (!cdf.empty()) {
+      pick = static_cast<std::size_t>(std::upper_bound(cdf.begin(), cdf.end(), rng.unit() * cdf.back()) - cdf.begin());
+      pick = std::min(pick, entries - 1);
+    }
+    w.hit_keys[q] = w.present[pick];
+    w.hit_hashes[q] = w.present_hash[pick];
+  }
+  return w;
+}
+
+// Everything the timed loops produce goes here, so the compiler cannot drop the work.
+volatile std::uint64_t g_sink;
+
+template <class Table>
+double time_lookups(const Table& table, const std::vector<FlowKeyV4>& keys, const std::vector<std::uint32_t>& hashes,
+                    bool bulk) {
+  std::uint64_t acc = 0;
+  const std::uint64_t start = tsc_begin();
+  if (bulk) {
+    std::array<FlowId, kBurst> ids;
+    for (std::size_t i = 0; i + kBurst <= keys.size(); i += kBurst) {
+      acc += table.find_bulk(std::span(keys).subspan(i, kBurst), std::span(hashes).subspan(i, kBurst), ids);
+      acc += ids[0];
+    }
+  } else {
+    for (std::size_t i = 0; i < keys.size(); ++i) acc += table.find(keys[i], hashes[i]);
+  }
+  const std::uint64_t cycles = tsc_end() - start;
+  g_sink = acc;
+  return static_cast<double>(cycles) / static_cast<double>(keys.size() / (bulk ? kBurst : 1) * (bulk ? kBurst : 1));
+}
+
+bool wants(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+// One repetition of one configuration; nullopt when the table cannot hold the requested load.
+template <class Table>
+std::optional<std::map<std::string, double>> run_once(std::size_t size, const Workload& w, const BenchOptions& o,
+                                                      double& bytes_per_flow) {
+  auto table = std::make_unique<Table>(size);
+  std::map<std::string, double> cycles;
+  std::uint64_t start = tsc_begin();
+  for (std::size_t i = 0; i < w.present.size(); ++i) {
+    if (!table->insert(w.present[i], w.present_hash[i]).ok()) return std::nullopt;
+  }
+  cycles["insert/single"] = static_cast<double>(tsc_end() - start) / static_cast<double>(w.present.size());
+  bytes_per_flow = static_cast<double>(table->memory_bytes()) / static_cast<double>(w.present.size());
+  for (const std::string mode : {"single", "bulk"}) {
+    if (!wants(o.modes, mode)) continue;
+    if (wants(o.ops, "hit")) cycles["hit/" + mode] = time_lookups(*table, w.hit_keys, w.hit_hashes, mode == "bulk");
+    if (wants(o.ops, "miss")) cycles["miss/" + mode] = time_lookups(*table, w.absent, w.absent_hash, mode == "bulk");
+  }
+  if (wants(o.ops, "churn")) {
+    // Erase the i-th present key and insert a new one in its place: the load stays where it was.
+    const std::size_t n = w.churn_in.size();
+    start = tsc_begin();
+    for (std::size_t i = 0; i < n; ++i) {
+      table->erase(w.present[i], w.present_hash[i]);
+      if (!table->insert(w.churn_in[i], w.churn_hash[i]).ok()) return std::nullopt;
+    }
+    cycles["churn/single"] = static_cast<double>(tsc_end() - start) / static_cast<double>(n);
+    for (std::size_t i = 0; i < n; ++i) {  // restore the original contents for the erase pass
+      table->erase(w.churn_in[i], w.churn_hash[i]);
+      table->insert(w.present[i], w.present_hash[i]);
+    }
+  }
+  start = tsc_begin();
+  std::uint64_t erased = 0;
+  for (std::size_t i = 0; i < w.present.size(); ++i) erased += table->erase(w.present[i], w.present_hash[i]);
+  cycles["erase/single"] = static_cast<double>(tsc_end() - start) / static_cast<double>(w.present.size());
+  g_sink = erased;
+  return cycles;
+}
+
+void print_json(const Cell& c) {
+  nlohmann::json j = {{"table", c.table},   {"op", c.op},       {"mode", c.mode},
+                      {"size", c.size},     {"load", c.load},   {"dist", c.dist},
+                      {"reps", c.samples.size()}, {"cycles", median(c.samples)},
+                      {"p10", quantile(c.samples, 0.1)},    {"p90", quantile(c.samples, 0.9)},
+                      {"bytes_per_flow", c.bytes_per_flow}};
+  fmt::print("{}\n", j.dump());
+  std::fflush(stdout);
+}
+
+void run_bench(BenchOptions o) {
+  if (o.quick) {
+    o.sizes = {1 << 16, 1 << 20};
+    o.loads = {0.5, 0.9};
+    o.reps = std::min(o.reps, 3u);
+  }
+  if (o.tables.empty()) o.tables = table_names();
+  for (const auto& name : o.tables) {
+    if (!with_table<FlowKeyV4>(name, [](auto) {})) throw UserError(fmt::format("bench table: unknown table '{}'", name));
+  }
+  if (o.dist != "uniform" && o.dist != "zipf") throw UserError("bench table: --dist is uniform or zipf");
+  if (o.reps == 0) throw UserError("bench table: --reps must be at least 1");
+
+  std::vector<Cell> cells;
+  std::vector<std::string> unreachable;
+  if (!o.json) {
+    fmt::print("flowtrack bench table: TSC at {:.2f} GHz, median of {} reps, {} lookups, FlowKeyV4\n\n",
+               tsc_hz() / 1e9, o.reps, o.dist);
+    fmt::print("{:<15} {:>9} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "table", "size", "load",
+               "insert", "hit", "hit/bulk", "miss", "miss/blk", "churn", "erase", "B/flow");
+  }
+  for (std::size_t size : o.sizes) {
+    for (double load : o.loads) {
+      const auto entries = static_cast<std::size_t>(static_cast<double>(size) * load);
+      if (entries == 0) continue;
+      const Workload workload = make_workload(entries, o.dist, size * 1000 + static_cast<std::size_t>(load * 100));
+      for (const auto& name : o.tables) {
+        std::map<std::string, Cell> by_op;
+        bool reachable = true;
+        with_table<FlowKeyV4>(name, [&]<class Table>(std::type_identity<Table>) {
+          for (unsigned rep = 0; rep < o.reps && reachable; ++rep) {
+            double bytes_per_flow = 0;
+            const auto result = run_once<Table>(size, workload, o, bytes_per_flow);
+            if (!result) {
+              reachable = false;
+              break;
+            }
+            for (const auto& [key, cycles] : *result) {
+              Cell& cell = by_op[key];
+              cell.table = name;
+              cell.op = key.substr(0, key.find('/'));
+              cell.mode = key.substr(key.find('/') + 1);
+              cell.size = size;
+              cell.load = load;
+              cell.dist = o.dist;
+              cell.bytes_per_flow = bytes_per_flow;
+              cell.samples.push_back(cycles);
+            }
+          }
+        });
+        if (!reachable) {
+          unreachable.push_back(fmt::format("{} cannot hold load {} at size {}", name, load, size));
+          if (o.json) {
+            fmt::print("{}\n", nlohmann::json{{"table", name}, {"size", size}, {"load", load}, {"error", "load not reachable"}}.dump());
+          } else {
+            fmt::print("{:<15} {:>9} {:>5.2f}  insert failed before this load\n", name, size, load);
+          }
+          continue;
+        }
+        auto value = [&](const std::string& key) {
+          return by_op.contains(key) && wants(o.ops, key.substr(0, key.find('/'))) ? fmt::format("{:.1f}", median(by_op[key].samples)) : std::string("-");
+        };
+        if (o.json) {
+          for (const auto& [key, cell] : by_op) {
+            if (wants(o.ops, cell.op)) print_json(cell);
+          }
+        } else {
+          fmt::print("{:<15} {:>9} {:>5.2f} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8.1f}\n", name, size, load,
+                     value("insert/single"), value("hit/single"), value("hit/bulk"), value("miss/single"),
+                     value("miss/bulk"), value("churn/single"), value("erase/single"),
+                     by_op.begin()->second.bytes_per_flow);
+          std::fflush(stdout);
+        }
+        for (auto& [key, cell] : by_op) cells.push_back(std::move(cell));
+      }
+    }
+  }
+  if (o.json) return;
+
+  // Headline ratios, from this run's medians only.
+  auto find_cell = [&](const std::string& table, const std::string& op, const std::string& mode, std::size_t size,
+                       double load) -> const Cell* {
+    for (const Cell& c : cells) {
+      if (c.table == table && c.op == op && c.mode == mode && c.size == size && std::abs(c.load - load) < 1e-9) return &c;
+    }
+    return nullptr;
+  };
+  fmt::print("\nheadline ratios (this run):\n");
+  for (std::size_t size : o.sizes) {
+    for (double load : o.loads) {
+      if (load < 0.9 - 1e-9) continue;
+      const Cell* ours = find_cell("cuckoo", "hit", "bulk", size, load);
+      const Cell* dpdk = find_cell("dpdk", "hit", "bulk", size, load);
+      if (ours && dpdk) {
+        fmt::print("  cuckoo bulk hit vs dpdk bulk hit, size {} load {:.2f}: {:.2f}x faster ({:.1f} vs {:.1f} cycles)\n",
+                   size, load, median(dpdk->samples) / median(ours->samples), median(ours->samples),
+                   median(dpdk->samples));
+      }
+      const Cell* swiss = find_cell("swiss", "hit", "single", size, load);
+      if (ours && swiss) {
+        fmt::print("  cuckoo bulk hit vs swiss (abseil) find, size {} load {:.2f}: {:.2f}x faster\n", size, load,
+                   median(swiss->samples) / median(ours->samples));
+      }
+    }
+  }
+  for (const auto& name : o.tables) {
+    for (std::size_t size : o.sizes) {
+      const double load = o.loads.back();
+      const Cell* hit = find_cell(name, "hit", "single", size, load);
+      const Cell* miss = find_cell(name, "miss", "single", size, load);
+      if (hit && miss) {
+        fmt::print("  {:<15} size {:>9} load {:.2f}: miss/hit {:.2f}, {:.1f} bytes per flow\n", name, size, load,
+                   median(miss->samples) / median(hit->samples), hit->bytes_per_flow);
+      }
+    }
+  }
+  for (const auto& line : unreachable) fmt::print("  note: {}\n", line);
+}
+
+}  // namespace
+
+void add_bench_commands(CLI::App& app) {
+  auto* bench = app.add_subcommand("bench", "benchmarks");
+  bench->require_subcommand(1);
+  auto options = std::make_shared<BenchOptions>();
+  auto* table = bench->add_subcommand("table", "cycles per operation of every flow table");
+  table->add_option("--tables", options->tables, "tables to measure (default: all)")->delimiter(',');
+  table->add_option("--sizes", options->sizes, "capacities")->delimiter(',')->check(CLI::Range(std::size_t{64}, std::size_t{1} << 26));
+  table->add_option("--loads", options->loads, "load factors")->delimiter(',')->check(CLI::Range(0.01, 1.0));
+  table->add_option("--ops", options->ops, "insert, hit, miss, erase, churn")->delimiter(',')
+      ->check(CLI::IsMember({"insert", "hit", "miss", "erase", "churn"}));
+  table->add_option("--modes", options->modes, "single, bulk")->delimiter(',')->check(CLI::IsMember({"single", "bulk"}));
+  table->add_option("--dist", options->dist, "lookup popularity: uniform or zipf")->check(CLI::IsMember({"uniform", "zipf"}));
+  table->add_option("--reps", options->reps, "repetitions (median reported)");
+  table->add_flag("--quick", options->quick, "sizes 64K and 1M, loads 0.5 and 0.9, 3 reps");
+  table->add_flag("--json", options->json, "one JSON object per line");
+  table->callback([options] { run_bench(*options); });
+}
+
+}  // namespace flowtrack::cli

@@ -1,0 +1,52 @@
+// Time in TSC cycles: how every benchmark measures. The reads are fenced so the measured work cannot
+// drift across them; the frequency is calibrated once against the steady clock.
+#pragma once
+
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+namespace flowtrack {
+
+inline std::uint64_t tsc_begin() {
+  _mm_lfence();
+  const std::uint64_t t = __rdtsc();
+  _mm_lfence();
+  return t;
+}
+
+inline std::uint64_t tsc_end() {
+  unsigned aux;
+  const std::uint64_t t = __rdtscp(&aux);
+  _mm_lfence();
+  return t;
+}
+
+// TSC ticks per second, measured over ~50 ms the first time it is asked.
+inline double tsc_hz() {
+  static const double hz = [] {
+    const auto wall_start = std::chrono::steady_clock::now();
+    const std::uint64_t start = tsc_begin();
+    while (std::chrono::steady_clock::now() - wall_start < std::chrono::milliseconds(50)) {
+    }
+    const std::uint64_t stop = tsc_end();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    return static_cast<double>(stop - start) / seconds;
+  }();
+  return hz;
+}
+
+// The p-quantile (0..1) of samples, by nearest rank; 0 for no samples.
+inline double quantile(std::vector<double> samples, double p) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  const auto rank = static_cast<std::size_t>(p * static_cast<double>(samples.size() - 1) + 0.5);
+  return samples[std::min(rank, samples.size() - 1)];
+}
+
+inline double median(std::vector<double> samples) { return quantile(std::move(samples), 0.5); }
+
+}  // namespace flowtrack
