@@ -1,0 +1,66 @@
+// `flowtrack bench table` as a user runs it: every requested table, op and mode is reported with the
+// fields the lab reads, and bad requests are refused.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace {
+
+std::string run(const std::string& arguments, int& exit_code) {
+  const std::string command = std::string(std::getenv("FLOWTRACK_CLI")) + " " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof(buffer), pipe) != nullptr) output += buffer;
+  const int status = pclose(pipe);
+  exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return output;
+}
+
+TEST(BenchTableCli, JsonLinesCoverEveryRequestedCell) {
+  int code = 0;
+  const std::string output =
+      run("bench table --tables cuckoo,dpdk,chained --sizes 4096 --loads 0.5,0.9 --reps 2 --json", code);
+  ASSERT_EQ(code, 0) << output;
+  std::istringstream lines(output);
+  std::string line;
+  std::set<std::string> cells;
+  while (std::getline(lines, line)) {
+    if (line.find('{') != 0) continue;  // DPDK may log a line of its own
+    const auto j = nlohmann::json::parse(line);
+    ASSERT_FALSE(j.contains("error")) << line;
+    for (const char* field : {"table", "op", "mode", "size", "load", "cycles", "bytes_per_flow"}) {
+      ASSERT_TRUE(j.contains(field)) << field << " missing in " << line;
+    }
+    EXPECT_GT(j["cycles"].get<double>(), 0.0) << line;
+    EXPECT_GT(j["bytes_per_flow"].get<double>(), 16.0) << line;  // at least the key itself
+    EXPECT_EQ(j["reps"], 2);
+    cells.insert(j["table"].get<std::string>() + "/" + j["op"].get<std::string>() + "/" + j["mode"].get<std::string>() +
+                 "/" + std::to_string(j["load"].get<double>()));
+  }
+  // 3 tables x 2 loads x (insert, hit x2, miss x2, churn, erase)
+  EXPECT_EQ(cells.size(), 3u * 2u * 7u);
+}
+
+TEST(BenchTableCli, TextEndsWithRatiosFromTheRun) {
+  int code = 0;
+  const std::string output = run("bench table --tables cuckoo,dpdk,swiss --sizes 4096 --loads 0.9 --reps 1", code);
+  ASSERT_EQ(code, 0) << output;
+  EXPECT_NE(output.find("cuckoo bulk hit vs dpdk bulk hit, size 4096 load 0.90"), std::string::npos) << output;
+  EXPECT_NE(output.find("miss/hit"), std::string::npos);
+}
+
+TEST(BenchTableCli, UnknownTableIsRefused) {
+  int code = 0;
+  const std::string output = run("bench table --tables nosuchtable --sizes 4096 --loads 0.5 --reps 1", code);
+  EXPECT_NE(code, 0);
+  EXPECT_NE(output.find("unknown table 'nosuchtable'"), std::string::npos) << output;
+}
+
+}  // namespace
