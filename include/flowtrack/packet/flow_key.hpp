@@ -37,6 +37,18 @@ constexpr std::uint32_t to_network32(std::uint32_t host) {
 constexpr std::uint16_t to_host16(std::uint16_t network) { return to_network16(network); }
 constexpr std::uint32_t to_host32(std::uint32_t network) { return to_network32(network); }
 
+// The key of the other direction of a connection: endpoints swapped, protocol kept.
+template <class Key>
+constexpr Key reversed_endpoints(const Key& key) {
+  Key r;
+  r.src_addr = key.dst_addr;
+  r.dst_addr = key.src_addr;
+  r.src_port = key.dst_port;
+  r.dst_port = key.src_port;
+  r.protocol = key.protocol;
+  return r;
+}
+
 struct alignas(16) FlowKeyV4 {
   std::uint32_t src_addr = 0;  // network byte order
   std::uint32_t dst_addr = 0;  // network byte order
@@ -45,16 +57,7 @@ struct alignas(16) FlowKeyV4 {
   std::uint8_t protocol = 0;
   std::array<std::uint8_t, 3> padding{};  // always zero
 
-  // The key of the other direction of the same connection.
-  constexpr FlowKeyV4 reversed() const {
-    FlowKeyV4 r;
-    r.src_addr = dst_addr;
-    r.dst_addr = src_addr;
-    r.src_port = dst_port;
-    r.dst_port = src_port;
-    r.protocol = protocol;
-    return r;
-  }
+  constexpr FlowKeyV4 reversed() const { return reversed_endpoints(*this); }
 
   friend bool operator==(const FlowKeyV4& a, const FlowKeyV4& b) { return std::memcmp(&a, &b, sizeof(FlowKeyV4)) == 0; }
 
@@ -82,15 +85,7 @@ struct FlowKeyV6 {
   std::uint8_t protocol = 0;
   std::array<std::uint8_t, 3> padding{};  // always zero
 
-  constexpr FlowKeyV6 reversed() const {
-    FlowKeyV6 r;
-    r.src_addr = dst_addr;
-    r.dst_addr = src_addr;
-    r.src_port = dst_port;
-    r.dst_port = src_port;
-    r.protocol = protocol;
-    return r;
-  }
+  constexpr FlowKeyV6 reversed() const { return reversed_endpoints(*this); }
 
   friend bool operator==(const FlowKeyV6& a, const FlowKeyV6& b) { return std::memcmp(&a, &b, sizeof(FlowKeyV6)) == 0; }
 

@@ -49,12 +49,7 @@ class ChainedTable {
       const FlowId head = heads_[hashes[i] & mask_];
       if (head != kEnd) __builtin_prefetch(&nodes_[head]);
     }
-    std::uint64_t hits = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      ids[i] = find(keys[i], hashes[i]);
-      hits |= std::uint64_t{ids[i] != kNoFlow} << i;
-    }
-    return hits;
+    return find_each(*this, keys, hashes, ids);
   }
 
   InsertResult insert(const Key& key, std::uint32_t hash) {

@@ -138,16 +138,9 @@ class CuckooTable {
   // see an entry twice or miss one.
   template <class Visit>
   std::size_t scan(std::size_t& cursor, std::size_t max_positions, Visit&& visit) {
-    std::size_t visited = 0;
-    const std::size_t end = std::min(cursor + max_positions, scan_positions());
-    for (; cursor < end; ++cursor) {
-      const auto id = static_cast<FlowId>(cursor);
-      if (!ids_.is_live(id)) continue;
-      ++visited;
-      if (visit(keys_[id], id) == ScanAction::erase) erase(keys_[id], hashes_[id]);
-    }
-    if (cursor == scan_positions()) cursor = 0;
-    return visited;
+    return ids_.scan(
+        cursor, max_positions, [&](FlowId id) -> const Key& { return keys_[id]; },
+        [&](FlowId id) { erase(keys_[id], hashes_[id]); }, visit);
   }
 
   // Entries stored in their alternate bucket (a measure of how hard the table works to place keys).

@@ -94,6 +94,19 @@ concept FlowTable =
       { const_table.memory_bytes() } -> std::same_as<std::size_t>;
     };
 
+// find_bulk for a table without a staged one: find() key by key, after whatever prefetching the table
+// did. Returns the hit mask.
+template <class Table, class Key>
+std::uint64_t find_each(const Table& table, std::span<const Key> keys, std::span<const std::uint32_t> hashes,
+                        std::span<FlowId> ids) {
+  std::uint64_t hits = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ids[i] = table.find(keys[i], hashes[i]);
+    hits |= std::uint64_t{ids[i] != kNoFlow} << i;
+  }
+  return hits;
+}
+
 // Visits every live entry once: visit(key, id).
 template <FlowTable Table, class Visit>
 void for_each_flow(Table& table, Visit&& visit) {

@@ -4,6 +4,7 @@
 // state it indexes is likely still in cache). All memory is allocated at construction.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -30,6 +31,23 @@ class IdPool {
   void release(FlowId id) {
     live_[id] = false;
     free_.push_back(id);
+  }
+
+  // The scan of a table whose scan positions are its ids (which never move, so a sweep sees each entry
+  // once whatever is inserted or erased meanwhile): visits live ids in [cursor, cursor + max_positions)
+  // as visit(key_of(id), id) and calls erase_id(id) when the visitor says so; wraps cursor to 0 at the end.
+  template <class KeyOf, class EraseId, class Visit>
+  std::size_t scan(std::size_t& cursor, std::size_t max_positions, KeyOf&& key_of, EraseId&& erase_id, Visit&& visit) {
+    std::size_t visited = 0;
+    const std::size_t end = std::min(cursor + max_positions, capacity());
+    for (; cursor < end; ++cursor) {
+      const auto id = static_cast<FlowId>(cursor);
+      if (!is_live(id)) continue;
+      ++visited;
+      if (visit(key_of(id), id) == ScanAction::erase) erase_id(id);
+    }
+    if (cursor == capacity()) cursor = 0;
+    return visited;
   }
 
   bool is_live(FlowId id) const { return id < live_.size() && live_[id]; }

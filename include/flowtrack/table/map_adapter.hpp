@@ -85,12 +85,7 @@ class MapAdapter {
 
   std::uint64_t find_bulk(std::span<const Key> keys, std::span<const std::uint32_t> hashes,
                           std::span<FlowId> ids) const {
-    std::uint64_t hits = 0;
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      ids[i] = find(keys[i], hashes[i]);
-      hits |= std::uint64_t{ids[i] != kNoFlow} << i;
-    }
-    return hits;
+    return find_each(*this, keys, hashes, ids);
   }
 
   InsertResult insert(const Key& key, std::uint32_t hash) {
@@ -114,16 +109,9 @@ class MapAdapter {
 
   template <class Visit>
   std::size_t scan(std::size_t& cursor, std::size_t max_positions, Visit&& visit) {
-    std::size_t visited = 0;
-    const std::size_t end = std::min(cursor + max_positions, scan_positions());
-    for (; cursor < end; ++cursor) {
-      const auto id = static_cast<FlowId>(cursor);
-      if (!ids_.is_live(id)) continue;
-      ++visited;
-      if (visit(keys_[id], id) == ScanAction::erase) erase(keys_[id], hashes_[id]);
-    }
-    if (cursor == scan_positions()) cursor = 0;
-    return visited;
+    return ids_.scan(
+        cursor, max_positions, [&](FlowId id) -> const Key& { return keys_[id]; },
+        [&](FlowId id) { erase(keys_[id], hashes_[id]); }, visit);
   }
 
   std::size_t scan_positions() const { return ids_.capacity(); }

@@ -49,12 +49,7 @@ class RobinHoodTable {
   std::uint64_t find_bulk(std::span<const Key> keys, std::span<const std::uint32_t> hashes,
                           std::span<FlowId> ids) const {
     for (std::size_t i = 0; i < keys.size(); ++i) __builtin_prefetch(&slots_[home(hashes[i])]);
-    std::uint64_t hits = 0;
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      ids[i] = find(keys[i], hashes[i]);
-      hits |= std::uint64_t{ids[i] != kNoFlow} << i;
-    }
-    return hits;
+    return find_each(*this, keys, hashes, ids);
   }
 
   InsertResult insert(const Key& key, std::uint32_t hash) {
