@@ -11,6 +11,7 @@
 #include "flowtrack/table/chained.hpp"
 #include "flowtrack/table/cuckoo.hpp"
 #include "flowtrack/table/dpdk_table.hpp"
+#include "flowtrack/table/libcuckoo_table.hpp"
 #include "flowtrack/table/map_adapter.hpp"
 #include "flowtrack/table/robin_hood.hpp"
 
@@ -20,7 +21,7 @@ template <FlowKeyType Key>
 using RegisteredTables =
     std::tuple<ChainedTable<Key>, StdMapTable<Key>, SwissTable<Key>, HopscotchTable<Key>, CuckooTable<Key>,
                CuckooTable<Key, CuckooPrefetch::secondary_on_demand>, RobinHoodTable<Key>, DpdkTable<Key>,
-               DpdkTable<Key, DpdkMode::rwlock>, DpdkTable<Key, DpdkMode::lock_free>>;
+               DpdkTable<Key, DpdkMode::rwlock>, DpdkTable<Key, DpdkMode::lock_free>, LibcuckooTable<Key>>;
 
 // Calls fn(std::type_identity<Table>{}) for the table named `name`; false when no table has that name.
 template <FlowKeyType Key, class Fn>
