@@ -20,7 +20,7 @@
 
 #include "flowtrack/table/counting_allocator.hpp"
 #include "flowtrack/table/flow_table.hpp"
-#include "flowtrack/table/id_pool.hpp"
+#include "flowtrack/table/id_key_store.hpp"
 #include "flowtrack/table/map_adapter.hpp"
 
 namespace flowtrack {
@@ -38,9 +38,7 @@ class LibcuckooTable {
   explicit LibcuckooTable(std::size_t capacity)
       : map_bytes_(std::make_unique<std::size_t>(0)),
         map_(std::make_unique<Map>(capacity, CarriedHash{}, std::equal_to<>{}, Allocator(map_bytes_.get()))),
-        ids_(capacity),
-        keys_(capacity),
-        hashes_(capacity) {
+        entries_(capacity) {
     map_->maximum_hashpower(map_->hashpower());
   }
 
@@ -60,8 +58,7 @@ class LibcuckooTable {
     if (FlowId existing = kNoFlow; map_->find(hashed, existing)) return {existing, InsertStatus::existed};
     const FlowId id = take_id();
     if (id == kNoFlow) return {};
-    keys_[id] = key;
-    hashes_[id] = hash;
+    entries_.remember(id, key, hash);
     bool inserted = false;
     try {
       inserted = map_->insert(hashed, id);
@@ -92,35 +89,28 @@ class LibcuckooTable {
 
   template <class Visit>
   std::size_t scan(std::size_t& cursor, std::size_t max_positions, Visit&& visit) {
-    return ids_.scan(
-        cursor, max_positions, [&](FlowId id) -> const Key& { return keys_[id]; },
-        [&](FlowId id) { erase(keys_[id], hashes_[id]); }, visit);
+    return entries_.scan(cursor, max_positions, [&](const Key& key, std::uint32_t hash) { erase(key, hash); }, visit);
   }
 
-  std::size_t scan_positions() const { return ids_.capacity(); }
+  std::size_t scan_positions() const { return entries_.capacity(); }
   std::size_t size() const { return map_->size(); }
-  std::size_t capacity() const { return ids_.capacity(); }
-  std::size_t memory_bytes() const {
-    return sizeof(*this) + *map_bytes_ + ids_.memory_bytes() + keys_.capacity() * sizeof(Key) +
-           hashes_.capacity() * sizeof(std::uint32_t);
-  }
+  std::size_t capacity() const { return entries_.capacity(); }
+  std::size_t memory_bytes() const { return sizeof(*this) + *map_bytes_ + entries_.memory_bytes(); }
 
  private:
   FlowId take_id() {
     std::lock_guard lock(ids_mutex_);
-    return ids_.allocate();
+    return entries_.allocate();
   }
   void return_id(FlowId id) {
     std::lock_guard lock(ids_mutex_);
-    ids_.release(id);
+    entries_.release(id);
   }
 
   std::unique_ptr<std::size_t> map_bytes_;  // on the heap: the allocator points at it across moves
   std::unique_ptr<Map> map_;
-  std::mutex ids_mutex_;
-  IdPool ids_;
-  std::vector<Key> keys_;
-  std::vector<std::uint32_t> hashes_;
+  std::mutex ids_mutex_;  // guards the id pool inside entries_
+  IdKeyStore<Key> entries_;
 };
 
 }  // namespace flowtrack

@@ -22,7 +22,7 @@
 
 #include "flowtrack/table/counting_allocator.hpp"
 #include "flowtrack/table/flow_table.hpp"
-#include "flowtrack/table/id_pool.hpp"
+#include "flowtrack/table/id_key_store.hpp"
 
 namespace flowtrack {
 
@@ -72,9 +72,7 @@ class MapAdapter {
   explicit MapAdapter(std::size_t capacity)
       : map_bytes_(std::make_unique<std::size_t>(0)),
         map_(0, CarriedHash{}, std::equal_to<>{}, typename Kind<Key>::Allocator(map_bytes_.get())),
-        ids_(capacity),
-        keys_(capacity),
-        hashes_(capacity) {
+        entries_(capacity) {
     map_.reserve(capacity);
   }
 
@@ -91,43 +89,35 @@ class MapAdapter {
   InsertResult insert(const Key& key, std::uint32_t hash) {
     const HashedKey<Key> hashed{key, hash};
     if (const auto it = map_.find(hashed); it != map_.end()) return {it->second, InsertStatus::existed};
-    const FlowId id = ids_.allocate();
+    const FlowId id = entries_.allocate();
     if (id == kNoFlow) return {};
     map_.emplace(hashed, id);
-    keys_[id] = key;
-    hashes_[id] = hash;
+    entries_.remember(id, key, hash);
     return {id, InsertStatus::inserted};
   }
 
   bool erase(const Key& key, std::uint32_t hash) {
     const auto it = map_.find(HashedKey<Key>{key, hash});
     if (it == map_.end()) return false;
-    ids_.release(it->second);
+    entries_.release(it->second);
     map_.erase(it);
     return true;
   }
 
   template <class Visit>
   std::size_t scan(std::size_t& cursor, std::size_t max_positions, Visit&& visit) {
-    return ids_.scan(
-        cursor, max_positions, [&](FlowId id) -> const Key& { return keys_[id]; },
-        [&](FlowId id) { erase(keys_[id], hashes_[id]); }, visit);
+    return entries_.scan(cursor, max_positions, [&](const Key& key, std::uint32_t hash) { erase(key, hash); }, visit);
   }
 
-  std::size_t scan_positions() const { return ids_.capacity(); }
+  std::size_t scan_positions() const { return entries_.capacity(); }
   std::size_t size() const { return map_.size(); }
-  std::size_t capacity() const { return ids_.capacity(); }
-  std::size_t memory_bytes() const {
-    return sizeof(*this) + *map_bytes_ + ids_.memory_bytes() + keys_.capacity() * sizeof(Key) +
-           hashes_.capacity() * sizeof(std::uint32_t);
-  }
+  std::size_t capacity() const { return entries_.capacity(); }
+  std::size_t memory_bytes() const { return sizeof(*this) + *map_bytes_ + entries_.memory_bytes(); }
 
  private:
   std::unique_ptr<std::size_t> map_bytes_;  // on the heap: the allocator points at it across moves
   Map map_;
-  IdPool ids_;
-  std::vector<Key> keys_;  // by id, for scan
-  std::vector<std::uint32_t> hashes_;
+  IdKeyStore<Key> entries_;
 };
 
 template <class Key>
