@@ -76,20 +76,38 @@ TEST(Checksum, BuiltFramesAreValid) {
   EXPECT_TRUE(transport_valid(frame, pkt));
 }
 
-// Random packets, random rewrites of addresses, ports and ICMP identifiers: after each rewrite every
-// checksum equals a full recomputation.
+FrameSpec random_spec(std::mt19937& rng) {
+  FrameSpec spec;
+  spec.vlan_count = static_cast<std::uint8_t>(rng() % 3);
+  spec.ip_version = rng() % 2 == 0 ? 4 : 6;
+  const std::uint8_t icmp = spec.ip_version == 4 ? ipproto::kIcmp : ipproto::kIcmpV6;
+  const std::uint8_t protocols[] = {ipproto::kTcp, ipproto::kUdp, icmp};
+  const std::uint8_t protocol = protocols[rng() % 3];
+  const auto sport = static_cast<std::uint16_t>(rng());
+  // An ICMP query carries its identifier in both key ports.
+  const auto dport = protocol == icmp ? sport : static_cast<std::uint16_t>(rng());
+  if (spec.ip_version == 4) {
+    spec.key4 = FlowKeyV4::from_host(rng(), rng(), sport, dport, protocol);
+  } else {
+    for (auto& b : spec.key6.src_addr) b = static_cast<std::uint8_t>(rng());
+    for (auto& b : spec.key6.dst_addr) b = static_cast<std::uint8_t>(rng());
+    spec.key6.src_port = to_network16(sport);
+    spec.key6.dst_port = to_network16(dport);
+    spec.key6.protocol = protocol;
+  }
+  spec.icmp_type = spec.ip_version == 4 ? 8 : 128;
+  spec.payload_bytes = static_cast<std::uint16_t>(rng() % 200);
+  spec.payload_fill = static_cast<std::uint8_t>(rng());
+  spec.tcp_seq = rng();
+  return spec;
+}
+
+// Random packets (IPv4 and IPv6, tagged or not), random rewrites of addresses, ports and ICMP identifiers:
+// after each rewrite every checksum equals a full recomputation.
 TEST(Rewrite, RandomRewritesKeepEveryChecksumValid) {
   std::mt19937 rng(42);
-  const std::uint8_t protocols[] = {ipproto::kTcp, ipproto::kUdp, ipproto::kIcmp};
   for (int round = 0; round < 5000; ++round) {
-    const std::uint8_t protocol = protocols[round % 3];
-    FrameSpec spec;
-    spec.key4 = FlowKeyV4::from_host(rng(), rng(), static_cast<std::uint16_t>(rng()),
-                                     static_cast<std::uint16_t>(rng()), protocol);
-    if (protocol == ipproto::kIcmp) spec.key4.dst_port = spec.key4.src_port;
-    spec.payload_bytes = static_cast<std::uint16_t>(rng() % 200);
-    spec.payload_fill = static_cast<std::uint8_t>(rng());
-    spec.tcp_seq = rng();
+    const FrameSpec spec = random_spec(rng);
     auto frame = build_frame(spec);
     ParsedPacket pkt;
     ASSERT_EQ(parse_frame(frame, LinkType::ethernet, pkt), ParseStatus::ok);
@@ -105,9 +123,32 @@ TEST(Rewrite, RandomRewritesKeepEveryChecksumValid) {
     }
     ParsedPacket after;
     ASSERT_EQ(parse_frame(frame, LinkType::ethernet, after), ParseStatus::ok);
-    ASSERT_TRUE(ipv4_header_valid(frame, after)) << round;
-    ASSERT_TRUE(transport_valid(frame, after)) << round << " proto " << int(protocol);
+    if (after.ip_version == 4) {
+      ASSERT_TRUE(ipv4_header_valid(frame, after)) << round;
+    }
+    ASSERT_TRUE(transport_valid(frame, after)) << round << " v" << int(after.ip_version) << " proto "
+                                               << int(after.protocol());
   }
+}
+
+TEST(Rewrite, Icmpv6IdentifierKeepsTheChecksumValid) {
+  FrameSpec spec;
+  spec.ip_version = 6;
+  spec.key6.src_addr[15] = 1;
+  spec.key6.dst_addr[15] = 2;
+  spec.key6.protocol = ipproto::kIcmpV6;
+  spec.key6.src_port = spec.key6.dst_port = to_network16(41);
+  spec.icmp_type = 129;  // echo reply
+  spec.payload_bytes = 24;
+  auto frame = build_frame(spec);
+  ParsedPacket pkt;
+  ASSERT_EQ(parse_frame(frame, LinkType::ethernet, pkt), ParseStatus::ok);
+  rewrite_icmp_identifier(frame, pkt, to_network16(9000));
+  ParsedPacket after;
+  ASSERT_EQ(parse_frame(frame, LinkType::ethernet, after), ParseStatus::ok);
+  EXPECT_EQ(after.key6.src_port, to_network16(9000));
+  EXPECT_EQ(after.key6.dst_port, to_network16(9000));
+  EXPECT_TRUE(transport_valid(frame, after));
 }
 
 TEST(Rewrite, FieldsChangeAsAsked) {

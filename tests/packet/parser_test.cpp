@@ -4,6 +4,7 @@
 
 #include "flowtrack/packet/bytes.hpp"
 #include "flowtrack/packet/frame_builder.hpp"
+#include "frame_edits.hpp"
 
 namespace flowtrack {
 namespace {
@@ -61,16 +62,21 @@ TEST(Parser, UdpWithVlanAndQinQ) {
   }
 }
 
-TEST(Parser, ThreeVlanTagsAreRejected) {
-  FrameSpec spec = FrameSpec::udp4(kUdpKey);
-  spec.vlan_count = 2;
-  auto frame = build_frame(spec);
-  // Insert a third tag after the two built ones.
-  const std::uint8_t tag[4] = {0x81, 0x00, 0x00, 0x07};
-  frame.insert(frame.begin() + 20, tag, tag + 4);
-  store_be16(frame.data() + 20, 0x8100);
-  ParsedPacket pkt;
-  EXPECT_EQ(parse(frame, pkt), ParseStatus::too_many_vlan_tags);
+TEST(Parser, EveryTagProtocolIsAcceptedInEitherPosition) {
+  // 802.1ad (0x88a8), the pre-standard 0x9100, and plain 802.1Q (0x8100) as the outer tag.
+  for (const std::uint16_t outer : {0x88a8, 0x9100, 0x8100}) {
+    FrameSpec spec = FrameSpec::udp4(kUdpKey, 4);
+    spec.vlan_count = 2;
+    spec.vlan_ids = {300, 400};
+    auto frame = build_frame(spec);
+    store_be16(frame.data() + 12, outer);
+    ParsedPacket pkt;
+    ASSERT_EQ(parse(frame, pkt), ParseStatus::ok) << std::hex << outer;
+    EXPECT_EQ(pkt.vlan_count, 2);
+    EXPECT_EQ(pkt.vlan_ids[0], 300);
+    EXPECT_EQ(pkt.vlan_ids[1], 400);
+    EXPECT_EQ(pkt.key4, kUdpKey);
+  }
 }
 
 TEST(Parser, RawIpAndCookedCaptures) {
@@ -94,19 +100,12 @@ TEST(Parser, RawIpAndCookedCaptures) {
   sll2.insert(sll2.end(), ip.begin(), ip.end());
   ASSERT_EQ(parse(sll2, pkt, LinkType::linux_sll2), ParseStatus::ok);
   EXPECT_EQ(pkt.key4, kTcpKey);
-
-  store_be16(sll2.data(), 0x0806);
-  EXPECT_EQ(parse(sll2, pkt, LinkType::linux_sll2), ParseStatus::unsupported_link_protocol);
-  ip[0] = 0x55;
-  EXPECT_EQ(parse(ip, pkt, LinkType::raw_ip), ParseStatus::bad_ip_version);
+  EXPECT_EQ(pkt.l3_offset, 20);
 }
 
 TEST(Parser, Ipv4OptionsAreSkipped) {
   auto frame = build_frame(FrameSpec::tcp4(kTcpKey, tcpflag::kSyn));
-  // Grow the header by 8 bytes of NOP options.
-  frame.insert(frame.begin() + 34, 8, 0x01);
-  frame[14] = 0x47;
-  store_be16(frame.data() + 16, static_cast<std::uint16_t>(load_be16(frame.data() + 16) + 8));
+  test::add_ipv4_options(frame, 14, 2);
   ParsedPacket pkt;
   ASSERT_EQ(parse(frame, pkt), ParseStatus::ok);
   EXPECT_EQ(pkt.l4_offset, 42);
@@ -115,8 +114,7 @@ TEST(Parser, Ipv4OptionsAreSkipped) {
 
 TEST(Parser, Ipv4Fragments) {
   auto frame = build_frame(FrameSpec::udp4(kUdpKey, 16));
-  store_be16(frame.data() + 18, 0x1234);  // identification
-  store_be16(frame.data() + 20, 0x2000);  // first fragment, more to come
+  test::set_ipv4_fragment(frame, 14, 0x1234, 0, true);
   ParsedPacket pkt;
   ASSERT_EQ(parse(frame, pkt), ParseStatus::ok);
   EXPECT_TRUE(pkt.is_fragment);
@@ -124,7 +122,7 @@ TEST(Parser, Ipv4Fragments) {
   EXPECT_TRUE(pkt.more_fragments);
   EXPECT_EQ(pkt.ip_id, 0x1234u);
 
-  store_be16(frame.data() + 20, 0x0003);  // offset 24 bytes, last fragment
+  test::set_ipv4_fragment(frame, 14, 0x1234, 24, false);
   ASSERT_EQ(parse(frame, pkt), ParseStatus::ok);
   EXPECT_TRUE(pkt.is_fragment);
   EXPECT_FALSE(pkt.has_ports);
@@ -182,26 +180,30 @@ TEST(Parser, Ipv6TcpAndExtensionChain) {
   EXPECT_EQ(pkt.key6, spec.key6);
   EXPECT_EQ(pkt.l4_offset, 54);
 
-  // Insert hop-by-hop (8 bytes), routing (16 bytes) and destination options (8 bytes) headers.
-  std::vector<std::uint8_t> hop = {43, 0, 1, 4, 0, 0, 0, 0};
-  std::vector<std::uint8_t> routing(16, 0);
-  routing[0] = 60;
-  routing[1] = 1;
-  std::vector<std::uint8_t> dest = {6, 0, 1, 4, 0, 0, 0, 0};
-  std::vector<std::uint8_t> ext;
-  ext.insert(ext.end(), hop.begin(), hop.end());
-  ext.insert(ext.end(), routing.begin(), routing.end());
-  ext.insert(ext.end(), dest.begin(), dest.end());
-  frame.insert(frame.begin() + 54, ext.begin(), ext.end());
-  frame[20] = 0;  // next header: hop-by-hop
-  store_be16(frame.data() + 18, static_cast<std::uint16_t>(load_be16(frame.data() + 18) + ext.size()));
+  // Hop-by-hop (8 bytes), routing (16 bytes), destination options (8 bytes), then TCP.
+  test::insert_ipv6_extension(frame, 14, test::ipv6ext::kDestinationOptions, std::vector<std::uint8_t>(6, 0));
+  test::insert_ipv6_extension(frame, 14, test::ipv6ext::kRouting, std::vector<std::uint8_t>(14, 0));
+  test::insert_ipv6_extension(frame, 14, test::ipv6ext::kHopByHop, std::vector<std::uint8_t>(6, 0));
   ASSERT_EQ(parse(frame, pkt), ParseStatus::ok);
   EXPECT_EQ(pkt.key6, spec.key6);
-  EXPECT_EQ(pkt.l4_offset, 54 + ext.size());
+  EXPECT_EQ(pkt.l4_offset, 54 + 32);
+  EXPECT_EQ(pkt.tcp_flags, tcpflag::kSyn);
+  EXPECT_FALSE(pkt.is_fragment);
+}
 
-  // Cut inside the routing header.
-  std::vector<std::uint8_t> cut(frame.begin(), frame.begin() + 54 + 12);
-  EXPECT_EQ(parse(cut, pkt), ParseStatus::truncated_ipv6_extension);
+TEST(Parser, Ipv6AuthenticationHeaderCountsFourByteWords) {
+  FrameSpec spec;
+  spec.ip_version = 6;
+  spec.key6 = v6_key(ipproto::kUdp, 500, 4500);
+  auto frame = build_frame(spec);
+  // AH with a 12-byte integrity check value: 24 bytes, length field (24 / 4) - 2 = 4. Read in 8-byte units
+  // like the other extensions, it would be 40 bytes long and run past the end of the packet.
+  test::insert_ipv6_extension(frame, 14, test::ipv6ext::kAuthentication, std::vector<std::uint8_t>(22, 0));
+  ASSERT_EQ(frame[14 + 40 + 1], 4);
+  ParsedPacket pkt;
+  ASSERT_EQ(parse(frame, pkt), ParseStatus::ok);
+  EXPECT_EQ(pkt.l4_offset, 54 + 24);
+  EXPECT_EQ(pkt.key6, spec.key6);
 }
 
 TEST(Parser, Ipv6Fragments) {
@@ -209,24 +211,38 @@ TEST(Parser, Ipv6Fragments) {
   spec.ip_version = 6;
   spec.key6 = v6_key(ipproto::kUdp, 1000, 2000);
   spec.payload_bytes = 8;
-  auto frame = build_frame(spec);
-  std::vector<std::uint8_t> fragment = {17, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef};
-  store_be16(fragment.data() + 2, 0x0001);  // offset 0, more fragments
-  frame.insert(frame.begin() + 54, fragment.begin(), fragment.end());
-  frame[20] = 44;
-  store_be16(frame.data() + 18, static_cast<std::uint16_t>(load_be16(frame.data() + 18) + 8));
+  const auto whole = build_frame(spec);
+
+  auto first = whole;
+  test::insert_ipv6_extension(first, 14, test::ipv6ext::kFragment, test::ipv6_fragment_body(0xdeadbeef, 0, true));
   ParsedPacket pkt;
-  ASSERT_EQ(parse(frame, pkt), ParseStatus::ok);
+  ASSERT_EQ(parse(first, pkt), ParseStatus::ok);
   EXPECT_TRUE(pkt.is_fragment);
+  EXPECT_TRUE(pkt.more_fragments);
   EXPECT_TRUE(pkt.has_ports);
   EXPECT_EQ(pkt.ip_id, 0xdeadbeefu);
   EXPECT_EQ(pkt.key6, spec.key6);
 
-  store_be16(frame.data() + 56, 0x0010);  // offset 16 bytes, last
-  ASSERT_EQ(parse(frame, pkt), ParseStatus::ok);
+  // A later fragment: what follows the fragment header is payload, even if it looks like a header (here
+  // the destination options header that preceded UDP in the original packet).
+  auto later = whole;
+  test::insert_ipv6_extension(later, 14, test::ipv6ext::kDestinationOptions, std::vector<std::uint8_t>(6, 0));
+  test::insert_ipv6_extension(later, 14, test::ipv6ext::kFragment, test::ipv6_fragment_body(7, 16, false));
+  ASSERT_EQ(parse(later, pkt), ParseStatus::ok);
+  EXPECT_TRUE(pkt.is_fragment);
   EXPECT_FALSE(pkt.has_ports);
   EXPECT_EQ(pkt.fragment_offset, 16);
-  EXPECT_EQ(pkt.key6.protocol, ipproto::kUdp);
+  EXPECT_EQ(pkt.key6.protocol, test::ipv6ext::kDestinationOptions);
+  EXPECT_EQ(pkt.key6.src_port, 0);
+  EXPECT_EQ(pkt.l4_offset, 0);
+
+  // An atomic fragment (offset 0, no more fragments) is a whole packet (RFC 6946).
+  auto atomic = whole;
+  test::insert_ipv6_extension(atomic, 14, test::ipv6ext::kFragment, test::ipv6_fragment_body(9, 0, false));
+  ASSERT_EQ(parse(atomic, pkt), ParseStatus::ok);
+  EXPECT_FALSE(pkt.is_fragment);
+  EXPECT_TRUE(pkt.has_ports);
+  EXPECT_EQ(pkt.key6, spec.key6);
 }
 
 TEST(Parser, Icmpv6EchoAndError) {
@@ -256,50 +272,6 @@ TEST(Parser, Icmpv6EchoAndError) {
   EXPECT_EQ(pkt.embedded_key6, original.key6);
 }
 
-TEST(Parser, EveryTruncationIsReportedNotOverread) {
-  // Cutting a valid frame at every length gives a status, never a read past the buffer (ASan checks),
-  // and never ok before the transport header is whole.
-  std::vector<std::vector<std::uint8_t>> frames;
-  frames.push_back(build_frame(FrameSpec::tcp4(kTcpKey, tcpflag::kAck, 5)));
-  frames.push_back(build_frame(FrameSpec::udp4(kUdpKey, 5)));
-  FrameSpec v6;
-  v6.ip_version = 6;
-  v6.key6 = v6_key(ipproto::kTcp, 1, 2);
-  frames.push_back(build_frame(v6));
-  for (const auto& frame : frames) {
-    ParsedPacket whole;
-    ASSERT_EQ(parse(frame, whole), ParseStatus::ok);
-    for (std::size_t len = 0; len < whole.payload_offset; ++len) {
-      std::vector<std::uint8_t> cut(frame.begin(), frame.begin() + len);  // exact-size heap buffer
-      ParsedPacket pkt;
-      EXPECT_NE(parse(cut, pkt), ParseStatus::ok) << "len " << len;
-    }
-  }
-}
-
-TEST(Parser, MalformedHeaders) {
-  ParsedPacket pkt;
-  auto frame = build_frame(FrameSpec::tcp4(kTcpKey, 0));
-  auto bad = frame;
-  bad[14] = 0x65;
-  EXPECT_EQ(parse(bad, pkt), ParseStatus::bad_ipv4_version);
-  bad = frame;
-  bad[14] = 0x44;
-  EXPECT_EQ(parse(bad, pkt), ParseStatus::bad_ipv4_header_length);
-  bad = frame;
-  store_be16(bad.data() + 16, 10);
-  EXPECT_EQ(parse(bad, pkt), ParseStatus::bad_ipv4_total_length);
-  bad = frame;
-  bad[14 + 20 + 12] = 0x30;
-  EXPECT_EQ(parse(bad, pkt), ParseStatus::bad_tcp_data_offset);
-  bad = frame;
-  store_be16(bad.data() + 12, 0x0806);
-  EXPECT_EQ(parse(bad, pkt), ParseStatus::unsupported_ethertype);
-  bad = frame;
-  store_be16(bad.data() + 16, 30);  // IP says the TCP header is only 10 bytes long
-  EXPECT_EQ(parse(bad, pkt), ParseStatus::truncated_tcp);
-}
-
 TEST(Parser, SnaplenCutAndEthernetPadding) {
   auto frame = build_frame(FrameSpec::udp4(kUdpKey, 100));
   ParsedPacket pkt;
@@ -313,14 +285,6 @@ TEST(Parser, SnaplenCutAndEthernetPadding) {
   ASSERT_EQ(parse(small, pkt), ParseStatus::ok);
   EXPECT_FALSE(pkt.captured_truncated);
   EXPECT_EQ(pkt.l3_end, 14 + 28);
-}
-
-TEST(Parser, StatusNamesAreDistinct) {
-  for (std::size_t i = 0; i < kParseStatusCount; ++i) {
-    for (std::size_t j = i + 1; j < kParseStatusCount; ++j) {
-      EXPECT_NE(parse_status_name(static_cast<ParseStatus>(i)), parse_status_name(static_cast<ParseStatus>(j)));
-    }
-  }
 }
 
 }  // namespace
