@@ -10,6 +10,7 @@ static_assert(AgingPolicy<TimerWheel>);
 static_assert(AgingPolicy<HeapAging>);
 static_assert(AgingPolicy<ScanAging<ChainedTable<FlowKeyV4>>>);
 static_assert(AgingPolicy<ScanAging<RobinHoodTable<FlowKeyV6>>>);
+static_assert(AgingPolicy<LazyAging<CuckooPPTable<FlowKeyV4>>>);
 
 constexpr Nanos kTick = kNanosPerMilli;
 constexpr Nanos kTimeout = 100 * kTick;
@@ -42,7 +43,8 @@ using Setups = ::testing::Types<
     Setup<WheelMaker, ChainedTable<FlowKeyV4>>, Setup<WheelMaker, RobinHoodTable<FlowKeyV6>>,
     Setup<HeapMaker, ChainedTable<FlowKeyV4>>, Setup<HeapMaker, CuckooTable<FlowKeyV4>>,
     Setup<ScanMaker, ChainedTable<FlowKeyV4>>, Setup<ScanMaker, RobinHoodTable<FlowKeyV4>>,
-    Setup<ScanMaker, CuckooTable<FlowKeyV6>>>;
+    Setup<ScanMaker, CuckooTable<FlowKeyV6>>, Setup<LazyMaker, FineCuckooPP<FlowKeyV4>>,
+    Setup<LazyMaker, FineCuckooPP<FlowKeyV6>>>;
 
 struct SetupName {
   template <class S>

@@ -13,11 +13,13 @@
 
 #include "flowtrack/aging/clock.hpp"
 #include "flowtrack/aging/heap_aging.hpp"
+#include "flowtrack/aging/lazy_aging.hpp"
 #include "flowtrack/aging/scan_aging.hpp"
 #include "flowtrack/aging/timer_wheel.hpp"
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/table/chained.hpp"
 #include "flowtrack/table/cuckoo.hpp"
+#include "flowtrack/table/cuckoo_pp.hpp"
 #include "flowtrack/table/robin_hood.hpp"
 
 namespace flowtrack::testing {
@@ -80,6 +82,27 @@ struct ScanMaker {
   }
 };
 
+// Cuckoo++ with 2^16 ns (65.5 us) stamp units, fine enough for millisecond ticks (and timeouts up to 1 s).
+template <class Key>
+struct FineCuckooPP : CuckooPPTable<Key> {
+  static constexpr unsigned kStampShift = 16;
+  explicit FineCuckooPP(std::size_t capacity) : CuckooPPTable<Key>(capacity, kStampShift) {}
+};
+
+// The lazy sweep examines an eighth of the buckets per tick; a stamp unit of rounding comes on top.
+struct LazyMaker {
+  template <class Table>
+  using Policy = LazyAging<Table>;
+  template <class Table>
+  static LazyAging<Table> make(Table& table, Nanos) {
+    return LazyAging<Table>(table, (table.bucket_count() + 7) / 8);
+  }
+  template <class Table>
+  static Nanos lateness_bound(const LazyAging<Table>& lazy, Nanos tick) {
+    return lazy.calls_per_sweep() * tick + (Nanos{1} << Table::kStampShift);
+  }
+};
+
 template <class Maker, class TableType>
 struct Setup {
   using Table = TableType;
@@ -106,6 +129,8 @@ class AgingRig {
     const InsertResult result = table.insert(key, flow_hash(key));
     if (!result.ok()) return std::nullopt;
     const Nanos now = clock.now();
+    // A lazily expired flow whose slot and id the insert took over: this is its expiry report.
+    if (result.status == InsertStatus::recycled) report_expiry(result.id, now);
     if (result.is_new()) {
       keys_[result.id] = key;
       policy.arm(result.id, now, timeout_);
@@ -132,10 +157,7 @@ class AgingRig {
   std::size_t expire(std::size_t budget = kUnlimited) {
     const Nanos now = clock.now();
     return policy.advance(now, budget, [&](FlowId id) {
-      EXPECT_LE(expected_deadline_[id], now) << "flow " << id << " expired early (or was not live)";
-      if (expected_deadline_[id] <= now) max_lateness_ = std::max(max_lateness_, now - expected_deadline_[id]);
-      ++expiries_[id];
-      expected_deadline_[id] = kNever;
+      report_expiry(id, now);
       if constexpr (!Policy::kRemovesFromTable) {
         EXPECT_TRUE(table.erase(keys_[id], flow_hash(keys_[id])));
       }
@@ -168,6 +190,13 @@ class AgingRig {
   Policy policy;
 
  private:
+  void report_expiry(FlowId id, Nanos now) {
+    EXPECT_LE(expected_deadline_[id], now) << "flow " << id << " expired early (or was not live)";
+    if (expected_deadline_[id] <= now) max_lateness_ = std::max(max_lateness_, now - expected_deadline_[id]);
+    ++expiries_[id];
+    expected_deadline_[id] = kNever;
+  }
+
   Nanos tick_;
   Nanos timeout_;
   std::vector<Key> keys_;                  // per id, to erase flows the policy reports

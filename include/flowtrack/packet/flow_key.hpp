@@ -77,7 +77,8 @@ struct alignas(16) FlowKeyV4 {
 };
 static_assert(sizeof(FlowKeyV4) == 16);
 
-struct FlowKeyV6 {
+// 8-byte aligned so that it can be copied and compared a word at a time.
+struct alignas(8) FlowKeyV6 {
   std::array<std::uint8_t, 16> src_addr{};
   std::array<std::uint8_t, 16> dst_addr{};
   std::uint16_t src_port = 0;  // network byte order; ICMPv6 echo identifier for ICMPv6

@@ -9,40 +9,68 @@
 // moved to its other bucket knowing only where it is and its tag. A lookup compares the 8 tags of a
 // bucket with one SIMD compare and reads a key only for matching tags.
 //
-// Insert: into a free slot of either bucket, else a breadth-first search (bounded to kMaxSearch
-// buckets) for the shortest chain of moves ending at a free slot; the moves run from the free end back
-// to the start, so at every step each key is in one of its buckets. When no path exists the insert fails
-// and the table is unchanged.
+// Insert: into a free slot of either bucket, else the breadth-first displacement of cuckoo_path.hpp.
+// When no path exists the insert fails and the table is unchanged.
 //
-// Bulk lookup runs in stages over the burst: compute buckets and prefetch them (both, or only the
-// primary with SecondaryOnDemand, fetching the alternate only for keys the primary missed), then compare
-// tags, then compare keys.
+// Bulk lookup runs in stages over the burst: compute buckets and prefetch them, then compare tags, then
+// compare keys. Prefetch chooses what the first stage fetches: only the primary bucket, fetching the
+// alternate for the keys the primary missed ("cuckoo", the default: at load 0.9 most hits are in the
+// primary, and at 16M entries the saved memory traffic is what counts), or both buckets at once
+// ("cuckoo-prefetch2").
 //
-// Footprint: 8 bytes of bucket per slot, plus key + hash + 4-byte id stack per capacity.
-// Concurrency: single thread.
+// Readers chooses the concurrency contract:
+//  - single_thread: no concurrent calls.
+//  - optimistic ("cuckoo-lf"): one writer thread (insert, erase, scan) and any number of reader threads
+//    (find, find_bulk) at once, readers never blocking. MemC3-style optimistic versioning: a writer
+//    makes a stripe's version odd before it changes a bucket of that stripe and even again after; a reader
+//    reads the versions of the key's two buckets, searches, and retries if either was odd or has
+//    changed. A displacement copies the entry into its new bucket before clearing the old one, so a
+//    reader that validates has seen a consistent snapshot of both buckets. Freed FlowIds may be reused at
+//    once: a reader that read an id from a bucket before the erase fails validation. What the caller's
+//    state array does with a freed id while a reader may still use it is the caller's business (the
+//    sync layer defers reuse by a grace period).
+//
+// Footprint: 8 bytes of bucket per slot, plus key + hash + 4-byte id stack per capacity (and 4 bytes per
+// bucket of version stripes, at most 32 KiB, in optimistic mode).
 #pragma once
 
 #include <immintrin.h>
 
 #include <array>
+#include <atomic>
 #include <bit>
 #include <string_view>
 #include <vector>
 
+#include "flowtrack/table/cuckoo_path.hpp"
 #include "flowtrack/table/flow_table.hpp"
 #include "flowtrack/table/id_pool.hpp"
+#include "flowtrack/util/relaxed_atomic.hpp"
 
 namespace flowtrack {
 
 enum class CuckooPrefetch : std::uint8_t { both_buckets, secondary_on_demand };
+enum class CuckooReaders : std::uint8_t { single_thread, optimistic };
 
-template <FlowKeyType Key, CuckooPrefetch Prefetch = CuckooPrefetch::both_buckets>
+namespace detail {
+constexpr std::string_view cuckoo_name(CuckooPrefetch prefetch, CuckooReaders readers) {
+  if (readers == CuckooReaders::optimistic) {
+    return prefetch == CuckooPrefetch::secondary_on_demand ? "cuckoo-lf" : "cuckoo-lf-prefetch2";
+  }
+  return prefetch == CuckooPrefetch::secondary_on_demand ? "cuckoo" : "cuckoo-prefetch2";
+}
+}  // namespace detail
+
+template <FlowKeyType Key, CuckooPrefetch Prefetch = CuckooPrefetch::secondary_on_demand,
+          CuckooReaders Readers = CuckooReaders::single_thread>
 class CuckooTable {
+  static constexpr bool kOptimistic = Readers == CuckooReaders::optimistic;
+
  public:
   using key_type = Key;
-  static constexpr std::string_view kName =
-      Prefetch == CuckooPrefetch::both_buckets ? "cuckoo" : "cuckoo-lazy2nd";
-  static constexpr Concurrency kConcurrency = Concurrency::single_thread;
+  static constexpr std::string_view kName = detail::cuckoo_name(Prefetch, Readers);
+  static constexpr Concurrency kConcurrency =
+      kOptimistic ? Concurrency::single_writer_many_readers : Concurrency::single_thread;
   static constexpr std::size_t kSlots = 8;
 
   explicit CuckooTable(std::size_t capacity)
@@ -50,17 +78,175 @@ class CuckooTable {
         mask_(static_cast<std::uint32_t>(buckets_.size() - 1)),
         keys_(capacity),
         hashes_(capacity),
-        ids_(capacity) {}
+        ids_(capacity),
+        versions_(kOptimistic ? std::min<std::size_t>(buckets_.size(), kMaxStripes) : 0) {}
 
   FlowId find(const Key& key, std::uint32_t hash) const {
     const std::uint16_t tag = tag_of(hash);
     const std::uint32_t primary = hash & mask_;
-    if (const FlowId id = find_in(primary, tag, key); id != kNoFlow) return id;
-    return find_in(alternate(primary, tag), tag, key);
+    const std::uint32_t other = alternate(primary, tag);
+    if constexpr (kOptimistic) {
+      return read_validated(primary, other, [&] { return find_in_pair(primary, other, tag, key); });
+    } else {
+      return find_in_pair(primary, other, tag, key);
+    }
   }
 
   std::uint64_t find_bulk(std::span<const Key> keys, std::span<const std::uint32_t> hashes,
                           std::span<FlowId> ids) const {
+    if constexpr (kOptimistic) {
+      // Prefetch the whole burst, then validated lookups one by one (each retries on its own).
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        const std::uint32_t primary = hashes[i] & mask_;
+        __builtin_prefetch(&buckets_[primary]);
+        __builtin_prefetch(&buckets_[alternate(primary, tag_of(hashes[i]))]);
+      }
+      return find_each(*this, keys, hashes, ids);
+    } else {
+      return find_bulk_staged(keys, hashes, ids);
+    }
+  }
+
+  InsertResult insert(const Key& key, std::uint32_t hash) {
+    const std::uint16_t tag = tag_of(hash);
+    const std::uint32_t primary = hash & mask_;
+    const std::uint32_t other = alternate(primary, tag);
+    // The writer reads its own data without validation: nothing else changes it.
+    if (const FlowId found = find_in_pair(primary, other, tag, key); found != kNoFlow) {
+      return {found, InsertStatus::existed};
+    }
+    if (ids_.in_use() == ids_.capacity()) return {};
+    CuckooSlot place = free_slot(primary);
+    if (!place.valid()) place = free_slot(other);
+    if (!place.valid()) {
+      place = make_room<kSlots>(
+          primary, other, [&](std::uint32_t b) { return free_slot(b); },
+          [&](std::uint32_t b, std::uint32_t s) { return alternate(b, buckets_[b].tags[s]); },
+          [&](CuckooSlot from, CuckooSlot to) { move_entry(from, to); });
+    }
+    if (!place.valid()) return {};
+    const FlowId id = ids_.allocate();
+    store_key(keys_[id], key);
+    hashes_[id] = hash;
+    Bucket& bucket = buckets_[place.bucket];
+    WriteSection section(*this, place.bucket, place.bucket);
+    store_relaxed(bucket.ids[place.slot], id);
+    store_relaxed(bucket.tags[place.slot], tag);
+    return {id, InsertStatus::inserted};
+  }
+
+  bool erase(const Key& key, std::uint32_t hash) {
+    const std::uint16_t tag = tag_of(hash);
+    const std::uint32_t primary = hash & mask_;
+    for (const std::uint32_t b : {primary, alternate(primary, tag)}) {
+      Bucket& bucket = buckets_[b];
+      for (std::uint32_t m = match_mask(bucket, tag); m != 0; m &= m - 1) {
+        const auto s = static_cast<std::size_t>(std::countr_zero(m));
+        if (keys_[bucket.ids[s]] == key) {
+          WriteSection section(*this, b, b);
+          store_relaxed(bucket.tags[s], std::uint16_t{0});
+          ids_.release(bucket.ids[s]);
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // Positions are FlowIds (which never move, unlike slots), so interleaved inserts cannot make a sweep
+  // see an entry twice or miss one.
+  template <class Visit>
+  std::size_t scan(std::size_t& cursor, std::size_t max_positions, Visit&& visit) {
+    return ids_.scan(
+        cursor, max_positions, [&](FlowId id) -> const Key& { return keys_[id]; },
+        [&](FlowId id) { erase(keys_[id], hashes_[id]); }, visit);
+  }
+
+  // Entries stored in their alternate bucket (a measure of how hard the table works to place keys).
+  std::size_t secondary_count() const {
+    std::size_t count = 0;
+    for (std::size_t b = 0; b < buckets_.size(); ++b) {
+      for (std::size_t s = 0; s < kSlots; ++s) {
+        if (buckets_[b].tags[s] != 0 && (hashes_[buckets_[b].ids[s]] & mask_) != b) ++count;
+      }
+    }
+    return count;
+  }
+
+  std::size_t scan_positions() const { return ids_.capacity(); }
+  std::size_t size() const { return ids_.in_use(); }
+  std::size_t capacity() const { return ids_.capacity(); }
+  std::size_t memory_bytes() const {
+    return sizeof(*this) + buckets_.capacity() * sizeof(Bucket) + keys_.capacity() * sizeof(Key) +
+           hashes_.capacity() * sizeof(std::uint32_t) + ids_.memory_bytes() +
+           versions_.capacity() * sizeof(std::atomic<std::uint32_t>);
+  }
+
+ private:
+  struct alignas(64) Bucket {
+    std::array<std::uint16_t, kSlots> tags{};  // 0: empty slot
+    std::array<FlowId, kSlots> ids{};
+  };
+  static_assert(sizeof(Bucket) == 64);
+
+  static constexpr std::size_t kMaxStripes = 8192;
+
+  // Brackets one writer change to buckets a and b (possibly the same) in optimistic mode: their
+  // stripes' versions are odd inside the section, so readers overlapping it retry.
+  class WriteSection {
+   public:
+    WriteSection(const CuckooTable& table, std::uint32_t a, std::uint32_t b) {
+      if constexpr (kOptimistic) {
+        first_ = &table.version_of(a);
+        second_ = &table.version_of(b);
+        if (second_ == first_) second_ = nullptr;
+        bump(first_);
+        bump(second_);
+        std::atomic_thread_fence(std::memory_order_release);
+      }
+    }
+    ~WriteSection() {
+      if constexpr (kOptimistic) {
+        std::atomic_thread_fence(std::memory_order_release);
+        bump(first_);
+        bump(second_);
+      }
+    }
+    WriteSection(const WriteSection&) = delete;
+    WriteSection& operator=(const WriteSection&) = delete;
+
+   private:
+    static void bump(std::atomic<std::uint32_t>* version) {
+      if (version != nullptr) version->store(version->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+    std::atomic<std::uint32_t>* first_ = nullptr;
+    std::atomic<std::uint32_t>* second_ = nullptr;
+  };
+
+  std::atomic<std::uint32_t>& version_of(std::uint32_t bucket) const {
+    return versions_[bucket & (versions_.size() - 1)];
+  }
+
+  // Runs `search` until it ran while neither bucket's stripe changed (the seqlock read side).
+  template <class Search>
+  FlowId read_validated(std::uint32_t a, std::uint32_t b, Search&& search) const {
+    const std::atomic<std::uint32_t>& va = version_of(a);
+    const std::atomic<std::uint32_t>& vb = version_of(b);
+    for (;;) {
+      const std::uint32_t before_a = va.load(std::memory_order_acquire);
+      const std::uint32_t before_b = vb.load(std::memory_order_acquire);
+      if (((before_a | before_b) & 1u) != 0) {
+        _mm_pause();
+        continue;
+      }
+      const FlowId id = search();
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (va.load(std::memory_order_relaxed) == before_a && vb.load(std::memory_order_relaxed) == before_b) return id;
+    }
+  }
+
+  std::uint64_t find_bulk_staged(std::span<const Key> keys, std::span<const std::uint32_t> hashes,
+                                 std::span<FlowId> ids) const {
     const std::size_t n = keys.size();
     std::array<std::uint32_t, kMaxBulk> primary;
     std::array<std::uint16_t, kMaxBulk> tags;
@@ -99,82 +285,6 @@ class CuckooTable {
     return hits;
   }
 
-  InsertResult insert(const Key& key, std::uint32_t hash) {
-    if (const FlowId found = find(key, hash); found != kNoFlow) return {found, InsertStatus::existed};
-    if (ids_.in_use() == ids_.capacity()) return {};
-    const std::uint16_t tag = tag_of(hash);
-    const std::uint32_t primary = hash & mask_;
-    const std::uint32_t other = alternate(primary, tag);
-    Place place = free_slot(primary);
-    if (!place.valid()) place = free_slot(other);
-    if (!place.valid()) place = make_room(primary, other);
-    if (!place.valid()) return {};
-    const FlowId id = ids_.allocate();
-    keys_[id] = key;
-    hashes_[id] = hash;
-    buckets_[place.bucket].tags[place.slot] = tag;
-    buckets_[place.bucket].ids[place.slot] = id;
-    return {id, InsertStatus::inserted};
-  }
-
-  bool erase(const Key& key, std::uint32_t hash) {
-    const std::uint16_t tag = tag_of(hash);
-    const std::uint32_t primary = hash & mask_;
-    for (const std::uint32_t b : {primary, alternate(primary, tag)}) {
-      Bucket& bucket = buckets_[b];
-      for (std::uint32_t m = match_mask(bucket, tag); m != 0; m &= m - 1) {
-        const auto s = static_cast<std::size_t>(std::countr_zero(m));
-        if (keys_[bucket.ids[s]] == key) {
-          ids_.release(bucket.ids[s]);
-          bucket.tags[s] = 0;
-          return true;
-        }
-      }
-    }
-    return false;
-  }
-
-  // Positions are FlowIds (which never move, unlike slots), so interleaved inserts cannot make a sweep
-  // see an entry twice or miss one.
-  template <class Visit>
-  std::size_t scan(std::size_t& cursor, std::size_t max_positions, Visit&& visit) {
-    return ids_.scan(
-        cursor, max_positions, [&](FlowId id) -> const Key& { return keys_[id]; },
-        [&](FlowId id) { erase(keys_[id], hashes_[id]); }, visit);
-  }
-
-  // Entries stored in their alternate bucket (a measure of how hard the table works to place keys).
-  std::size_t secondary_count() const {
-    std::size_t count = 0;
-    for (std::size_t b = 0; b < buckets_.size(); ++b) {
-      for (std::size_t s = 0; s < kSlots; ++s) {
-        if (buckets_[b].tags[s] != 0 && (hashes_[buckets_[b].ids[s]] & mask_) != b) ++count;
-      }
-    }
-    return count;
-  }
-
-  std::size_t scan_positions() const { return ids_.capacity(); }
-  std::size_t size() const { return ids_.in_use(); }
-  std::size_t capacity() const { return ids_.capacity(); }
-  std::size_t memory_bytes() const {
-    return sizeof(*this) + buckets_.capacity() * sizeof(Bucket) + keys_.capacity() * sizeof(Key) +
-           hashes_.capacity() * sizeof(std::uint32_t) + ids_.memory_bytes();
-  }
-
- private:
-  struct alignas(64) Bucket {
-    std::array<std::uint16_t, kSlots> tags{};  // 0: empty slot
-    std::array<FlowId, kSlots> ids{};
-  };
-  static_assert(sizeof(Bucket) == 64);
-
-  struct Place {
-    std::uint32_t bucket = 0;
-    std::uint32_t slot = kSlots;
-    bool valid() const { return slot < kSlots; }
-  };
-
   // The tag comes from a multiplicative remix of the hash, so it is not correlated with the low bits
   // that chose the bucket; it is never 0 (0 means empty).
   static std::uint16_t tag_of(std::uint32_t hash) {
@@ -188,16 +298,41 @@ class CuckooTable {
 
   // Bit s set when slot s holds `tag`.
   static std::uint32_t match_mask(const Bucket& bucket, std::uint16_t tag) {
-    const __m128i tags = _mm_load_si128(reinterpret_cast<const __m128i*>(bucket.tags.data()));
+    __m128i tags;
+    if constexpr (kOptimistic) {
+      const auto* words = reinterpret_cast<const std::uint64_t*>(bucket.tags.data());
+      tags = _mm_set_epi64x(static_cast<long long>(load_relaxed(words[1])), static_cast<long long>(load_relaxed(words[0])));
+    } else {
+      tags = _mm_load_si128(reinterpret_cast<const __m128i*>(bucket.tags.data()));
+    }
     const __m128i equal = _mm_cmpeq_epi16(tags, _mm_set1_epi16(static_cast<short>(tag)));
     // Narrow the 16-bit lanes (0 or -1) to bytes, then one bit per slot.
     return static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_packs_epi16(equal, _mm_setzero_si128())));
   }
 
+  static void store_key(Key& to, const Key& key) {
+    if constexpr (kOptimistic) {
+      store_words_relaxed(to, key);
+    } else {
+      to = key;
+    }
+  }
+
+  bool key_equals(FlowId id, const Key& key) const {
+    if constexpr (kOptimistic) {
+      return load_words_relaxed(keys_[id]) == key;
+    } else {
+      return keys_[id] == key;
+    }
+  }
+
   FlowId first_key_match(const Bucket& bucket, std::uint32_t matches, const Key& key) const {
     for (; matches != 0; matches &= matches - 1) {
-      const FlowId id = bucket.ids[std::countr_zero(matches)];
-      if (keys_[id] == key) return id;
+      const FlowId id = load_relaxed(bucket.ids[std::countr_zero(matches)]);
+      // A racing writer may have left an id that is not yet (or no longer) valid: validation rejects
+      // the result then, but the key read must stay inside the array.
+      if (kOptimistic && id >= keys_.size()) continue;
+      if (key_equals(id, key)) return id;
     }
     return kNoFlow;
   }
@@ -206,59 +341,33 @@ class CuckooTable {
     return first_key_match(buckets_[b], match_mask(buckets_[b], tag), key);
   }
 
-  Place free_slot(std::uint32_t b) const {
+  FlowId find_in_pair(std::uint32_t primary, std::uint32_t other, std::uint16_t tag, const Key& key) const {
+    if (const FlowId id = find_in(primary, tag, key); id != kNoFlow) return id;
+    return find_in(other, tag, key);
+  }
+
+  CuckooSlot free_slot(std::uint32_t b) const {
     const std::uint32_t empty = match_mask(buckets_[b], 0);
-    return empty == 0 ? Place{} : Place{b, static_cast<std::uint32_t>(std::countr_zero(empty))};
+    return empty == 0 ? CuckooSlot{} : CuckooSlot{b, static_cast<std::uint32_t>(std::countr_zero(empty))};
   }
 
-  // Breadth-first search from both candidate buckets for a bucket with a free slot; then moves the
-  // entries along the path one step each, last first, and returns the slot freed in a start bucket.
-  Place make_room(std::uint32_t first, std::uint32_t second) {
-    struct Node {
-      std::uint32_t bucket;
-      std::int32_t parent;   // index into `nodes`, -1 for a start bucket
-      std::uint32_t slot;    // the slot of the parent bucket whose entry moves here
-    };
-    std::array<Node, kMaxSearch> nodes;
-    std::size_t count = 0;
-    nodes[count++] = {first, -1, 0};
-    if (second != first) nodes[count++] = {second, -1, 0};
-    for (std::size_t head = 0; head < count; ++head) {
-      const std::uint32_t b = nodes[head].bucket;
-      if (const Place free = free_slot(b); free.valid()) {
-        return move_along(nodes.data(), static_cast<std::int32_t>(head), free.slot);
-      }
-      for (std::uint32_t s = 0; s < kSlots && count < kMaxSearch; ++s) {
-        const std::uint32_t next = alternate(b, buckets_[b].tags[s]);
-        if (next != b) nodes[count++] = {next, static_cast<std::int32_t>(head), s};
-      }
-    }
-    return {};
+  // Copy into the free slot first, then free the source: the key is never absent from both buckets.
+  void move_entry(CuckooSlot from, CuckooSlot to) {
+    Bucket& source = buckets_[from.bucket];
+    Bucket& target = buckets_[to.bucket];
+    WriteSection section(*this, from.bucket, to.bucket);
+    store_relaxed(target.ids[to.slot], source.ids[from.slot]);
+    store_relaxed(target.tags[to.slot], source.tags[from.slot]);
+    store_relaxed(source.tags[from.slot], std::uint16_t{0});
   }
-
-  template <class Node>
-  Place move_along(const Node* nodes, std::int32_t at, std::uint32_t free_slot_index) {
-    while (nodes[at].parent >= 0) {
-      const Node& node = nodes[at];
-      Bucket& from = buckets_[nodes[node.parent].bucket];
-      Bucket& to = buckets_[node.bucket];
-      // Copy into the free slot first, then free the source: the key is never absent from both.
-      to.ids[free_slot_index] = from.ids[node.slot];
-      to.tags[free_slot_index] = from.tags[node.slot];
-      from.tags[node.slot] = 0;
-      free_slot_index = node.slot;
-      at = node.parent;
-    }
-    return {nodes[at].bucket, free_slot_index};
-  }
-
-  static constexpr std::size_t kMaxSearch = 512;
 
   std::vector<Bucket> buckets_;
   std::uint32_t mask_;
   std::vector<Key> keys_;              // by id
   std::vector<std::uint32_t> hashes_;  // by id: scan erases by id
   IdPool ids_;
+  // Optimistic mode only: one version per stripe of buckets (a power of two, so `& size - 1` picks it).
+  mutable std::vector<std::atomic<std::uint32_t>> versions_;
 };
 
 }  // namespace flowtrack

@@ -35,6 +35,9 @@ enum class InsertStatus : std::uint8_t {
   inserted,  // the key was absent; `id` is newly allocated and the caller must initialise its state
   existed,   // the key was present; `id` is its id
   full,      // no room; the table is unchanged; `id` is kNoFlow
+  // Only tables with lazy expiry (cuckoo_pp.hpp): the key was absent and took over the slot and the id of
+  // an expired flow; the caller must retire that flow's state under `id` before initialising the new one.
+  recycled,
 };
 
 struct InsertResult {
@@ -42,7 +45,7 @@ struct InsertResult {
   InsertStatus status = InsertStatus::full;
 
   bool ok() const { return status != InsertStatus::full; }
-  bool is_new() const { return status == InsertStatus::inserted; }
+  bool is_new() const { return status == InsertStatus::inserted || status == InsertStatus::recycled; }
 };
 
 // What a table promises about concurrent use; the conformance tests hold each table to its promise.

@@ -10,6 +10,7 @@
 
 #include "flowtrack/table/chained.hpp"
 #include "flowtrack/table/cuckoo.hpp"
+#include "flowtrack/table/cuckoo_pp.hpp"
 #include "flowtrack/table/dpdk_table.hpp"
 #include "flowtrack/table/libcuckoo_table.hpp"
 #include "flowtrack/table/map_adapter.hpp"
@@ -20,7 +21,9 @@ namespace flowtrack {
 template <FlowKeyType Key>
 using RegisteredTables =
     std::tuple<ChainedTable<Key>, StdMapTable<Key>, SwissTable<Key>, HopscotchTable<Key>, CuckooTable<Key>,
-               CuckooTable<Key, CuckooPrefetch::secondary_on_demand>, RobinHoodTable<Key>, DpdkTable<Key>,
+               CuckooTable<Key, CuckooPrefetch::both_buckets>,
+               CuckooTable<Key, CuckooPrefetch::secondary_on_demand, CuckooReaders::optimistic>, CuckooPPTable<Key>,
+               RobinHoodTable<Key>, DpdkTable<Key>,
                DpdkTable<Key, DpdkMode::rwlock>, DpdkTable<Key, DpdkMode::lock_free>, LibcuckooTable<Key>>;
 
 // Calls fn(std::type_identity<Table>{}) for the table named `name`; false when no table has that name.
