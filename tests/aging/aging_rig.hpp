@@ -21,33 +21,11 @@
 #include "flowtrack/table/cuckoo.hpp"
 #include "flowtrack/table/cuckoo_pp.hpp"
 #include "flowtrack/table/robin_hood.hpp"
+#include "support/numbered_keys.hpp"
 
 namespace flowtrack::testing {
 
 inline constexpr std::size_t kUnlimited = std::numeric_limits<std::size_t>::max();
-
-// FLOWTRACK_TEST_SCALE (default 1) multiplies the work of the randomized tests.
-inline int test_scale() {
-  const char* scale = std::getenv("FLOWTRACK_TEST_SCALE");
-  return scale != nullptr ? std::max(1, std::atoi(scale)) : 1;
-}
-
-// Key number n, scrambled so that consecutive numbers do not hash suspiciously evenly.
-template <class Key>
-Key aging_key(std::uint64_t n) {
-  n *= 0x9E3779B97F4A7C15ull;
-  Key key;
-  if constexpr (std::is_same_v<Key, FlowKeyV4>) {
-    key = FlowKeyV4::from_host(0x0a000000u + static_cast<std::uint32_t>(n), 0xc6120001u,
-                               static_cast<std::uint16_t>(n >> 32), 80, ipproto::kTcp);
-  } else {
-    for (int i = 0; i < 8; ++i) key.src_addr[8 + i] = static_cast<std::uint8_t>(n >> (8 * i));
-    key.dst_addr[15] = 1;
-    key.dst_port = to_network16(443);
-    key.protocol = ipproto::kUdp;
-  }
-  return key;
-}
 
 // How each policy is built over a table, and how late it may report a flow when advanced once per
 // tick without a budget. The scan walks an eighth of the table per tick, so a sweep takes eight ticks.
@@ -125,7 +103,7 @@ class AgingRig {
   // A packet of flow number n: inserts it (arming its timer) or refreshes it. Returns its id, or
   // nothing when the table is full.
   std::optional<FlowId> packet(std::uint64_t n) {
-    const Key key = aging_key<Key>(n);
+    const Key key = numbered_key<Key>(n);
     const InsertResult result = table.insert(key, flow_hash(key));
     if (!result.ok()) return std::nullopt;
     const Nanos now = clock.now();

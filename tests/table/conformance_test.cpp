@@ -7,36 +7,16 @@
 #include <random>
 
 #include "flowtrack/hash/crc32c.hpp"
+#include "support/numbered_keys.hpp"
 #include "table_types.hpp"
 
 namespace flowtrack {
 namespace {
 
+using testing::numbered_key;
+using testing::test_scale;
+
 static_assert(FlowTable<ChainedTable<FlowKeyV4>>);
-
-// Larger randomized runs by hand: FLOWTRACK_TEST_SCALE=10.
-int test_scale() {
-  const char* scale = std::getenv("FLOWTRACK_TEST_SCALE");
-  return scale != nullptr ? std::max(1, std::atoi(scale)) : 1;
-}
-
-// Key number n, scrambled (an odd multiplier is a bijection) so that consecutive numbers do not make
-// suspiciously regular hashes: CRC is linear, and a plain counter spreads over buckets perfectly.
-template <class Key>
-Key make_key(std::uint64_t n) {
-  n *= 0x9E3779B97F4A7C15ull;
-  Key key;
-  if constexpr (std::is_same_v<Key, FlowKeyV4>) {
-    key = FlowKeyV4::from_host(0x0a000000u + static_cast<std::uint32_t>(n), 0xc6120001u,
-                               static_cast<std::uint16_t>(n >> 32), 80, ipproto::kTcp);
-  } else {
-    for (int i = 0; i < 8; ++i) key.src_addr[8 + i] = static_cast<std::uint8_t>(n >> (8 * i));
-    key.dst_addr[15] = 1;
-    key.dst_port = to_network16(443);
-    key.protocol = ipproto::kUdp;
-  }
-  return key;
-}
 
 struct KeyHash {
   template <class Key>
@@ -47,7 +27,7 @@ template <class Table>
 class Conformance : public ::testing::Test {
  protected:
   using Key = typename Table::key_type;
-  static Key key(std::uint64_t n) { return make_key<Key>(n); }
+  static Key key(std::uint64_t n) { return numbered_key<Key>(n); }
   static std::uint32_t hash(const Key& k) { return flow_hash(k); }
 };
 
