@@ -328,8 +328,14 @@ void run_bench(BenchOptions o) {
 void add_bench_commands(CLI::App& app) {
   auto* bench = app.add_subcommand("bench", "benchmarks");
   bench->require_subcommand(1);
+  add_table_bench(*bench);
+  add_scale_bench(*bench);
+  add_aging_bench(*bench);
+}
+
+void add_table_bench(CLI::App& bench) {
   auto options = std::make_shared<BenchOptions>();
-  auto* table = bench->add_subcommand("table", "cycles per operation of every flow table");
+  auto* table = bench.add_subcommand("table", "cycles per operation of every flow table");
   table->add_option("--tables", options->tables, "tables to measure (default: all)")->delimiter(',');
   table->add_option("--sizes", options->sizes, "capacities")->delimiter(',')->check(CLI::Range(std::size_t{64}, std::size_t{1} << 26));
   table->add_option("--loads", options->loads, "load factors")->delimiter(',')->check(CLI::Range(0.01, 1.0));

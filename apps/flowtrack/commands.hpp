@@ -13,6 +13,10 @@ struct UserError : std::runtime_error {
 };
 
 void add_trace_commands(CLI::App& app);
+// `flowtrack bench`: its subcommands, each in its own file.
 void add_bench_commands(CLI::App& app);
+void add_table_bench(CLI::App& bench);
+void add_scale_bench(CLI::App& bench);
+void add_aging_bench(CLI::App& bench);
 
 }  // namespace flowtrack::cli

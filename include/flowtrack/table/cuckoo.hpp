@@ -136,6 +136,14 @@ class CuckooTable {
   }
 
   bool erase(const Key& key, std::uint32_t hash) {
+    const FlowId id = retire(key, hash);
+    if (id == kNoFlow) return false;
+    ids_.release(id);
+    return true;
+  }
+
+  // Removes the key's entry but keeps its id allocated (the RetiringTable contract of flow_table.hpp).
+  FlowId retire(const Key& key, std::uint32_t hash) {
     const std::uint16_t tag = tag_of(hash);
     const std::uint32_t primary = hash & mask_;
     for (const std::uint32_t b : {primary, alternate(primary, tag)}) {
@@ -145,13 +153,15 @@ class CuckooTable {
         if (keys_[bucket.ids[s]] == key) {
           WriteSection section(*this, b, b);
           store_relaxed(bucket.tags[s], std::uint16_t{0});
-          ids_.release(bucket.ids[s]);
-          return true;
+          return bucket.ids[s];
         }
       }
     }
-    return false;
+    return kNoFlow;
   }
+
+  void reclaim(FlowId id) { ids_.release(id); }
+  std::uint32_t stored_hash(FlowId id) const { return hashes_[id]; }
 
   // Positions are FlowIds (which never move, unlike slots), so interleaved inserts cannot make a sweep
   // see an entry twice or miss one.

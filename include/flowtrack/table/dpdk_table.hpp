@@ -12,7 +12,8 @@
 //  - lock_free: RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF with extendable buckets: readers never block,
 //               they retry on a version change; single writer, many readers. DPDK does not free a
 //               deleted key's slot in this mode; erase() frees it at once, which is only safe when no
-//               reader may still hold the position. The multi-core layer reclaims after a grace period.
+//               reader may still hold the position; retire() and reclaim() split the two steps, and the lock-free
+//               strategy (sync/lock_free_table.hpp) reclaims after a grace period.
 //
 // Footprint: measured, as the growth of DPDK's heap when the table was created.
 #pragma once
@@ -109,6 +110,21 @@ class DpdkTable {
     if constexpr (Mode == DpdkMode::lock_free) rte_hash_free_key_with_position(table_, position);
     return true;
   }
+
+  // lock_free only (the mode in which DPDK does not free a deleted key's slot): the RetiringTable
+  // contract of flow_table.hpp, mapped onto rte_hash's own delete-then-free-position protocol.
+  FlowId retire(const Key& key, std::uint32_t hash)
+    requires(Mode == DpdkMode::lock_free)
+  {
+    const std::int32_t position = rte_hash_del_key_with_hash(table_, &key, hash);
+    return position >= 0 ? static_cast<FlowId>(position) : kNoFlow;
+  }
+  void reclaim(FlowId id)
+    requires(Mode == DpdkMode::lock_free)
+  {
+    rte_hash_free_key_with_position(table_, static_cast<std::int32_t>(id));
+  }
+  std::uint32_t stored_hash(FlowId id) const { return hashes_[id]; }
 
   template <class Visit>
   std::size_t scan(std::size_t& cursor, std::size_t max_positions, Visit&& visit) {

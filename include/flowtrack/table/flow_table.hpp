@@ -97,6 +97,22 @@ concept FlowTable =
       { const_table.memory_bytes() } -> std::same_as<std::size_t>;
     };
 
+// A table whose entries can be removed without freeing their ids, for lock-free readers: a reader may
+// still hold the id of an entry the writer just removed, so the id must not be handed to a new flow
+// until the reader is done with it (sync/lock_free_table.hpp decides when, by a grace period).
+//   retire(key, hash)  removes the entry like erase() but keeps its id allocated; returns the id, or
+//                      kNoFlow when the key is absent. Allowed inside a scan visitor (it frees nothing).
+//   reclaim(id)        frees a retired id for reuse.
+//   stored_hash(id)    the hash the entry was inserted with (for retiring what a scan found).
+// A retired id counts in size() and against capacity until it is reclaimed.
+template <class T>
+concept RetiringTable = FlowTable<T> && requires(T& table, const T& const_table, const typename T::key_type& key,
+                                                 std::uint32_t hash, FlowId id) {
+  { table.retire(key, hash) } -> std::same_as<FlowId>;
+  { table.reclaim(id) } -> std::same_as<void>;
+  { const_table.stored_hash(id) } -> std::same_as<std::uint32_t>;
+};
+
 // find_bulk for a table without a staged one: find() key by key, after whatever prefetching the table
 // did. Returns the hit mask.
 template <class Table, class Key>

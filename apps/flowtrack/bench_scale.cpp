@@ -1,0 +1,225 @@
+// `flowtrack bench scale`: packets per second of the per-core runtime for every scaling strategy and
+// table, from 1 worker to as many as there are cores, on a campus-like trace multiplied by shifted
+// windows (or a pcap). Each configuration runs --reps times; Mpps and cycles per packet are medians.
+// Reported per strategy and table: the ratio of the largest worker count to 1 worker.
+#include <fmt/core.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "flowtrack/io/pcap_reader.hpp"
+#include "flowtrack/io/synthetic.hpp"
+#include "flowtrack/io/trace_multiplier.hpp"
+#include "flowtrack/runtime/runner.hpp"
+
+namespace flowtrack::cli {
+namespace {
+
+struct ScaleOptions {
+  std::vector<std::string> strategies;
+  std::vector<std::string> tables;  // empty: each strategy's default tables
+  std::vector<unsigned> workers;    // empty: 1 .. usable cores
+  std::string pcap;
+  std::uint32_t flows = 20'000;
+  unsigned windows = 8;
+  unsigned passes = 4;
+  unsigned reps = 3;
+  double load = 0.75;
+  double timeout_ms = 0;
+  bool software = true;  // also run sharded with software steering
+  bool quick = false;
+  bool json = false;
+};
+
+// What each strategy runs on when --tables is not given.
+std::vector<std::string> default_tables(const std::string& strategy, bool quick) {
+  if (strategy == "sharded") {
+    if (quick) return {"cuckoo", "dpdk", "chained"};
+    return {"cuckoo", "cuckoopp", "dpdk", "chained", "stdmap", "swiss", "hopscotch", "robinhood"};
+  }
+  if (strategy == "spinlock" || strategy == "rwlock") {
+    if (quick) return {"cuckoo"};
+    return {"cuckoo", "dpdk", "chained", "swiss"};
+  }
+  if (strategy == "striped") return {"chained"};
+  if (strategy == "lockfree") return quick ? std::vector<std::string>{"cuckoo-lf"} : std::vector<std::string>{"cuckoo-lf", "dpdk-lf"};
+  if (strategy == "concurrent") return {"libcuckoo"};
+  return {};
+}
+
+struct Row {
+  std::string strategy, steering, table;
+  unsigned workers = 0;
+  std::vector<double> mpps, cycles;
+  RunReport last;
+};
+
+PacketStore load_trace(const ScaleOptions& o) {
+  if (!o.pcap.empty()) {
+    try {
+      return PacketStore::load_pcap(o.pcap);
+    } catch (const PcapError& e) {
+      throw UserError(e.what());
+    }
+  }
+  CampusProfile profile;
+  profile.flows = o.flows;
+  try {
+    return multiply_trace(generate_campus(profile), {.windows = o.windows});
+  } catch (const std::invalid_argument& e) {
+    throw UserError(fmt::format("bench scale: {}", e.what()));
+  }
+}
+
+void print_row(const Row& r, bool json) {
+  const RunReport& rep = r.last;
+  const double mpps = median(r.mpps);
+  const double cycles = median(r.cycles);
+  auto split = [&](Stage s) { return rep.stage_cycles_per_packet(s); };
+  if (json) {
+    nlohmann::json j = {{"strategy", r.strategy}, {"steering", r.steering}, {"table", r.table},
+                        {"workers", r.workers}, {"mpps", mpps}, {"cycles_per_packet", cycles},
+                        {"reps", r.mpps.size()}, {"mpps_min", *std::min_element(r.mpps.begin(), r.mpps.end())},
+                        {"mpps_max", *std::max_element(r.mpps.begin(), r.mpps.end())},
+                        {"load", rep.load()}, {"packets", rep.total.packets}, {"new_flows", rep.total.new_flows},
+                        {"drops", rep.total.drops()}, {"dispatcher_core", rep.dispatcher},
+                        {"oversubscribed", rep.oversubscribed}};
+    for (std::size_t s = 0; s < kStageCount; ++s) {
+      j["cycles_" + std::string(stage_name(static_cast<Stage>(s)))] = split(static_cast<Stage>(s));
+    }
+    nlohmann::json per_worker = nlohmann::json::array();
+    for (std::size_t w = 0; w < rep.workers.size(); ++w) per_worker.push_back(rep.worker_mpps(w));
+    j["worker_mpps"] = per_worker;
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print("{:<10} {:<8} {:<16} {:>3} {:>8.2f} {:>8.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>5.2f} {:>7}{}\n",
+               r.strategy, r.steering, r.table, r.workers, mpps, cycles, split(Stage::parse), split(Stage::lookup),
+               split(Stage::insert), split(Stage::account), split(Stage::expiry), rep.load(), rep.total.drops(),
+               rep.oversubscribed ? "  (oversubscribed)" : (rep.dispatcher ? "  (+1 dispatcher core)" : ""));
+  }
+  std::fflush(stdout);
+}
+
+void run_scale(ScaleOptions o) {
+  if (o.quick) {
+    o.flows = std::min<std::uint32_t>(o.flows, 5'000);
+    o.windows = std::min(o.windows, 4u);
+    o.passes = std::min(o.passes, 3u);
+    o.reps = std::min(o.reps, 3u);
+  }
+  if (o.strategies.empty()) o.strategies = strategy_names();
+  if (o.reps == 0 || o.passes == 0) throw UserError("bench scale: --reps and --passes must be at least 1");
+  if (!(o.load > 0 && o.load <= 1)) throw UserError("bench scale: --load must be in (0, 1]");
+  const unsigned cores = usable_cpus();
+  if (o.workers.empty()) {
+    for (unsigned w = 1; w <= cores; ++w) o.workers.push_back(w);
+  }
+  for (unsigned w : o.workers) {
+    if (w == 0 || w > 64) throw UserError("bench scale: --workers must be in 1..64");
+  }
+  // Validate every combination before the long run starts.
+  for (const auto& strategy : o.strategies) {
+    const auto tables = o.tables.empty() ? default_tables(strategy, o.quick) : o.tables;
+    if (tables.empty()) throw UserError(fmt::format("bench scale: unknown strategy '{}'", strategy));
+    for (const auto& table : tables) {
+      if (!with_strategy<FlowKeyV4>(strategy, table, [](auto, auto) {})) {
+        throw UserError(fmt::format("bench scale: strategy '{}' does not apply to table '{}'", strategy, table));
+      }
+    }
+  }
+
+  const PacketStore trace = load_trace(o);
+  if (!o.json) {
+    fmt::print("flowtrack bench scale: {} packets ({}), {} passes, {} usable cores, TSC {:.2f} GHz, median of {} reps\n",
+               trace.size(), o.pcap.empty() ? fmt::format("campus {} flows x {} windows", o.flows, o.windows) : o.pcap,
+               o.passes, cores, tsc_hz() / 1e9, o.reps);
+    fmt::print("aging: {}; cycles are per packet per worker (parse, lookup, insert, account, expiry)\n\n",
+               o.timeout_ms > 0 ? fmt::format("timer wheel, {} ms timeout", o.timeout_ms) : "off");
+    fmt::print("{:<10} {:<8} {:<16} {:>3} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>5} {:>7}\n", "strategy", "steering",
+               "table", "wrk", "Mpps", "cyc/pkt", "parse", "lookup", "insert", "account", "expiry", "load", "drops");
+  }
+
+  std::vector<Row> rows;
+  auto run_config = [&](const std::string& strategy, const std::string& table, Steering steering, unsigned workers) {
+    RunOptions options;
+    options.workers = workers;
+    options.steering = steering;
+    options.passes = o.passes;
+    options.load = o.load;
+    if (o.timeout_ms > 0) {
+      options.aging.timeout = static_cast<Nanos>(o.timeout_ms * 1e6);
+      options.aging.tick = std::max<Nanos>(options.aging.timeout / 64, kNanosPerMicro);
+    }
+    Row row{strategy, steering == Steering::hardware ? "hw" : "sw", table, workers, {}, {}, {}};
+    for (unsigned rep = 0; rep < o.reps; ++rep) {
+      with_strategy<FlowKeyV4>(strategy, table, [&]<class T, Placement P>(std::type_identity<T>, std::integral_constant<Placement, P>) {
+        row.last = run_trace<P, T>(trace, options);
+      });
+      row.mpps.push_back(row.last.mpps());
+      row.cycles.push_back(row.last.cycles_per_packet());
+    }
+    print_row(row, o.json);
+    rows.push_back(std::move(row));
+  };
+
+  for (const auto& strategy : o.strategies) {
+    const auto tables = o.tables.empty() ? default_tables(strategy, o.quick) : o.tables;
+    for (const auto& table : tables) {
+      for (unsigned workers : o.workers) run_config(strategy, table, Steering::hardware, workers);
+      if (strategy == "sharded" && o.software) {
+        // The dispatcher takes a core of its own: only worker counts that leave it one.
+        for (unsigned workers : o.workers) {
+          if (workers + 1 <= cores) run_config(strategy, table, Steering::software, workers);
+        }
+      }
+    }
+  }
+  if (o.json) return;
+
+  fmt::print("\nscaling (median Mpps at the most workers / at 1 worker, same run):\n");
+  std::map<std::tuple<std::string, std::string, std::string>, std::map<unsigned, double>> by_config;
+  for (const Row& r : rows) by_config[{r.strategy, r.steering, r.table}][r.workers] = median(r.mpps);
+  for (const auto& [key, by_workers] : by_config) {
+    const auto& [strategy, steering, table] = key;
+    if (by_workers.size() < 2 || !by_workers.contains(1)) continue;
+    const auto& [most, mpps] = *by_workers.rbegin();
+    fmt::print("  {:<10} {:<3} {:<16} {}w/1w = {:.2f}x\n", strategy, steering, table, most, mpps / by_workers.at(1));
+  }
+  const auto sharded = by_config.find({"sharded", "hw", "cuckoo"});
+  if (sharded != by_config.end() && sharded->second.contains(1)) {
+    fmt::print("\nagainst sharded cuckoo at the same worker count:\n");
+    for (const auto& [key, by_workers] : by_config) {
+      const auto& [strategy, steering, table] = key;
+      for (const auto& [workers, mpps] : by_workers) {
+        if (sharded->second.contains(workers) && key != sharded->first) {
+          fmt::print("  {:<10} {:<3} {:<16} {}w: {:.2f}x\n", strategy, steering, table, workers, mpps / sharded->second.at(workers));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void add_scale_bench(CLI::App& bench) {
+  auto o = std::make_shared<ScaleOptions>();
+  auto* scale = bench.add_subcommand("scale", "Mpps of the per-core runtime for every scaling strategy and table");
+  scale->add_option("--strategies", o->strategies, "sharded, spinlock, rwlock, striped, lockfree, concurrent (default: all)")
+      ->delimiter(',')->check(CLI::IsMember(strategy_names()));
+  scale->add_option("--tables", o->tables, "tables (default: a set per strategy)")->delimiter(',');
+  scale->add_option("--workers", o->workers, "worker counts (default: 1 .. usable cores)")->delimiter(',');
+  scale->add_option("--pcap", o->pcap, "replay this trace instead of the synthetic campus one");
+  scale->add_option("--flows", o->flows, "campus connections per window")->check(CLI::Range(1u, 10'000'000u));
+  scale->add_option("--windows", o->windows, "shifted windows of the campus trace")->check(CLI::Range(1u, 255u));
+  scale->add_option("--passes", o->passes, "times each worker replays its packets");
+  scale->add_option("--reps", o->reps, "repetitions (median reported)");
+  scale->add_option("--load", o->load, "table capacity = flows / load");
+  scale->add_option("--timeout-ms", o->timeout_ms, "flow timeout of the timer-wheel aging (0: no aging)")->check(CLI::NonNegativeNumber);
+  scale->add_flag("!--no-software", o->software, "skip sharded with software (dispatcher) steering");
+  scale->add_flag("--quick", o->quick, "small trace, few tables, 3 reps");
+  scale->add_flag("--json", o->json, "one JSON object per line");
+  scale->callback([o] { run_scale(*o); });
+}
+
+}  // namespace flowtrack::cli

@@ -1,0 +1,227 @@
+// The per-core runtime: replays an in-memory trace through N pinned worker threads and reports what
+// each did.
+//
+// Placement says where the flow table lives:
+//  - sharded: one table (and one FlowRecord array) per worker, each sized for the flows RSS sends it;
+//  - shared:  one table and one array for all workers (the table type brings its own synchronisation:
+//             LockedTable, LockFreeTable, a striped or concurrent table).
+// Steering says how packets reach workers:
+//  - hardware: the trace is partitioned by RSS before the run; worker w replays queue w, as if its NIC
+//    queue delivered it;
+//  - software: a dispatcher thread, on a core of its own, computes RSS for every packet during the run
+//    and hands bursts of packet indices to the workers over SPSC rings (back-pressure, no loss).
+// Workers run bursts of kBurst to completion (worker.hpp), read the TSC clock once per burst, and may
+// be paced to a packet rate. `passes` replays each worker's packets that many times (flows recur; with
+// aging on, idle ones expire in between and come back as new flows).
+//
+// Tables are sized before the run from the trace: distinct IPv4 keys (of the shard, or all) / load.
+// Thread start is a barrier, so the timed window holds only packet processing.
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <memory>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "flowtrack/aging/clock.hpp"
+#include "flowtrack/runtime/cpu.hpp"
+#include "flowtrack/runtime/rss_steering.hpp"
+#include "flowtrack/runtime/spsc_ring.hpp"
+#include "flowtrack/runtime/worker.hpp"
+#include "flowtrack/sync/strategy.hpp"
+#include "flowtrack/util/tsc.hpp"
+
+namespace flowtrack {
+
+
+enum class Steering : std::uint8_t { hardware, software };
+
+struct RunOptions {
+  unsigned workers = 1;
+  Steering steering = Steering::hardware;
+  unsigned passes = 1;
+  double load = 0.75;  // table capacity = distinct flows / load
+  AgingOptions aging;
+  double pps_per_worker = 0;  // pacing; 0: as fast as the worker goes
+  bool pin = true;
+  std::size_t ring_capacity = 8192;  // software steering: packet indices per worker ring
+};
+
+struct RunReport {
+  std::vector<WorkerCounters> workers;
+  WorkerCounters total;
+  std::vector<double> worker_seconds;  // each worker's first to last burst
+  double seconds = 0;                  // first worker start to last worker stop
+  std::size_t flows = 0;               // entries in the table(s) after the run
+  std::size_t capacity = 0;            // of all tables together
+  std::size_t memory_bytes = 0;        // tables + FlowRecord arrays
+  bool dispatcher = false;             // software steering used one more core
+  bool oversubscribed = false;         // more threads than usable cores
+
+  double mpps() const { return seconds > 0 ? static_cast<double>(total.packets) / seconds / 1e6 : 0; }
+  double worker_mpps(std::size_t w) const {
+    return worker_seconds[w] > 0 ? static_cast<double>(workers[w].packets) / worker_seconds[w] / 1e6 : 0;
+  }
+  // Worker cycles (all workers) per packet; the dispatcher's are not included.
+  double cycles_per_packet() const {
+    return total.packets > 0 ? static_cast<double>(total.busy_cycles) / static_cast<double>(total.packets) : 0;
+  }
+  double stage_cycles_per_packet(Stage stage) const {
+    return total.packets > 0
+               ? static_cast<double>(total.stage_cycles[static_cast<std::size_t>(stage)]) / static_cast<double>(total.packets)
+               : 0;
+  }
+  double load() const { return capacity > 0 ? static_cast<double>(flows) / static_cast<double>(capacity) : 0; }
+};
+
+namespace detail {
+
+// Spins until the worker may send its next burst at the target rate.
+class Pacer {
+ public:
+  Pacer(double pps, std::uint64_t start) : cycles_per_packet_(pps > 0 ? tsc_hz() / pps : 0), start_(start) {}
+  void wait(std::size_t packets) {
+    if (cycles_per_packet_ == 0) return;
+    const auto due = start_ + static_cast<std::uint64_t>(static_cast<double>(sent_) * cycles_per_packet_);
+    while (__rdtsc() < due) _mm_pause();
+    sent_ += packets;
+  }
+
+ private:
+  double cycles_per_packet_;
+  std::uint64_t start_;
+  std::uint64_t sent_ = 0;
+};
+
+inline std::size_t table_capacity_for(std::size_t flows, double load) {
+  return std::max<std::size_t>(64, static_cast<std::size_t>(std::ceil(static_cast<double>(flows) / load)));
+}
+
+}  // namespace detail
+
+template <Placement P, FlowTable Table>
+RunReport run_trace(const PacketStore& store, const RunOptions& options) {
+  const unsigned workers = std::max(1u, options.workers);
+  const bool software = options.steering == Steering::software;
+  const RssSteering steering(workers);
+  const PacketPartition partition = partition_by_rss(store, steering);
+
+  // Tables and records.
+  std::vector<std::unique_ptr<Table>> tables;
+  std::vector<std::vector<FlowRecord>> records;
+  if constexpr (P == Placement::sharded) {
+    for (unsigned w = 0; w < workers; ++w) {
+      tables.push_back(std::make_unique<Table>(detail::table_capacity_for(partition.ipv4_flows[w], options.load)));
+      records.emplace_back(tables.back()->capacity());
+    }
+  } else {
+    const std::size_t flows = std::accumulate(partition.ipv4_flows.begin(), partition.ipv4_flows.end(), std::size_t{0});
+    tables.push_back(std::make_unique<Table>(detail::table_capacity_for(flows, options.load)));
+    records.emplace_back(tables.back()->capacity());
+  }
+  auto shard = [&](unsigned w) { return P == Placement::sharded ? w : 0u; };
+
+  RunReport report;
+  report.workers.resize(workers);
+  report.worker_seconds.resize(workers);
+  report.dispatcher = software;
+  report.oversubscribed = workers + (software ? 1 : 0) > usable_cpus();
+  std::vector<std::uint64_t> begin(workers), end(workers);
+  std::vector<std::unique_ptr<SpscRing>> rings;
+  if (software) {
+    for (unsigned w = 0; w < workers; ++w) rings.push_back(std::make_unique<SpscRing>(options.ring_capacity));
+  }
+  const unsigned first_worker_cpu = software ? 1 : 0;
+  const TscClock clock;
+  std::atomic<unsigned> ready{0};
+  std::atomic<bool> go{false};
+  std::atomic<bool> dispatch_done{false};
+  auto wait_for_go = [&] {
+    ready.fetch_add(1, std::memory_order_acq_rel);
+    while (!go.load(std::memory_order_acquire)) _mm_pause();
+  };
+
+  auto work = [&](unsigned w) {
+    if (options.pin) pin_current_thread(first_worker_cpu + w);
+    WorkerCounters& counters = report.workers[w];
+    Worker<Table> worker(*tables[shard(w)], records[shard(w)], options.aging, clock.now(), counters);
+    wait_for_go();
+    begin[w] = tsc_begin();
+    detail::Pacer pacer(options.pps_per_worker, begin[w]);
+    if (!software) {
+      const std::vector<std::uint32_t>& mine = partition.packets[w];
+      for (unsigned pass = 0; pass < options.passes; ++pass) {
+        for (std::size_t i = 0; i < mine.size(); i += kBurst) {
+          const auto burst = std::span(mine).subspan(i, std::min(kBurst, mine.size() - i));
+          pacer.wait(burst.size());
+          worker.process(store, burst, clock.now());
+        }
+      }
+    } else {
+      std::array<std::uint32_t, kBurst> burst;
+      for (;;) {
+        const bool finished = dispatch_done.load(std::memory_order_acquire);  // read before the pop
+        const std::size_t n = rings[w]->pop(burst);
+        if (n == 0) {
+          if (finished) break;
+          ++counters.idle_polls;
+          _mm_pause();
+          continue;
+        }
+        pacer.wait(n);
+        worker.process(store, std::span(burst).first(n), clock.now());
+      }
+    }
+    end[w] = tsc_end();
+    counters.busy_cycles = end[w] - begin[w];
+  };
+
+  auto dispatch = [&] {
+    if (options.pin) pin_current_thread(0);
+    std::vector<std::vector<std::uint32_t>> pending(workers);
+    for (auto& p : pending) p.reserve(kBurst);
+    auto flush = [&](unsigned w) {
+      std::span<const std::uint32_t> left(pending[w]);
+      while (!left.empty()) left = left.subspan(rings[w]->push(left));
+      pending[w].clear();
+    };
+    wait_for_go();
+    for (unsigned pass = 0; pass < options.passes; ++pass) {
+      for (std::size_t i = 0; i < store.size(); ++i) {
+        const unsigned w = steering.queue_of(store[i].bytes, store.link_type());
+        pending[w].push_back(static_cast<std::uint32_t>(i));
+        if (pending[w].size() == kBurst) flush(w);
+      }
+    }
+    for (unsigned w = 0; w < workers; ++w) flush(w);
+    dispatch_done.store(true, std::memory_order_release);
+  };
+
+  std::vector<std::thread> threads;
+  for (unsigned w = 0; w < workers; ++w) threads.emplace_back(work, w);
+  if (software) threads.emplace_back(dispatch);
+  while (ready.load(std::memory_order_acquire) < threads.size()) std::this_thread::yield();
+  go.store(true, std::memory_order_release);
+  for (auto& t : threads) t.join();
+
+  const std::uint64_t first = *std::min_element(begin.begin(), begin.end());
+  const std::uint64_t last = *std::max_element(end.begin(), end.end());
+  report.seconds = static_cast<double>(last - first) / tsc_hz();
+  for (unsigned w = 0; w < workers; ++w) {
+    report.total += report.workers[w];
+    report.worker_seconds[w] = static_cast<double>(end[w] - begin[w]) / tsc_hz();
+  }
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    report.flows += tables[t]->size();
+    report.capacity += tables[t]->capacity();
+    report.memory_bytes += tables[t]->memory_bytes() + records[t].capacity() * sizeof(FlowRecord);
+  }
+  return report;
+}
+
+}  // namespace flowtrack
