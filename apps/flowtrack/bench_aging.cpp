@@ -12,7 +12,7 @@
 //
 // Reported per method and frequency, over the steady part (after the first quarter of the packets):
 // cycles per packet in total and by stage (lookup, insert + touch, expiry), table occupancy (mean, max
-// and a series over time), and after traffic stops and a timeout passes, the entries left in the table
+// and a series over time), and after traffic stops and two timeouts pass, the entries left in the table
 // (wheel, heap and scan must leave none; lazy leaves expired entries that any insert may take over).
 #include <fmt/core.h>
 #include <x86intrin.h>
@@ -173,8 +173,10 @@ Result run_method(Table& table, Policy& policy, const Stream& s, const AgingBenc
   r.expiry = static_cast<double>(stage[2]) / steady_packets;
   r.occupancy_mean /= static_cast<double>(std::max<std::size_t>(steady_samples, 1));
 
-  // Traffic stops: expiry keeps running until a timeout and two periods have passed.
-  const auto end = static_cast<Nanos>(static_cast<double>(o.packets) * ns_per_packet) + timeout + 2 * period;
+  // Traffic stops: expiry keeps running for two timeouts and two periods: the last flows fall due one
+  // timeout after the last packet, and the scan and lazy sweeps need up to one more timeout (one sweep)
+  // to reach them.
+  const auto end = static_cast<Nanos>(static_cast<double>(o.packets) * ns_per_packet) + 2 * timeout + 2 * period;
   for (; next_expiry <= end; next_expiry += period) policy.advance(next_expiry, kUnlimited, on_expire);
   if (lazy) {
     // Whatever lazy leaves is expired and invisible: count what is still visible.

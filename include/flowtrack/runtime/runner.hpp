@@ -6,8 +6,8 @@
 //  - shared:  one table and one array for all workers (the table type brings its own synchronisation:
 //             LockedTable, LockFreeTable, a striped or concurrent table).
 // Steering says how packets reach workers:
-//  - hardware: the trace is partitioned by RSS before the run; worker w replays queue w, as if its NIC
-//    queue delivered it;
+//  - hardware: the trace is partitioned by RSS before the run; worker w replays queue w from memory of
+//    its own, as if its NIC queue delivered it;
 //  - software: a dispatcher thread, on a core of its own, computes RSS for every packet during the run
 //    and hands bursts of packet indices to the workers over SPSC rings (back-pressure, no loss).
 // Workers run bursts of kBurst to completion (worker.hpp), read the TSC clock once per burst, and may
@@ -150,16 +150,30 @@ RunReport run_trace(const PacketStore& store, const RunOptions& options) {
     if (options.pin) pin_current_thread(first_worker_cpu + w);
     WorkerCounters& counters = report.workers[w];
     Worker<Table> worker(*tables[shard(w)], records[shard(w)], options.aging, clock.now(), counters);
+    // Hardware steering: the worker's packets in memory of its own, copied by the worker itself (first
+    // touch places it near its core), as a NIC writes each queue into that queue's buffers. Reading
+    // them out of the shared trace instead would make each core's prefetchers pull in the other
+    // queues' packets too.
+    PacketStore queue(store.link_type());
+    std::vector<std::uint32_t> order;
+    if (!software) {
+      const std::vector<std::uint32_t>& mine = partition.packets[w];
+      std::size_t bytes = 0;
+      for (const std::uint32_t i : mine) bytes += store.records()[i].captured_length;
+      queue.reserve(mine.size(), bytes);
+      for (const std::uint32_t i : mine) queue.append(store[i]);
+      order.resize(mine.size());
+      std::iota(order.begin(), order.end(), 0u);
+    }
     wait_for_go();
     begin[w] = tsc_begin();
     detail::Pacer pacer(options.pps_per_worker, begin[w]);
     if (!software) {
-      const std::vector<std::uint32_t>& mine = partition.packets[w];
       for (unsigned pass = 0; pass < options.passes; ++pass) {
-        for (std::size_t i = 0; i < mine.size(); i += kBurst) {
-          const auto burst = std::span(mine).subspan(i, std::min(kBurst, mine.size() - i));
+        for (std::size_t i = 0; i < order.size(); i += kBurst) {
+          const auto burst = std::span(order).subspan(i, std::min(kBurst, order.size() - i));
           pacer.wait(burst.size());
-          worker.process(store, burst, clock.now());
+          worker.process(queue, burst, clock.now());
         }
       }
     } else {
