@@ -38,7 +38,7 @@ std::vector<std::string> default_tables(const std::string& strategy, bool quick)
     if (quick) return {"cuckoo", "dpdk", "chained"};
     return {"cuckoo", "cuckoopp", "dpdk", "chained", "stdmap", "swiss", "hopscotch", "robinhood"};
   }
-  if (strategy == "spinlock" || strategy == "rwlock") {
+  if (strategy == "spinlock" || strategy == "spinlock-packet" || strategy == "rwlock") {
     if (quick) return {"cuckoo"};
     return {"cuckoo", "dpdk", "chained", "swiss"};
   }
@@ -205,7 +205,7 @@ void run_scale(ScaleOptions o) {
 void add_scale_bench(CLI::App& bench) {
   auto o = std::make_shared<ScaleOptions>();
   auto* scale = bench.add_subcommand("scale", "Mpps of the per-core runtime for every scaling strategy and table");
-  scale->add_option("--strategies", o->strategies, "sharded, spinlock, rwlock, striped, lockfree, concurrent (default: all)")
+  scale->add_option("--strategies", o->strategies, "sharded, spinlock, spinlock-packet, rwlock, striped, lockfree, concurrent (default: all)")
       ->delimiter(',')->check(CLI::IsMember(strategy_names()));
   scale->add_option("--tables", o->tables, "tables (default: a set per strategy)")->delimiter(',');
   scale->add_option("--workers", o->workers, "worker counts (default: 1 .. usable cores)")->delimiter(',');

@@ -105,6 +105,7 @@ INSTANTIATE_TEST_SUITE_P(
     Strategies, RuntimeRun,
     ::testing::Values(Case{"sharded", "cuckoo", Steering::hardware, 2}, Case{"sharded", "chained", Steering::software, 2},
                       Case{"sharded", "dpdk", Steering::hardware, 1}, Case{"spinlock", "cuckoo", Steering::hardware, 2},
+                      Case{"spinlock-packet", "robinhood", Steering::hardware, 2},
                       Case{"rwlock", "swiss", Steering::software, 2}, Case{"striped", "chained", Steering::hardware, 2},
                       Case{"lockfree", "cuckoo", Steering::hardware, 2}, Case{"lockfree", "dpdk", Steering::software, 2},
                       Case{"concurrent", "libcuckoo", Steering::hardware, 2}),

@@ -30,6 +30,7 @@ class SharedStrategy : public ::testing::Test {};
 using CuckooLf = CuckooTable<FlowKeyV4, CuckooPrefetch::secondary_on_demand, CuckooReaders::optimistic>;
 using SharedTables =
     ::testing::Types<SpinlockTable<CuckooTable<FlowKeyV4>>, SpinlockTable<RobinHoodTable<FlowKeyV4>>,
+                     PacketSpinlockTable<CuckooTable<FlowKeyV4>>,
                      RwLockTable<CuckooTable<FlowKeyV4>>, RwLockTable<ChainedTable<FlowKeyV4>>,
                      ChainedTable<FlowKeyV4, ChainLocking::striped>, LockFreeTable<CuckooLf>,
                      LockFreeTable<DpdkTable<FlowKeyV4, DpdkMode::lock_free>>, LibcuckooTable<FlowKeyV4>>;

@@ -1,13 +1,17 @@
 // The lock-based scaling strategies: one table shared by every worker, every call under one lock.
 //
-//  - SpinlockTable<T> ("spinlock"): a Spinlock around every call, reads included.
+//  - SpinlockTable<T> ("spinlock"): a Spinlock around every call, reads included;
+//    PacketSpinlockTable<T> ("spinlock-packet"): the same, locking per key inside a lookup burst.
 //  - RwLockTable<T>   ("rwlock"):   std::shared_mutex; find and find_bulk share it, insert, erase and
 //                                   scan hold it exclusively.
 //
-// Any table works inside, whatever its own contract: the lock makes the whole thing many_writers. A
-// burst takes the lock once for the whole find_bulk, which is the kindest way to lock (one acquisition
-// per 32 packets, not per packet); what remains is the cache line of the lock itself bouncing between
-// cores and readers waiting behind the writer, which is what the scaling benchmark measures.
+// Any table works inside, whatever its own contract: the lock makes the whole thing many_writers.
+// LockGrain says how often a lookup burst locks:
+//  - burst:  once for the whole find_bulk, the kindest way to lock (one acquisition per 32 packets);
+//            what remains is the lock's cache line bouncing between cores and readers waiting behind
+//            the writer.
+//  - packet: once per key, as seed 002 locks "all the access operations" ("spinlock-packet"): every
+//            lookup pays an acquisition and a likely cache-line transfer.
 // size() takes the lock too: it reads the inner table's counters.
 #pragma once
 
@@ -20,14 +24,18 @@
 
 namespace flowtrack {
 
-template <FlowTable Table, class Mutex>
+enum class LockGrain : std::uint8_t { burst, packet };
+
+template <FlowTable Table, class Mutex, LockGrain Grain = LockGrain::burst>
 class LockedTable {
  public:
   using key_type = typename Table::key_type;
   using inner_type = Table;
   static constexpr bool kSharedReads = requires(Mutex& m) { m.lock_shared(); };
   static constexpr std::string_view kName = Table::kName;
-  static constexpr std::string_view kStrategy = kSharedReads ? "rwlock" : "spinlock";
+  static constexpr std::string_view kStrategy =
+      kSharedReads ? (Grain == LockGrain::burst ? "rwlock" : "rwlock-packet")
+                   : (Grain == LockGrain::burst ? "spinlock" : "spinlock-packet");
   static constexpr Concurrency kConcurrency = Concurrency::many_writers;
 
   explicit LockedTable(std::size_t capacity) : table_(capacity) {}
@@ -39,8 +47,12 @@ class LockedTable {
 
   std::uint64_t find_bulk(std::span<const key_type> keys, std::span<const std::uint32_t> hashes,
                           std::span<FlowId> ids) const {
-    ReadGuard guard(mutex_);
-    return table_.find_bulk(keys, hashes, ids);
+    if constexpr (Grain == LockGrain::packet) {
+      return find_each(*this, keys, hashes, ids);
+    } else {
+      ReadGuard guard(mutex_);
+      return table_.find_bulk(keys, hashes, ids);
+    }
   }
 
   InsertResult insert(const key_type& key, std::uint32_t hash) {
@@ -80,5 +92,7 @@ template <FlowTable Table>
 using SpinlockTable = LockedTable<Table, Spinlock>;
 template <FlowTable Table>
 using RwLockTable = LockedTable<Table, std::shared_mutex>;
+template <FlowTable Table>
+using PacketSpinlockTable = LockedTable<Table, Spinlock, LockGrain::packet>;
 
 }  // namespace flowtrack

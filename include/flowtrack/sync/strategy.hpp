@@ -4,6 +4,7 @@
 //
 //   sharded     any table, one per worker (Placement::sharded); no sharing at all
 //   spinlock    any table, one for all, every call under a Spinlock           (locked_table.hpp)
+//   spinlock-packet  the same, but a lookup burst locks once per packet (seed 002's setting)
 //   rwlock      any table, one for all, std::shared_mutex                     (locked_table.hpp)
 //   striped     chained only: per-bucket locks ("chained-striped", chained.hpp)
 //   lockfree    cuckoo-lf or dpdk-lf ("cuckoo" and "dpdk" mean their lock-free modes here): lock-free
@@ -25,7 +26,7 @@ namespace flowtrack {
 enum class Placement : std::uint8_t { sharded, shared };
 
 inline std::vector<std::string> strategy_names() {
-  return {"sharded", "spinlock", "rwlock", "striped", "lockfree", "concurrent"};
+  return {"sharded", "spinlock", "spinlock-packet", "rwlock", "striped", "lockfree", "concurrent"};
 }
 
 // Calls fn(std::type_identity<T>{}, std::integral_constant<Placement, P>{}) for the strategy applied to
@@ -39,6 +40,9 @@ bool with_strategy(std::string_view strategy, std::string_view table, Fn&& fn) {
   }
   if (strategy == "spinlock") {
     return with_table<Key>(table, [&]<class T>(std::type_identity<T>) { fn(std::type_identity<SpinlockTable<T>>{}, shared); });
+  }
+  if (strategy == "spinlock-packet") {
+    return with_table<Key>(table, [&]<class T>(std::type_identity<T>) { fn(std::type_identity<PacketSpinlockTable<T>>{}, shared); });
   }
   if (strategy == "rwlock") {
     return with_table<Key>(table, [&]<class T>(std::type_identity<T>) { fn(std::type_identity<RwLockTable<T>>{}, shared); });

@@ -1,0 +1,227 @@
+// The connection tracker: a flow table, a connection array and a timer wheel, so that both directions
+// of a connection resolve to one connection with its protocol state and idle timeout.
+//
+// Each connection has two tuples: `original` (as its first packet carried it) and `reply` (what the
+// answers will carry: original.reversed() for a plain tracker, the translated tuple behind a NAT or a
+// load balancer, which the network function computes). Both are entries of the one table, so a
+// lookup finds a connection from either direction in one probe. A connection is named by the FlowId of
+// its original entry (its ConnId: dense, in [0, table capacity), so callers index their own per-
+// connection arrays by it); links_ maps every entry's FlowId back to (connection, direction). The
+// table therefore holds two entries per connection: it is created with capacity 2 * max_connections.
+// A tuple equal to its own reply (same address and port on both ends) is stored once.
+//
+// Per packet, update() counts it, advances the TCP state machine (tcp_state.hpp) or the UDP
+// replied flag, and refreshes the connection's idle timer: a touch (one store) when the state did not
+// change, a new timeout when it did. expire() runs the wheel and destroys the connections it reports,
+// after handing each to the caller (a NAT returns its port). Nothing allocates after construction.
+// Concurrency: single thread, one tracker per core (the sharded strategy).
+#pragma once
+
+#include <array>
+#include <utility>
+#include <vector>
+
+#include "flowtrack/aging/timer_wheel.hpp"
+#include "flowtrack/conntrack/tcp_state.hpp"
+#include "flowtrack/conntrack/timeouts.hpp"
+#include "flowtrack/packet/parser.hpp"
+#include "flowtrack/table/flow_table.hpp"
+
+namespace flowtrack {
+
+using ConnId = FlowId;
+inline constexpr ConnId kNoConn = kNoFlow;
+
+struct ConnMatch {
+  ConnId conn = kNoConn;
+  Direction direction = Direction::original;
+
+  explicit operator bool() const { return conn != kNoConn; }
+};
+
+enum class CreateStatus : std::uint8_t {
+  created,      // both tuples inserted
+  exists,       // the original tuple already belongs to a connection (returned)
+  reply_taken,  // the reply tuple already belongs to another connection; nothing changed
+  full,         // no room for one of the tuples; nothing changed
+};
+
+struct CreateResult {
+  ConnMatch match;
+  CreateStatus status = CreateStatus::full;
+};
+
+template <FlowTable Table>
+class ConnTracker {
+ public:
+  using Key = typename Table::key_type;
+
+  struct Connection {
+    Key original;
+    Key reply;
+    std::uint32_t original_hash = 0;
+    std::uint32_t reply_hash = 0;
+    FlowId reply_id = kNoFlow;
+    std::uint8_t protocol = 0;
+    bool replied = false;  // a packet was seen in the reply direction
+    TcpTracking tcp;
+    std::array<std::uint64_t, 2> packets{};  // by Direction
+    std::array<std::uint64_t, 2> bytes{};
+    Nanos created = 0;
+  };
+
+  // Room for max_connections connections (2 * max_connections table entries).
+  explicit ConnTracker(std::size_t max_connections, const ConntrackTimeouts& timeouts = {},
+                       TimerWheelConfig wheel = {.tick = 100 * kNanosPerMilli, .levels = 4, .start = 0})
+      : table_(2 * max_connections),
+        links_(table_.capacity()),
+        connections_(table_.capacity()),
+        wheel_(table_.capacity(), wheel),
+        timeouts_(timeouts),
+        max_connections_(max_connections) {}
+
+  ConnMatch find(const Key& key, std::uint32_t hash) const { return match_of(table_.find(key, hash)); }
+
+  void find_bulk(std::span<const Key> keys, std::span<const std::uint32_t> hashes, std::span<ConnMatch> out) const {
+    std::array<FlowId, kMaxBulk> ids;
+    table_.find_bulk(keys, hashes, std::span(ids).first(keys.size()));
+    for (std::size_t i = 0; i < keys.size(); ++i) out[i] = match_of(ids[i]);
+  }
+
+  // Starts tracking a connection; its idle timer starts from `now` with the protocol's initial timeout
+  // (update() with the first packet then sets the state it implies).
+  CreateResult create(const Key& original, std::uint32_t original_hash, const Key& reply, std::uint32_t reply_hash,
+                      std::uint8_t protocol, Nanos now) {
+    if (size_ == max_connections_) {
+      const ConnMatch existing = find(original, original_hash);
+      return {existing, existing ? CreateStatus::exists : CreateStatus::full};
+    }
+    const InsertResult first = table_.insert(original, original_hash);
+    if (!first.ok()) return {{}, CreateStatus::full};
+    if (!first.is_new()) return {match_of(first.id), CreateStatus::exists};
+    FlowId reply_id = first.id;
+    if (!(reply == original)) {
+      const InsertResult second = table_.insert(reply, reply_hash);
+      if (!second.is_new()) {
+        table_.erase(original, original_hash);  // leave the table as it was
+        return {{}, second.ok() ? CreateStatus::reply_taken : CreateStatus::full};
+      }
+      reply_id = second.id;
+    }
+    const ConnId conn = first.id;
+    links_[conn] = {conn, Direction::original};
+    links_[reply_id] = {conn, reply_id == conn ? Direction::original : Direction::reply};
+    Connection& c = connections_[conn];
+    c = Connection{};
+    c.original = original;
+    c.reply = reply;
+    c.original_hash = original_hash;
+    c.reply_hash = reply_hash;
+    c.reply_id = reply_id;
+    c.protocol = protocol;
+    c.created = now;
+    wheel_.arm(conn, now, timeout_of(c));
+    ++size_;
+    return {{conn, Direction::original}, CreateStatus::created};
+  }
+
+  // One packet of a tracked connection: counters, protocol state, idle timer.
+  void update(ConnMatch match, const ParsedPacket& packet, std::uint32_t wire_length, Nanos now) {
+    Connection& c = connections_[match.conn];
+    const auto d = static_cast<std::size_t>(match.direction);
+    ++c.packets[d];
+    c.bytes[d] += wire_length;
+    bool state_changed = false;
+    if (c.protocol == ipproto::kTcp && packet.l4_offset != 0) {
+      const TcpTracking next = next_tcp_state(c.tcp, match.direction, packet.tcp_flags);
+      state_changed = next.state != c.tcp.state;
+      c.tcp = next;
+    }
+    if (match.direction == Direction::reply && !c.replied) {
+      c.replied = true;
+      state_changed |= c.protocol == ipproto::kUdp;
+    }
+    if (state_changed) {
+      wheel_.set_timeout(match.conn, now, timeout_of(c));
+    } else {
+      wheel_.touch(match.conn, now);
+    }
+  }
+
+  // Stops tracking a connection at once (both tuples leave the table, its timer is cancelled). Does
+  // nothing for a connection that is not live.
+  void destroy(ConnId conn) {
+    if (!live(conn)) return;
+    wheel_.cancel(conn);
+    remove(conn);
+  }
+
+  // A live connection's timer is always armed (the wheel re-arms rather than drops a touched timer).
+  bool live(ConnId conn) const { return conn < links_.size() && wheel_.armed(conn); }
+
+  // Destroys the connections idle past their timeout, calling on_expire(conn, connection) for each
+  // just before; at most `budget` timers are handled. Returns the number expired.
+  template <class OnExpire>
+  std::size_t expire(Nanos now, std::size_t budget, OnExpire&& on_expire) {
+    return wheel_.advance(now, budget, [&](FlowId conn) {
+      on_expire(conn, std::as_const(connections_[conn]));
+      remove(conn);
+    });
+  }
+
+  const Connection& connection(ConnId conn) const { return connections_[conn]; }
+  Nanos deadline(ConnId conn) const { return wheel_.deadline(conn); }
+  Nanos timeout_of(const Connection& c) const {
+    switch (c.protocol) {
+      case ipproto::kTcp: return timeouts_.tcp_timeout(c.tcp.state);
+      case ipproto::kUdp: return c.replied ? timeouts_.udp_replied : timeouts_.udp_unreplied;
+      case ipproto::kIcmp:
+      case ipproto::kIcmpV6: return timeouts_.icmp;
+      default: return timeouts_.other;
+    }
+  }
+
+  // Visits every live connection: visit(conn, connection).
+  template <class Visit>
+  void for_each(Visit&& visit) const {
+    for (std::size_t id = 0; id < links_.size(); ++id) {
+      if (live(static_cast<ConnId>(id))) visit(static_cast<ConnId>(id), connections_[id]);
+    }
+  }
+
+  std::size_t size() const { return size_; }
+  std::size_t capacity() const { return max_connections_; }
+  const Table& table() const { return table_; }
+  std::size_t memory_bytes() const {
+    return table_.memory_bytes() + links_.capacity() * sizeof(Link) + connections_.capacity() * sizeof(Connection) +
+           wheel_.memory_bytes();
+  }
+
+ private:
+  struct Link {
+    ConnId conn = kNoConn;
+    Direction direction = Direction::original;
+  };
+
+  ConnMatch match_of(FlowId id) const {
+    if (id == kNoFlow) return {};
+    return {links_[id].conn, links_[id].direction};
+  }
+
+  void remove(ConnId conn) {
+    const Connection& c = connections_[conn];
+    table_.erase(c.original, c.original_hash);
+    if (c.reply_id != conn) table_.erase(c.reply, c.reply_hash);
+    --size_;
+  }
+
+  Table table_;
+  std::vector<Link> links_;               // by FlowId of either entry
+  std::vector<Connection> connections_;   // by ConnId
+  TimerWheel wheel_;                      // by ConnId: armed exactly while the connection lives
+  ConntrackTimeouts timeouts_;
+  std::size_t max_connections_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace flowtrack

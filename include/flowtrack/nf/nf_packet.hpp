@@ -1,0 +1,47 @@
+// What every network function sees and returns: a parsed packet whose frame it may rewrite in place,
+// a verdict, and drop reasons counted per function.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "flowtrack/packet/parser.hpp"
+
+namespace flowtrack {
+
+struct NfPacket {
+  std::span<std::uint8_t> frame;  // writable; rewrites keep every checksum right (packet/rewrite.hpp)
+  ParsedPacket parsed;            // parse_frame's result for `frame` (status ok)
+  std::uint32_t wire_length = 0;
+};
+
+enum class Verdict : std::uint8_t { forward, drop };
+
+enum class NfDrop : std::uint8_t {
+  no_backend,      // a new connection to a service with no backend that takes new connections
+  table_full,      // a new connection found no room in the connection table
+  tuple_conflict,  // a new connection's reply tuple belongs to another connection
+  count_,
+};
+
+inline constexpr std::size_t kNfDropCount = static_cast<std::size_t>(NfDrop::count_);
+
+std::string_view nf_drop_name(NfDrop drop);
+
+struct NfCounters {
+  std::uint64_t forwarded = 0;
+  std::uint64_t rewritten = 0;     // forwarded after a rewrite
+  std::uint64_t passed = 0;        // forwarded untouched: not for this function (no service, no mapping)
+  std::uint64_t connections_created = 0;
+  std::uint64_t connections_expired = 0;
+  std::array<std::uint64_t, kNfDropCount> drops{};
+
+  Verdict drop(NfDrop reason) {
+    ++drops[static_cast<std::size_t>(reason)];
+    return Verdict::drop;
+  }
+};
+
+}  // namespace flowtrack

@@ -1,0 +1,159 @@
+// "lb": the stateful L4 load balancer (seed 000's FlowIPManager + FlowIPLoadBalancer and its reverse
+// element, seed 002's use case). A connection to a service (VIP, port, protocol) gets a backend when
+// its first packet arrives, by the configured policy; the connection tracker remembers the choice, so
+// every later packet of the connection, in either direction, is rewritten the same way whatever
+// happens to the backend pool meanwhile:
+//   client -> VIP:port          becomes  client -> backend:port'   (destination rewritten)
+//   backend:port' -> client     becomes  VIP:port -> client        (source restored)
+// Checksums are updated incrementally. The tracker holds both tuples of the connection, the second
+// being the backend's reply tuple, so a reply finds its connection in the same single lookup.
+//
+// A TCP connection whose first packet is not a SYN (its state was lost: a restart, a failover) gets
+// the consistent (Maglev) choice whatever the policy, so it most likely reaches the backend it had.
+// When the table is full a new connection is dropped and counted (never an eviction), or, with
+// `stateless_when_full`, forwarded by the consistent choice without state.
+// Packets that are neither to a service nor of a tracked connection pass untouched.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "flowtrack/conntrack/conn_tracker.hpp"
+#include "flowtrack/hash/crc32c.hpp"
+#include "flowtrack/nf/backend_pool.hpp"
+#include "flowtrack/nf/nf_packet.hpp"
+#include "flowtrack/packet/rewrite.hpp"
+
+namespace flowtrack {
+
+struct StatefulLbConfig {
+  std::vector<ServiceConfig> services;
+  LbPolicy policy = LbPolicy::maglev;
+  std::size_t max_connections = 1 << 20;
+  bool stateless_when_full = false;
+  ConntrackTimeouts timeouts;
+  std::uint32_t maglev_size = MaglevTable::kDefaultSize;
+  std::uint64_t seed = 1;  // weighted_random's generator
+};
+
+template <FlowTable Table>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+class StatefulLb {
+ public:
+  explicit StatefulLb(const StatefulLbConfig& config, Nanos start = 0)
+      : config_(config),
+        tracker_(config.max_connections, config.timeouts, {.tick = 100 * kNanosPerMilli, .levels = 4, .start = start}),
+        assignment_(tracker_.table().capacity()),
+        rng_(config.seed) {
+    for (const ServiceConfig& s : config.services) services_.emplace_back(s, config.maglev_size);
+  }
+
+  Verdict process(NfPacket& packet, Nanos now) {
+    const ParsedPacket& p = packet.parsed;
+    if (p.ip_version != 4 || !p.has_ports) return pass();
+    const FlowKeyV4& key = p.key4;
+    const std::uint32_t hash = flow_hash(key);
+    ConnMatch match = tracker_.find(key, hash);
+    if (!match) {
+      const std::uint32_t service = service_of(key);
+      if (service == kNoService) return pass();
+      const bool lost_state = key.protocol == ipproto::kTcp && (p.tcp_flags & tcpflag::kSyn) == 0;
+      Service& svc = services_[service];
+      const std::uint32_t backend = svc.choose(lost_state ? LbPolicy::maglev : config_.policy, hash, rng_);
+      if (backend == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);
+      const BackendConfig& b = svc.backends()[backend].config;
+      FlowKeyV4 reply = key;  // what the backend's answers carry
+      reply.src_addr = b.address;
+      reply.dst_addr = key.src_addr;
+      reply.src_port = b.port != 0 ? b.port : key.dst_port;
+      reply.dst_port = key.src_port;
+      const CreateResult created = tracker_.create(key, hash, reply, flow_hash(reply), key.protocol, now);
+      if (created.status == CreateStatus::full) {
+        if (!config_.stateless_when_full) return counters_.drop(NfDrop::table_full);
+        const std::uint32_t fallback = svc.choose(LbPolicy::maglev, hash, rng_);
+        if (fallback == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);
+        to_backend(packet, svc.backends()[fallback].config);
+        return rewritten();
+      }
+      if (created.status == CreateStatus::reply_taken) return counters_.drop(NfDrop::tuple_conflict);
+      match = created.match;
+      if (created.status == CreateStatus::created) {
+        assignment_[match.conn] = {service, backend};
+        Backend& chosen = svc.backends()[backend];
+        ++chosen.connections;
+        ++chosen.total_connections;
+        ++counters_.connections_created;
+      }
+    }
+    const Assignment a = assignment_[match.conn];
+    Service& svc = services_[a.service];
+    if (match.direction == Direction::original) {
+      to_backend(packet, svc.backends()[a.backend].config);
+    } else {
+      rewrite_ipv4_src(packet.frame, p, svc.config().vip);
+      rewrite_src_port(packet.frame, p, svc.config().port);
+    }
+    tracker_.update(match, p, packet.wire_length, now);
+    return rewritten();
+  }
+
+  // Ages connections out; their backends' live counts drop.
+  std::size_t expire(Nanos now, std::size_t budget = 4096) {
+    const std::size_t n = tracker_.expire(now, budget, [&](ConnId conn, const auto&) {
+      const Assignment a = assignment_[conn];
+      --services_[a.service].backends()[a.backend].connections;
+    });
+    counters_.connections_expired += n;
+    return n;
+  }
+
+  std::vector<Service>& services() { return services_; }
+  const std::vector<Service>& services() const { return services_; }
+  const ConnTracker<Table>& tracker() const { return tracker_; }
+  const NfCounters& counters() const { return counters_; }
+  // The backend a live connection was given: (service index, backend index).
+  std::pair<std::uint32_t, std::uint32_t> assignment(ConnId conn) const {
+    return {assignment_[conn].service, assignment_[conn].backend};
+  }
+
+ private:
+  static constexpr std::uint32_t kNoService = ~std::uint32_t{0};
+
+  struct Assignment {
+    std::uint32_t service = kNoService;
+    std::uint32_t backend = Service::kNoBackend;
+  };
+
+  std::uint32_t service_of(const FlowKeyV4& key) const {
+    for (std::uint32_t i = 0; i < services_.size(); ++i) {
+      const ServiceConfig& s = services_[i].config();
+      if (s.vip == key.dst_addr && s.port == key.dst_port && s.protocol == key.protocol) return i;
+    }
+    return kNoService;
+  }
+
+  void to_backend(NfPacket& packet, const BackendConfig& b) {
+    rewrite_ipv4_dst(packet.frame, packet.parsed, b.address);
+    if (b.port != 0) rewrite_dst_port(packet.frame, packet.parsed, b.port);
+  }
+
+  Verdict pass() {
+    ++counters_.passed;
+    ++counters_.forwarded;
+    return Verdict::forward;
+  }
+  Verdict rewritten() {
+    ++counters_.rewritten;
+    ++counters_.forwarded;
+    return Verdict::forward;
+  }
+
+  StatefulLbConfig config_;
+  ConnTracker<Table> tracker_;
+  std::vector<Assignment> assignment_;  // by ConnId
+  std::vector<Service> services_;
+  Random rng_;
+  NfCounters counters_;
+};
+
+}  // namespace flowtrack

@@ -1,0 +1,122 @@
+#include "flowtrack/nf/backend_pool.hpp"
+
+namespace flowtrack {
+
+std::optional<LbPolicy> lb_policy_from_name(std::string_view name) {
+  if (name == "round_robin") return LbPolicy::round_robin;
+  if (name == "weighted_random") return LbPolicy::weighted_random;
+  if (name == "maglev") return LbPolicy::maglev;
+  if (name == "least_connections") return LbPolicy::least_connections;
+  return std::nullopt;
+}
+
+std::string_view lb_policy_name(LbPolicy policy) {
+  switch (policy) {
+    case LbPolicy::round_robin: return "round_robin";
+    case LbPolicy::weighted_random: return "weighted_random";
+    case LbPolicy::maglev: return "maglev";
+    case LbPolicy::least_connections: return "least_connections";
+  }
+  return "unknown";
+}
+
+Service::Service(ServiceConfig config, std::uint32_t maglev_size) : config_(std::move(config)), maglev_(maglev_size) {
+  for (const BackendConfig& b : config_.backends) backends_.push_back({b});
+  rebuild();
+}
+
+void Service::rebuild() {
+  std::vector<MaglevTable::Backend> live;
+  maglev_index_.clear();
+  for (std::uint32_t i = 0; i < backends_.size(); ++i) {
+    if (!backends_[i].takes_new()) continue;
+    live.push_back({backends_[i].config.name, backends_[i].config.weight});
+    maglev_index_.push_back(i);
+  }
+  maglev_.populate(live);
+}
+
+Backend* Service::find(const std::string& name) {
+  for (Backend& b : backends_) {
+    if (b.config.name == name && !b.removed) return &b;
+  }
+  return nullptr;
+}
+
+std::uint32_t Service::choose(LbPolicy policy, std::uint32_t hash, Random& rng) {
+  switch (policy) {
+    case LbPolicy::maglev: {
+      const std::uint32_t m = maglev_.lookup(hash);
+      return m == MaglevTable::kNoBackend ? kNoBackend : maglev_index_[m];
+    }
+    case LbPolicy::round_robin: {
+      std::int64_t total = 0;
+      Backend* best = nullptr;
+      std::uint32_t best_index = kNoBackend;
+      for (std::uint32_t i = 0; i < backends_.size(); ++i) {
+        Backend& b = backends_[i];
+        if (!b.takes_new()) continue;
+        b.smooth_weight += b.config.weight;
+        total += b.config.weight;
+        if (best == nullptr || b.smooth_weight > best->smooth_weight) {
+          best = &b;
+          best_index = i;
+        }
+      }
+      if (best != nullptr) best->smooth_weight -= total;
+      return best_index;
+    }
+    case LbPolicy::weighted_random: {
+      std::uint64_t total = 0;
+      for (const Backend& b : backends_) total += b.takes_new() ? b.config.weight : 0;
+      if (total == 0) return kNoBackend;
+      std::uint64_t pick = rng.below(total);
+      for (std::uint32_t i = 0; i < backends_.size(); ++i) {
+        if (!backends_[i].takes_new()) continue;
+        if (pick < backends_[i].config.weight) return i;
+        pick -= backends_[i].config.weight;
+      }
+      return kNoBackend;
+    }
+    case LbPolicy::least_connections: {
+      std::uint32_t best = kNoBackend;
+      for (std::uint32_t i = 0; i < backends_.size(); ++i) {
+        const Backend& b = backends_[i];
+        if (!b.takes_new()) continue;
+        // connections / weight compared without division: a.c * b.w < b.c * a.w.
+        if (best == kNoBackend || b.connections * backends_[best].config.weight <
+                                      backends_[best].connections * b.config.weight) {
+          best = i;
+        }
+      }
+      return best;
+    }
+  }
+  return kNoBackend;
+}
+
+bool Service::add_backend(const BackendConfig& backend) {
+  if (find(backend.name) != nullptr) return false;
+  backends_.push_back({backend});
+  rebuild();
+  return true;
+}
+
+bool Service::set_weight(const std::string& name, std::uint32_t weight) {
+  Backend* b = find(name);
+  if (b == nullptr) return false;
+  b->config.weight = weight;
+  b->smooth_weight = 0;
+  rebuild();
+  return true;
+}
+
+bool Service::remove_backend(const std::string& name) {
+  Backend* b = find(name);
+  if (b == nullptr) return false;
+  b->removed = true;
+  rebuild();
+  return true;
+}
+
+}  // namespace flowtrack

@@ -1,0 +1,57 @@
+#include "flowtrack/nf/maglev.hpp"
+
+#include <stdexcept>
+
+#include "flowtrack/hash/seeded_hash.hpp"
+
+namespace flowtrack {
+
+bool is_prime(std::uint32_t n) {
+  if (n < 2) return false;
+  for (std::uint32_t d = 2; static_cast<std::uint64_t>(d) * d <= n; ++d) {
+    if (n % d == 0) return false;
+  }
+  return true;
+}
+
+MaglevTable::MaglevTable(std::uint32_t size) : entries_(size, kNoBackend) {
+  if (size < 3 || !is_prime(size)) throw std::invalid_argument("maglev: the table size must be a prime >= 3");
+}
+
+void MaglevTable::populate(std::span<const Backend> backends) {
+  const std::uint32_t m = size();
+  std::fill(entries_.begin(), entries_.end(), kNoBackend);
+  std::uint64_t total_weight = 0;
+  for (const Backend& b : backends) total_weight += b.weight;
+  if (total_weight == 0) return;
+
+  struct Walk {
+    std::uint32_t offset, skip, next = 0;  // next: how far along its permutation the backend is
+  };
+  std::vector<Walk> walks;
+  walks.reserve(backends.size());
+  for (const Backend& b : backends) {
+    const std::span<const std::uint8_t> name(reinterpret_cast<const std::uint8_t*>(b.name.data()), b.name.size());
+    walks.push_back({static_cast<std::uint32_t>(seeded_hash(name, 0x6d61676c6576ull) % m),
+                     static_cast<std::uint32_t>(seeded_hash(name, 0x736b6970ull) % (m - 1)) + 1});
+  }
+  std::uint32_t filled = 0;
+  while (filled < m) {
+    for (std::size_t i = 0; i < backends.size() && filled < m; ++i) {
+      for (std::uint32_t turn = 0; turn < backends[i].weight && filled < m; ++turn) {
+        Walk& w = walks[i];
+        // The next free entry on this backend's permutation; the permutation covers every entry and
+        // one is still free, so this ends within m steps.
+        std::uint32_t entry;
+        do {
+          entry = static_cast<std::uint32_t>((w.offset + static_cast<std::uint64_t>(w.next) * w.skip) % m);
+          ++w.next;
+        } while (entries_[entry] != kNoBackend);
+        entries_[entry] = static_cast<std::uint32_t>(i);
+        ++filled;
+      }
+    }
+  }
+}
+
+}  // namespace flowtrack
