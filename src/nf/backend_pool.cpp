@@ -45,10 +45,7 @@ Backend* Service::find(const std::string& name) {
 
 std::uint32_t Service::choose(LbPolicy policy, std::uint32_t hash, Random& rng) {
   switch (policy) {
-    case LbPolicy::maglev: {
-      const std::uint32_t m = maglev_.lookup(hash);
-      return m == MaglevTable::kNoBackend ? kNoBackend : maglev_index_[m];
-    }
+    case LbPolicy::maglev: return consistent_choice(hash);
     case LbPolicy::round_robin: {
       std::int64_t total = 0;
       Backend* best = nullptr;

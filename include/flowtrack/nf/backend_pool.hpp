@@ -65,7 +65,11 @@ class Service {
 
   // A backend for a new connection whose flow hash is `hash`, or kNoBackend.
   std::uint32_t choose(LbPolicy policy, std::uint32_t hash, Random& rng);
-  std::uint32_t consistent_choice(std::uint32_t hash) const { return maglev_.lookup(hash); }
+  // The Maglev choice for a flow hash: an index into backends(), or kNoBackend.
+  std::uint32_t consistent_choice(std::uint32_t hash) const {
+    const std::uint32_t m = maglev_.lookup(hash);
+    return m == MaglevTable::kNoBackend ? kNoBackend : maglev_index_[m];
+  }
 
   // Control plane. Names are unique within a service; false when the name is unknown (or, for add,
   // already present and not removed).

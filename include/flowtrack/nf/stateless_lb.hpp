@@ -1,0 +1,48 @@
+// "slb": the stateless L4 load balancer (seed 000's IPLoadBalancer): every packet to a service is sent
+// to the backend its flow hash selects, with no per-connection state, and packets from a backend are
+// given back the service's address (the reverse element) by a static map from backend to service.
+//
+// Selection is Maglev (default: consistent, so a backend change moves only the flows that must move)
+// or hash modulo the number of backends taking new flows (seed 000's choice: any change moves almost
+// every flow). Without state, a pool change moves flows mid-connection: that is what the stateful LB
+// (stateful_lb.hpp) exists to prevent, and the tests show it.
+#pragma once
+
+#include <vector>
+
+#include "flowtrack/aging/clock.hpp"
+#include "flowtrack/nf/backend_pool.hpp"
+#include "flowtrack/nf/nf_packet.hpp"
+
+namespace flowtrack {
+
+enum class StatelessSelection : std::uint8_t { maglev, modulo };
+
+struct StatelessLbConfig {
+  std::vector<ServiceConfig> services;
+  StatelessSelection selection = StatelessSelection::maglev;
+  std::uint32_t maglev_size = MaglevTable::kDefaultSize;
+};
+
+class StatelessLb {
+ public:
+  explicit StatelessLb(const StatelessLbConfig& config);
+
+  Verdict process(NfPacket& packet, Nanos now);
+  std::size_t expire(Nanos, std::size_t = 0) { return 0; }
+
+  std::vector<Service>& services() { return services_; }
+  const NfCounters& counters() const { return counters_; }
+  // Packets sent to each backend, by service then backend index.
+  const std::vector<std::vector<std::uint64_t>>& sent() const { return sent_; }
+
+ private:
+  std::uint32_t select(Service& service, std::uint32_t hash) const;
+
+  StatelessSelection selection_;
+  std::vector<Service> services_;
+  std::vector<std::vector<std::uint64_t>> sent_;
+  NfCounters counters_;
+};
+
+}  // namespace flowtrack
