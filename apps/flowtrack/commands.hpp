@@ -13,6 +13,7 @@ struct UserError : std::runtime_error {
 };
 
 void add_trace_commands(CLI::App& app);
+void add_run_command(CLI::App& app);
 // `flowtrack bench`: its subcommands, each in its own file.
 void add_bench_commands(CLI::App& app);
 void add_table_bench(CLI::App& bench);

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "flowtrack 0.1.0");
   flowtrack::cli::add_trace_commands(app);
   flowtrack::cli::add_bench_commands(app);
+  flowtrack::cli::add_run_command(app);
 
   try {
     app.parse(argc, argv);

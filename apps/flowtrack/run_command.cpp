@@ -1,0 +1,246 @@
+// `flowtrack run`: replays a pcap through a network function on N workers and writes what it forwards.
+//
+// Packets reach workers by RSS with the symmetric key (both directions of a connection meet on one
+// worker), as `bench scale`'s hardware steering does; each worker runs its own instance of the
+// function (the sharded strategy) over its queue, in trace order, with the trace's timestamps as the
+// clock (so timeouts mean what they say), expiring idle connections once per burst of 32. Forwarded
+// packets are merged back in time order into --out. The report gives Mpps per worker (TSC time of the
+// processing loop: parse, function, copy out), packets in and out, drops by reason, connections, and
+// for the load balancers what each backend received.
+#include <fmt/core.h>
+#include <x86intrin.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "commands.hpp"
+#include "flowtrack/io/pcap_reader.hpp"
+#include "flowtrack/nf/forwarder.hpp"
+#include "flowtrack/nf/nf_config.hpp"
+#include "flowtrack/runtime/cpu.hpp"
+#include "flowtrack/runtime/rss_steering.hpp"
+#include "flowtrack/table/registry.hpp"
+#include "flowtrack/util/tsc.hpp"
+
+namespace flowtrack::cli {
+namespace {
+
+struct RunCommandOptions {
+  std::string nf = "lb";
+  std::string config;
+  std::string in, out;
+  std::string out_format = "pcap";
+  unsigned workers = 1;
+  std::string table = "cuckoo";
+  std::string scaling = "sharded";
+  std::string aging = "wheel";
+  bool json = false;
+};
+
+// What one worker did.
+struct WorkerResult {
+  PacketStore out{LinkType::ethernet};
+  std::uint64_t packets = 0, forwarded = 0, cycles = 0;
+  std::array<std::uint64_t, kParseStatusCount> parse_drops{};
+  NfCounters counters;
+  std::size_t live_connections = 0;
+  std::map<std::string, std::uint64_t> backends;  // name -> connections (lb) or packets (slb)
+};
+
+template <class Nf>
+void run_worker(Nf& nf, const PacketStore& queue, WorkerResult& result) {
+  std::array<std::uint8_t, 65536> scratch;
+  result.out = PacketStore(queue.link_type());
+  result.out.reserve(queue.size(), queue.arena_bytes());
+  const std::uint64_t start = tsc_begin();
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    const PacketView packet = queue[i];
+    const std::span<std::uint8_t> frame(scratch.data(), packet.bytes.size());
+    std::copy(packet.bytes.begin(), packet.bytes.end(), frame.begin());
+    NfPacket p{frame, {}, packet.wire_length};
+    ++result.packets;
+    const ParseStatus status = parse_frame(frame, queue.link_type(), p.parsed);
+    if (status != ParseStatus::ok) {
+      ++result.parse_drops[static_cast<std::size_t>(status)];
+    } else if (nf.process(p, packet.timestamp_ns) == Verdict::forward) {
+      result.out.append(frame, packet.timestamp_ns, packet.wire_length);
+      ++result.forwarded;
+    }
+    if (i % 32 == 31) nf.expire(packet.timestamp_ns);
+  }
+  result.cycles = tsc_end() - start;
+  result.counters = nf.counters();
+}
+
+// Every worker: pin, copy its queue (first touch near its core), build its function, run.
+template <class MakeNf, class Collect>
+std::vector<WorkerResult> run_workers(const PacketStore& trace, const PacketPartition& partition, unsigned workers,
+                                      MakeNf&& make_nf, Collect&& collect) {
+  std::vector<WorkerResult> results(workers);
+  std::vector<std::thread> threads;
+  for (unsigned w = 0; w < workers; ++w) {
+    threads.emplace_back([&, w] {
+      pin_current_thread(w);
+      PacketStore queue(trace.link_type());
+      for (const std::uint32_t i : partition.packets[w]) queue.append(trace[i]);
+      auto nf = make_nf(queue.empty() ? Nanos{0} : queue[0].timestamp_ns);
+      run_worker(*nf, queue, results[w]);
+      collect(*nf, results[w]);
+    });
+  }
+  for (auto& t : threads) t.join();
+  return results;
+}
+
+PacketStore merge_in_time_order(std::vector<WorkerResult>& results, LinkType link) {
+  std::vector<std::pair<std::uint64_t, std::pair<std::size_t, std::size_t>>> order;  // (time, (worker, index))
+  std::size_t bytes = 0;
+  for (std::size_t w = 0; w < results.size(); ++w) {
+    for (std::size_t i = 0; i < results[w].out.size(); ++i) order.push_back({results[w].out[i].timestamp_ns, {w, i}});
+    bytes += results[w].out.arena_bytes();
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  PacketStore merged(link);
+  merged.reserve(order.size(), bytes);
+  for (const auto& [time, where] : order) merged.append(results[where.first].out[where.second]);
+  return merged;
+}
+
+void report(const RunCommandOptions& o, const std::vector<WorkerResult>& results, std::size_t flows_in_trace) {
+  std::uint64_t packets = 0, forwarded = 0, created = 0, live = 0, max_cycles = 0;
+  std::map<std::string, std::uint64_t> drops, backends;
+  std::vector<double> worker_mpps;
+  for (const WorkerResult& r : results) {
+    packets += r.packets;
+    forwarded += r.forwarded;
+    created += r.counters.connections_created;
+    live += r.live_connections;
+    max_cycles = std::max(max_cycles, r.cycles);
+    for (std::size_t s = 0; s < kParseStatusCount; ++s) {
+      if (r.parse_drops[s] != 0) drops[std::string(parse_status_name(static_cast<ParseStatus>(s)))] += r.parse_drops[s];
+    }
+    for (std::size_t d = 0; d < kNfDropCount; ++d) {
+      if (r.counters.drops[d] != 0) drops[std::string(nf_drop_name(static_cast<NfDrop>(d)))] += r.counters.drops[d];
+    }
+    for (const auto& [name, n] : r.backends) backends[name] += n;
+    worker_mpps.push_back(r.cycles > 0 ? static_cast<double>(r.packets) * tsc_hz() / static_cast<double>(r.cycles) / 1e6 : 0);
+  }
+  const double mpps = max_cycles > 0 ? static_cast<double>(packets) * tsc_hz() / static_cast<double>(max_cycles) / 1e6 : 0;
+  const bool lb = o.nf == "lb";
+  if (o.json) {
+    nlohmann::json j = {{"nf", o.nf}, {"table", o.table}, {"scaling", o.scaling}, {"workers", o.workers},
+                        {"mpps", mpps}, {"worker_mpps", worker_mpps}, {"packets_in", packets},
+                        {"packets_out", forwarded}, {"drops", drops}, {"connections", created},
+                        {"connections_live", live}};
+    if (lb) j["backends"] = backends;
+    if (o.nf == "slb") j["backend_packets"] = backends;
+    fmt::print("{}\n", j.dump());
+    return;
+  }
+  fmt::print("flowtrack run: nf {}, {} worker(s), table {}, {} scaling\n", o.nf, o.workers, o.table, o.scaling);
+  fmt::print("  packets in {}, out {}, {:.2f} Mpps ({})\n", packets, forwarded, mpps,
+             fmt::join(worker_mpps | std::views::transform([](double m) { return fmt::format("{:.2f}", m); }), " + "));
+  std::uint64_t dropped = 0;
+  for (const auto& [reason, n] : drops) dropped += n;
+  fmt::print("  drops {}{}\n", dropped, drops.empty() ? "" : ":");
+  for (const auto& [reason, n] : drops) fmt::print("    {:<24} {}\n", reason, n);
+  if (lb) fmt::print("  connections {} created ({} directed flows in the trace), {} live at the end\n", created, flows_in_trace, live);
+  if (!backends.empty()) {
+    fmt::print("  {}:\n", lb ? "connections per backend" : "packets per backend");
+    for (const auto& [name, n] : backends) fmt::print("    {:<24} {}\n", name, n);
+  }
+}
+
+void run_command(const RunCommandOptions& o) {
+  if (o.scaling != "sharded") {
+    throw UserError(fmt::format("run: --scaling {}: the network functions run sharded (one instance per worker, "
+                                "RSS steering); shared tables are for `bench scale`", o.scaling));
+  }
+  if (o.aging != "wheel") {
+    throw UserError(fmt::format("run: --aging {}: the connection tracker ages with the timer wheel", o.aging));
+  }
+  if (o.workers == 0 || o.workers > 64) throw UserError("run: --workers must be in 1..64");
+  if (o.nf != "fwd" && o.config.empty()) throw UserError(fmt::format("run: --nf {} needs --config FILE", o.nf));
+  if (o.nf == "nat") throw UserError("run: --nf nat is not available yet");
+  PacketStore trace;
+  try {
+    trace = PacketStore::load_pcap(o.in);
+  } catch (const PcapError& e) {
+    throw UserError(e.what());
+  }
+  const PacketPartition partition = partition_by_rss(trace, RssSteering(o.workers));
+  std::size_t flows = 0;
+  for (const std::size_t f : partition.ipv4_flows) flows += f;
+
+  std::vector<WorkerResult> results;
+  try {
+    if (o.nf == "fwd") {
+      results = run_workers(trace, partition, o.workers, [](Nanos) { return std::make_unique<Forwarder>(); },
+                            [](Forwarder&, WorkerResult&) {});
+    } else if (o.nf == "slb") {
+      const StatelessLbConfig config = load_stateless_lb_config(o.config);
+      results = run_workers(
+          trace, partition, o.workers, [&](Nanos) { return std::make_unique<StatelessLb>(config); },
+          [](StatelessLb& nf, WorkerResult& r) {
+            for (std::size_t s = 0; s < nf.services().size(); ++s) {
+              const auto& backends = nf.services()[s].backends();
+              for (std::size_t b = 0; b < backends.size() && b < nf.sent()[s].size(); ++b) {
+                r.backends[backends[b].config.name] += nf.sent()[s][b];
+              }
+            }
+          });
+    } else if (o.nf == "lb") {
+      const StatefulLbConfig config = load_stateful_lb_config(o.config);
+      const bool known = with_table<FlowKeyV4>(o.table, [&]<class Table>(std::type_identity<Table>) {
+        if constexpr (Table::kConcurrency == Concurrency::single_thread ||
+                      Table::kConcurrency == Concurrency::single_writer_many_readers) {
+          results = run_workers(
+              trace, partition, o.workers, [&](Nanos start) { return std::make_unique<StatefulLb<Table>>(config, start); },
+              [](StatefulLb<Table>& nf, WorkerResult& r) {
+                r.live_connections = nf.tracker().size();
+                for (const Service& s : nf.services()) {
+                  for (const Backend& b : s.backends()) r.backends[b.config.name] += b.total_connections;
+                }
+              });
+        } else {
+          throw UserError(fmt::format("run: table {} is a shared table; the sharded run gives each worker its own", o.table));
+        }
+      });
+      if (!known) throw UserError(fmt::format("run: unknown table '{}'", o.table));
+    } else {
+      throw UserError(fmt::format("run: unknown --nf '{}' (fwd, slb, lb, nat)", o.nf));
+    }
+  } catch (const ConfigError& e) {
+    throw UserError(e.what());
+  }
+  if (!o.out.empty()) {
+    const PacketStore merged = merge_in_time_order(results, trace.link_type());
+    try {
+      merged.save_pcap(o.out, o.out_format == "pcapng" ? CaptureFormat::pcapng : CaptureFormat::pcap);
+    } catch (const PcapError& e) {
+      throw UserError(e.what());
+    }
+  }
+  report(o, results, flows);
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto o = std::make_shared<RunCommandOptions>();
+  auto* run = app.add_subcommand("run", "replay a pcap through a network function");
+  run->add_option("--nf", o->nf, "fwd, slb, lb, nat")->check(CLI::IsMember({"fwd", "slb", "lb", "nat"}));
+  run->add_option("--config", o->config, "the function's TOML configuration (see examples/)");
+  run->add_option("--in", o->in, "input pcap or pcapng")->required();
+  run->add_option("--out", o->out, "write the forwarded packets here");
+  run->add_option("--out-format", o->out_format, "pcap (default) or pcapng")->check(CLI::IsMember({"pcap", "pcapng"}));
+  run->add_option("--workers", o->workers, "worker threads (RSS steering)");
+  run->add_option("--table", o->table, "connection table (lb): any single-thread table of `bench table`");
+  run->add_option("--scaling", o->scaling, "sharded (one function instance per worker)");
+  run->add_option("--aging", o->aging, "wheel");
+  run->add_flag("--json", o->json, "one JSON object");
+  run->callback([o] { run_command(*o); });
+}
+
+}  // namespace flowtrack::cli

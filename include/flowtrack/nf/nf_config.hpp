@@ -1,0 +1,33 @@
+// Network-function configuration files (TOML), as `flowtrack run --config FILE` reads them. The format,
+// with an example per function, is in the README and examples/.
+//
+//   [lb]                     stateful LB options (policy, max_connections, stateless_when_full)
+//   [slb]                    stateless LB options (selection = "maglev" | "modulo")
+//   [timeouts]               connection timeouts in seconds (tcp_<state>, udp_unreplied, udp_replied,
+//                            icmp, other); Linux conntrack's by default
+//   [[service]]              name, vip, port, protocol ("tcp" | "udp"); vip and port may be arrays,
+//                            which repeat the service for every (vip, port) pair
+//   [[service.backend]]      name, address, port (0 or absent: the service's port), weight (1)
+//
+// Every problem is reported as one ConfigError whose message names the file, the line and the key:
+// "lb.toml:7: service.port: expected an integer in 0..65535". Unknown keys are errors (a misspelt
+// key would otherwise be silently ignored).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "flowtrack/nf/stateful_lb.hpp"
+#include "flowtrack/nf/stateless_lb.hpp"
+
+namespace flowtrack {
+
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Both read the services; each reads its own section and ignores the other's.
+StatelessLbConfig load_stateless_lb_config(const std::string& path);
+StatefulLbConfig load_stateful_lb_config(const std::string& path);
+
+}  // namespace flowtrack

@@ -1,0 +1,232 @@
+#include "flowtrack/nf/nf_config.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <set>
+#include <toml.hpp>
+
+namespace flowtrack {
+namespace {
+
+using Value = toml::value;
+
+[[noreturn]] void fail(const Value& at, const std::string& key, const std::string& problem) {
+  const toml::source_location loc = at.location();
+  throw ConfigError(fmt::format("{}:{}: {}: {}", loc.file_name(), loc.line(), key, problem));
+}
+
+// The keys of `table` must all be in `allowed`.
+void only_keys(const Value& table, const std::string& where, const std::set<std::string>& allowed) {
+  for (const auto& [key, value] : table.as_table()) {
+    if (!allowed.contains(key)) fail(value, where + "." + key, "unknown key");
+  }
+}
+
+const Value* find(const Value& table, const std::string& key) {
+  const auto& t = table.as_table();
+  const auto it = t.find(key);
+  return it == t.end() ? nullptr : &it->second;
+}
+
+std::string string_at(const Value& table, const std::string& where, const std::string& key, const std::string& fallback,
+                      bool required = false) {
+  const Value* v = find(table, key);
+  if (v == nullptr) {
+    if (required) fail(table, where + "." + key, "missing");
+    return fallback;
+  }
+  if (!v->is_string()) fail(*v, where + "." + key, "expected a string");
+  return v->as_string().str;
+}
+
+std::int64_t integer_at(const Value& table, const std::string& where, const std::string& key, std::int64_t fallback,
+                        std::int64_t low, std::int64_t high, bool required = false) {
+  const Value* v = find(table, key);
+  if (v == nullptr) {
+    if (required) fail(table, where + "." + key, "missing");
+    return fallback;
+  }
+  if (!v->is_integer() || v->as_integer() < low || v->as_integer() > high) {
+    fail(*v, where + "." + key, fmt::format("expected an integer in {}..{}", low, high));
+  }
+  return v->as_integer();
+}
+
+bool bool_at(const Value& table, const std::string& where, const std::string& key, bool fallback) {
+  const Value* v = find(table, key);
+  if (v == nullptr) return fallback;
+  if (!v->is_boolean()) fail(*v, where + "." + key, "expected true or false");
+  return v->as_boolean();
+}
+
+std::uint32_t address_at(const Value& table, const std::string& where, const std::string& key) {
+  const std::string text = string_at(table, where, key, "", true);
+  in_addr parsed{};
+  if (inet_pton(AF_INET, text.c_str(), &parsed) != 1) {
+    fail(*find(table, key), where + "." + key, fmt::format("'{}' is not an IPv4 address", text));
+  }
+  return parsed.s_addr;  // network order, as flow keys hold addresses
+}
+
+// A value that may be one item or an array of items, each read by `one`.
+template <class T, class One>
+std::vector<T> one_or_many(const Value& table, const std::string& where, const std::string& key, One&& one) {
+  const Value* v = find(table, key);
+  if (v == nullptr) fail(table, where + "." + key, "missing");
+  std::vector<T> out;
+  if (v->is_array()) {
+    if (v->as_array().empty()) fail(*v, where + "." + key, "empty array");
+    for (const Value& item : v->as_array()) out.push_back(one(item));
+  } else {
+    out.push_back(one(*v));
+  }
+  return out;
+}
+
+std::vector<std::uint32_t> addresses_at(const Value& table, const std::string& where, const std::string& key) {
+  return one_or_many<std::uint32_t>(table, where, key, [&](const Value& item) {
+    in_addr parsed{};
+    if (!item.is_string() || inet_pton(AF_INET, item.as_string().str.c_str(), &parsed) != 1) {
+      fail(item, where + "." + key, "expected an IPv4 address such as \"198.18.0.1\" (or an array of them)");
+    }
+    return static_cast<std::uint32_t>(parsed.s_addr);
+  });
+}
+
+std::vector<std::uint16_t> ports_at(const Value& table, const std::string& where, const std::string& key) {
+  return one_or_many<std::uint16_t>(table, where, key, [&](const Value& item) {
+    if (!item.is_integer() || item.as_integer() < 1 || item.as_integer() > 65535) {
+      fail(item, where + "." + key, "expected a port in 1..65535 (or an array of them)");
+    }
+    return to_network16(static_cast<std::uint16_t>(item.as_integer()));
+  });
+}
+
+Value parse_file(const std::string& path) {
+  try {
+    return toml::parse(path);
+  } catch (const toml::syntax_error& e) {
+    throw ConfigError(fmt::format("{}: not valid TOML: {}", path, e.what()));
+  } catch (const std::runtime_error& e) {
+    throw ConfigError(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
+std::vector<ServiceConfig> services_of(const Value& root) {
+  const Value* list = find(root, "service");
+  if (list == nullptr) fail(root, "service", "missing: at least one [[service]] is needed");
+  if (!list->is_array()) fail(*list, "service", "expected [[service]] tables");
+  std::vector<ServiceConfig> services;
+  for (const Value& s : list->as_array()) {
+    if (!s.is_table()) fail(s, "service", "expected a table");
+    only_keys(s, "service", {"name", "vip", "port", "protocol", "backend"});
+    ServiceConfig service;
+    service.name = string_at(s, "service", "name", fmt::format("service-{}", services.size()));
+    const std::string protocol = string_at(s, "service", "protocol", "tcp");
+    if (protocol == "tcp") service.protocol = ipproto::kTcp;
+    else if (protocol == "udp") service.protocol = ipproto::kUdp;
+    else fail(*find(s, "protocol"), "service.protocol", "expected \"tcp\" or \"udp\"");
+    const Value* backends = find(s, "backend");
+    if (backends == nullptr || !backends->is_array() || backends->as_array().empty()) {
+      fail(s, "service.backend", "missing: each service needs [[service.backend]] tables");
+    }
+    std::set<std::string> names;
+    for (const Value& b : backends->as_array()) {
+      if (!b.is_table()) fail(b, "service.backend", "expected a table");
+      only_keys(b, "service.backend", {"name", "address", "port", "weight"});
+      BackendConfig backend;
+      backend.name = string_at(b, "service.backend", "name", "", true);
+      if (!names.insert(backend.name).second) fail(b, "service.backend.name", fmt::format("'{}' appears twice", backend.name));
+      backend.address = address_at(b, "service.backend", "address");
+      backend.port = to_network16(static_cast<std::uint16_t>(integer_at(b, "service.backend", "port", 0, 0, 65535)));
+      backend.weight = static_cast<std::uint32_t>(integer_at(b, "service.backend", "weight", 1, 0, 1'000'000));
+      service.backends.push_back(backend);
+    }
+    // One service per (vip, port): both may be given as arrays, the service is then repeated.
+    for (const std::uint32_t vip : addresses_at(s, "service", "vip")) {
+      for (const std::uint16_t port : ports_at(s, "service", "port")) {
+        service.vip = vip;
+        service.port = port;
+        services.push_back(service);
+      }
+    }
+  }
+  return services;
+}
+
+ConntrackTimeouts timeouts_of(const Value& root) {
+  ConntrackTimeouts t;
+  const Value* table = find(root, "timeouts");
+  if (table == nullptr) return t;
+  if (!table->is_table()) fail(*table, "timeouts", "expected a table");
+  std::set<std::string> allowed = {"udp_unreplied", "udp_replied", "icmp", "other"};
+  for (std::size_t s = 0; s < kTcpStateCount; ++s) allowed.insert("tcp_" + std::string(tcp_state_name(static_cast<TcpState>(s))));
+  only_keys(*table, "timeouts", allowed);
+  constexpr std::int64_t kMaxSeconds = 10LL * 365 * 24 * 3600;
+  auto seconds = [&](const std::string& key, Nanos fallback) {
+    return static_cast<Nanos>(integer_at(*table, "timeouts", key, static_cast<std::int64_t>(fallback / kNanosPerSecond), 1,
+                                         kMaxSeconds)) * kNanosPerSecond;
+  };
+  for (std::size_t s = 0; s < kTcpStateCount; ++s) {
+    t.tcp[s] = seconds("tcp_" + std::string(tcp_state_name(static_cast<TcpState>(s))), t.tcp[s]);
+  }
+  t.udp_unreplied = seconds("udp_unreplied", t.udp_unreplied);
+  t.udp_replied = seconds("udp_replied", t.udp_replied);
+  t.icmp = seconds("icmp", t.icmp);
+  t.other = seconds("other", t.other);
+  return t;
+}
+
+const Value* section(const Value& root, const std::string& name) {
+  const Value* s = find(root, name);
+  if (s != nullptr && !s->is_table()) fail(*s, name, "expected a table");
+  return s;
+}
+
+void check_top_level(const Value& root) {
+  if (!root.is_table()) throw ConfigError("the configuration is not a TOML table");
+  only_keys(root, "(top level)", {"lb", "slb", "nat", "timeouts", "service"});
+}
+
+}  // namespace
+
+StatelessLbConfig load_stateless_lb_config(const std::string& path) {
+  const Value root = parse_file(path);
+  check_top_level(root);
+  StatelessLbConfig config;
+  config.services = services_of(root);
+  if (const Value* slb = section(root, "slb")) {
+    only_keys(*slb, "slb", {"selection", "maglev_size"});
+    const std::string selection = string_at(*slb, "slb", "selection", "maglev");
+    if (selection == "maglev") config.selection = StatelessSelection::maglev;
+    else if (selection == "modulo") config.selection = StatelessSelection::modulo;
+    else fail(*find(*slb, "selection"), "slb.selection", "expected \"maglev\" or \"modulo\"");
+    config.maglev_size = static_cast<std::uint32_t>(integer_at(*slb, "slb", "maglev_size", config.maglev_size, 3, 1 << 24));
+    if (!is_prime(config.maglev_size)) fail(*find(*slb, "maglev_size"), "slb.maglev_size", "must be a prime");
+  }
+  return config;
+}
+
+StatefulLbConfig load_stateful_lb_config(const std::string& path) {
+  const Value root = parse_file(path);
+  check_top_level(root);
+  StatefulLbConfig config;
+  config.services = services_of(root);
+  config.timeouts = timeouts_of(root);
+  if (const Value* lb = section(root, "lb")) {
+    only_keys(*lb, "lb", {"policy", "max_connections", "stateless_when_full", "maglev_size", "seed"});
+    const std::string policy = string_at(*lb, "lb", "policy", "maglev");
+    const auto parsed = lb_policy_from_name(policy);
+    if (!parsed) fail(*find(*lb, "policy"), "lb.policy", "expected round_robin, weighted_random, maglev or least_connections");
+    config.policy = *parsed;
+    config.max_connections = static_cast<std::size_t>(integer_at(*lb, "lb", "max_connections", 1 << 20, 1, 1LL << 28));
+    config.stateless_when_full = bool_at(*lb, "lb", "stateless_when_full", false);
+    config.maglev_size = static_cast<std::uint32_t>(integer_at(*lb, "lb", "maglev_size", config.maglev_size, 3, 1 << 24));
+    if (!is_prime(config.maglev_size)) fail(*find(*lb, "maglev_size"), "lb.maglev_size", "must be a prime");
+    config.seed = static_cast<std::uint64_t>(integer_at(*lb, "lb", "seed", 1, 0, INT64_MAX));
+  }
+  return config;
+}
+
+}  // namespace flowtrack
