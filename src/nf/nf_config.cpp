@@ -127,6 +127,8 @@ std::vector<ServiceConfig> services_of(const Value& root) {
     if (protocol == "tcp") service.protocol = ipproto::kTcp;
     else if (protocol == "udp") service.protocol = ipproto::kUdp;
     else fail(*find(s, "protocol"), "service.protocol", "expected \"tcp\" or \"udp\"");
+    const std::vector<std::uint32_t> vips = addresses_at(s, "service", "vip");
+    const std::vector<std::uint16_t> ports = ports_at(s, "service", "port");
     const Value* backends = find(s, "backend");
     if (backends == nullptr || !backends->is_array() || backends->as_array().empty()) {
       fail(s, "service.backend", "missing: each service needs [[service.backend]] tables");
@@ -144,8 +146,8 @@ std::vector<ServiceConfig> services_of(const Value& root) {
       service.backends.push_back(backend);
     }
     // One service per (vip, port): both may be given as arrays, the service is then repeated.
-    for (const std::uint32_t vip : addresses_at(s, "service", "vip")) {
-      for (const std::uint16_t port : ports_at(s, "service", "port")) {
+    for (const std::uint32_t vip : vips) {
+      for (const std::uint16_t port : ports) {
         service.vip = vip;
         service.port = port;
         services.push_back(service);
@@ -195,7 +197,6 @@ StatelessLbConfig load_stateless_lb_config(const std::string& path) {
   const Value root = parse_file(path);
   check_top_level(root);
   StatelessLbConfig config;
-  config.services = services_of(root);
   if (const Value* slb = section(root, "slb")) {
     only_keys(*slb, "slb", {"selection", "maglev_size"});
     const std::string selection = string_at(*slb, "slb", "selection", "maglev");
@@ -205,6 +206,7 @@ StatelessLbConfig load_stateless_lb_config(const std::string& path) {
     config.maglev_size = static_cast<std::uint32_t>(integer_at(*slb, "slb", "maglev_size", config.maglev_size, 3, 1 << 24));
     if (!is_prime(config.maglev_size)) fail(*find(*slb, "maglev_size"), "slb.maglev_size", "must be a prime");
   }
+  config.services = services_of(root);
   return config;
 }
 
@@ -212,8 +214,6 @@ StatefulLbConfig load_stateful_lb_config(const std::string& path) {
   const Value root = parse_file(path);
   check_top_level(root);
   StatefulLbConfig config;
-  config.services = services_of(root);
-  config.timeouts = timeouts_of(root);
   if (const Value* lb = section(root, "lb")) {
     only_keys(*lb, "lb", {"policy", "max_connections", "stateless_when_full", "maglev_size", "seed"});
     const std::string policy = string_at(*lb, "lb", "policy", "maglev");
@@ -226,6 +226,8 @@ StatefulLbConfig load_stateful_lb_config(const std::string& path) {
     if (!is_prime(config.maglev_size)) fail(*find(*lb, "maglev_size"), "lb.maglev_size", "must be a prime");
     config.seed = static_cast<std::uint64_t>(integer_at(*lb, "lb", "seed", 1, 0, INT64_MAX));
   }
+  config.timeouts = timeouts_of(root);
+  config.services = services_of(root);
   return config;
 }
 

@@ -10,17 +10,14 @@
 #include <sstream>
 #include <string>
 
+#include "support/cli_runner.hpp"
+
 namespace {
 
 std::string run(const std::string& arguments, int& exit_code) {
-  const std::string command = std::string(std::getenv("FLOWTRACK_CLI")) + " " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof(buffer), pipe) != nullptr) output += buffer;
-  const int status = pclose(pipe);
-  exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return output;
+  const flowtrack::testing::CliResult result = flowtrack::testing::run_cli(arguments);
+  exit_code = result.exit_code;
+  return result.output;
 }
 
 TEST(BenchTableCli, JsonLinesCoverEveryRequestedCell) {

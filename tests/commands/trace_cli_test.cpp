@@ -11,26 +11,13 @@
 #include <fstream>
 #include <string>
 
+#include "support/cli_runner.hpp"
+
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
+using Result = flowtrack::testing::CliResult;
 
-Result run(const std::string& arguments) {
-  const char* cli = std::getenv("FLOWTRACK_CLI");
-  if (cli == nullptr) throw std::runtime_error("FLOWTRACK_CLI is not set (run through ctest)");
-  const std::string command = std::string(cli) + " " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("popen failed");
-  Result result{0, ""};
-  std::array<char, 4096> buffer;
-  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) result.output += buffer.data();
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+Result run(const std::string& arguments) { return flowtrack::testing::run_cli(arguments); }
 
 class TraceCli : public ::testing::Test {
  protected:

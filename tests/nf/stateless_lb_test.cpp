@@ -1,6 +1,7 @@
 // The stateless load balancer: a flow goes where its hash says and replies get the VIP back, checksums
 // right; and without state, a pool change moves flows: about 1/N of them with Maglev, most of them with
 // hash modulo N (what the stateful balancer exists to prevent).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "flowtrack/hash/crc32c.hpp"
@@ -17,7 +18,7 @@ constexpr std::uint32_t kVip = 0xc6120001;
 StatelessLbConfig config(StatelessSelection selection, std::size_t backends = 5) {
   ServiceConfig s{"web", to_network32(kVip), to_network16(80), ipproto::kTcp, {}};
   for (std::size_t i = 0; i < backends; ++i) {
-    s.backends.push_back({"b" + std::to_string(i), to_network32(0x0a010001 + static_cast<std::uint32_t>(i)), 0, 1});
+    s.backends.push_back({fmt::format("b{}", i), to_network32(0x0a010001 + static_cast<std::uint32_t>(i)), 0, 1});
   }
   return {{s}, selection, 251};
 }

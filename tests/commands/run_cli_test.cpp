@@ -1,0 +1,138 @@
+// `flowtrack run` and `bench scale` / `bench aging` as a user runs them: the example configurations
+// work as they are on the default campus trace, the output pcap holds what was forwarded, the JSON
+// report has its fields, and a bad configuration is one error naming the file, the line and the key.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "flowtrack/io/packet_store.hpp"
+#include "support/cli_runner.hpp"
+
+namespace flowtrack {
+namespace {
+
+using testing::run_cli;
+
+class RunCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::filesystem::temp_directory_path() / ("flowtrack_run_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    const auto gen = run_cli("trace gen --profile campus --flows 2000 -o " + path("campus.pcap"));
+    ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
+  static std::string path(const std::string& name) { return (dir_ / name).string(); }
+  static std::string example(const std::string& name) {
+    return std::string(FLOWTRACK_SOURCE_DIR) + "/examples/" + name;
+  }
+  static nlohmann::json json_of(const std::string& output) {
+    std::istringstream lines(output);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.rfind('{', 0) == 0) return nlohmann::json::parse(line);
+    }
+    return {};
+  }
+  static inline std::filesystem::path dir_;
+};
+
+TEST_F(RunCli, EveryExampleRunsOnTheCampusTrace) {
+  for (const std::string nf : {"fwd", "slb", "lb"}) {
+    const auto r = run_cli("run --nf " + nf + " --config " + example(nf + ".toml") + " --in " + path("campus.pcap") +
+                           " --out " + path(nf + ".pcap") + " --workers 2 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto j = json_of(r.output);
+    for (const char* field : {"mpps", "packets_in", "packets_out", "drops", "connections"}) {
+      EXPECT_TRUE(j.contains(field)) << nf << ": " << field << " missing in " << r.output;
+    }
+    EXPECT_EQ(j["packets_in"], j["packets_out"]) << nf << ": nothing should be dropped";
+    const PacketStore in = PacketStore::load_pcap(path("campus.pcap"));
+    const PacketStore out = PacketStore::load_pcap(path(nf + ".pcap"));
+    EXPECT_EQ(out.size(), in.size()) << nf;
+    if (nf == "lb") {
+      ASSERT_TRUE(j.contains("backends"));
+      std::uint64_t total = 0;
+      for (const auto& [name, n] : j["backends"].items()) total += n.get<std::uint64_t>();
+      EXPECT_EQ(total, j["connections"].get<std::uint64_t>());
+      EXPECT_GT(j["connections"].get<std::uint64_t>(), 1500u);
+    }
+  }
+}
+
+TEST_F(RunCli, BadConfigurationNamesFileLineAndKey) {
+  const std::string config = path("bad.toml");
+  std::ofstream(config) << "[lb]\npolicy = \"maglev\"\n\n[[service]]\nvip = \"198.18.0.1\"\nport = 70000\n"
+                           "  [[service.backend]]\n  name = \"a\"\n  address = \"10.0.0.1\"\n";
+  auto r = run_cli("run --nf lb --config " + config + " --in " + path("campus.pcap"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("bad.toml:6: service.port"), std::string::npos) << r.output;
+
+  std::ofstream(config) << "[lb]\npolcy = \"maglev\"\n";
+  r = run_cli("run --nf lb --config " + config + " --in " + path("campus.pcap"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("bad.toml:2: lb.polcy: unknown key"), std::string::npos) << r.output;
+
+  std::ofstream(config) << "[[service]]\nvip = \"300.1.1.1\"\nport = 80\n";
+  r = run_cli("run --nf slb --config " + config + " --in " + path("campus.pcap"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("bad.toml:2: service.vip"), std::string::npos) << r.output;
+
+  std::ofstream(config) << "[lb\n";
+  r = run_cli("run --nf lb --config " + config + " --in " + path("campus.pcap"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("not valid TOML"), std::string::npos) << r.output;
+}
+
+TEST_F(RunCli, MissingOrBrokenInputIsOneClearError) {
+  auto r = run_cli("run --nf fwd --in " + path("absent.pcap"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  std::ofstream(path("broken.pcap")) << "not a capture";
+  r = run_cli("run --nf fwd --in " + path("broken.pcap"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = run_cli("run --nf lb --in " + path("campus.pcap"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("needs --config"), std::string::npos) << r.output;
+}
+
+TEST(BenchCli, ScaleAndAgingQuickPrintTheirComparisons) {
+  auto r = run_cli("bench scale --quick --strategies sharded,lockfree --reps 1 --passes 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("2w/1w"), std::string::npos) << r.output;
+  r = run_cli("bench scale --strategies sharded,spinlock --tables chained --workers 1 --flows 500 --windows 2 --reps 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream lines(r.output);
+  std::string line;
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind('{', 0) != 0) continue;
+    const auto j = nlohmann::json::parse(line);
+    for (const char* f : {"strategy", "table", "workers", "mpps", "cycles_per_packet"}) EXPECT_TRUE(j.contains(f)) << line;
+    ++rows;
+  }
+  EXPECT_GE(rows, 2);
+  r = run_cli("bench aging --capacity 4096 --packets 100000 --frequencies 100 --reps 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream aging(r.output);
+  std::set<std::string> methods;
+  while (std::getline(aging, line)) {
+    if (line.rfind('{', 0) != 0) continue;
+    const auto j = nlohmann::json::parse(line);
+    for (const char* f : {"method", "frequency_hz", "cycles_per_packet", "expiry_cycles_per_packet", "occupancy"}) {
+      EXPECT_TRUE(j.contains(f)) << line;
+    }
+    EXPECT_EQ(j["left_after_drain"], 0) << line;
+    methods.insert(j["method"]);
+  }
+  EXPECT_EQ(methods, (std::set<std::string>{"wheel", "lazy", "scan", "heap"}));
+  r = run_cli("bench scale --strategies striped --tables cuckoo");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+}  // namespace
+}  // namespace flowtrack

@@ -1,0 +1,34 @@
+// Runs the flowtrack CLI (the binary ctest names in FLOWTRACK_CLI) as a user would: a real process,
+// its exit code and its output, stdout and stderr together.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace flowtrack::testing {
+
+struct CliResult {
+  int exit_code;
+  std::string output;
+};
+
+inline CliResult run_cli(const std::string& arguments) {
+  const char* cli = std::getenv("FLOWTRACK_CLI");
+  if (cli == nullptr) throw std::runtime_error("FLOWTRACK_CLI is not set (run through ctest)");
+  const std::string command = std::string(cli) + " " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("popen failed");
+  CliResult result{0, ""};
+  std::array<char, 4096> buffer;
+  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) result.output += buffer.data();
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+}  // namespace flowtrack::testing
