@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
-# The demo: generate a campus-like trace (no download, no NIC) and show what is in it.
+# The demo, on a generated campus-like trace (no download, no NIC): what is in the trace, the stateful
+# load balancer run over it, the load balancer's connection tables ranked, and the ways of sharing a
+# connection table between cores compared.
 set -euo pipefail
 flowtrack=${1:-build/flowtrack}
+root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-echo "== generating a campus-like trace: 20000 connections arriving over 5 s, replayed as 4 shifted windows"
+echo "== 1. a campus-like trace: 20000 connections arriving over 5 s, replayed as 4 shifted windows"
 "$flowtrack" trace gen --profile campus --flows 20000 --duration 5 --windows 4 --seed 1 -o "$work/campus.pcap"
 echo
-"$flowtrack" trace stats "$work/campus.pcap" --top 5
+"$flowtrack" trace stats "$work/campus.pcap" --top 3
+echo
+echo "== 2. the stateful load balancer over it (examples/lb.toml: the trace's servers are the VIPs)"
+"$flowtrack" run --nf lb --config "$root/examples/lb.toml" --in "$work/campus.pcap" --out "$work/balanced.pcap" --workers 2
+echo
+echo "== 3. the stateful load balancer on every connection table, against the forwarder and the stateless LB"
+"$flowtrack" bench nf --quick
+echo
+echo "== 4. sharing one connection table between cores, or one table per core (Mpps, cycles per packet)"
+"$flowtrack" bench scale --quick --no-software --strategies sharded,spinlock,rwlock,lockfree,concurrent

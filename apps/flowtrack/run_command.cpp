@@ -1,10 +1,5 @@
-// `flowtrack run`: replays a pcap through a network function on N workers and writes what it forwards.
-//
-// Packets reach workers by RSS with the symmetric key (both directions of a connection meet on one
-// worker), as `bench scale`'s hardware steering does; each worker runs its own instance of the
-// function (the sharded strategy) over its queue, in trace order, with the trace's timestamps as the
-// clock (so timeouts mean what they say), expiring idle connections once per burst of 32. Forwarded
-// packets are merged back in time order into --out. The report gives Mpps per worker (TSC time of the
+// `flowtrack run`: replays a pcap through a network function on N sharded workers (nf_runner.hpp) and
+// writes what it forwards, merged back in time order, into --out. The report gives Mpps per worker (TSC time of the
 // processing loop: parse, function, copy out), packets in and out, drops by reason, connections, and
 // for the load balancers what each backend received.
 #include <fmt/core.h>
@@ -15,6 +10,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "nf_runner.hpp"
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/nf/forwarder.hpp"
 #include "flowtrack/nf/nf_config.hpp"
@@ -38,77 +34,8 @@ struct RunCommandOptions {
   bool json = false;
 };
 
-// What one worker did.
-struct WorkerResult {
-  PacketStore out{LinkType::ethernet};
-  std::uint64_t packets = 0, forwarded = 0, cycles = 0;
-  std::array<std::uint64_t, kParseStatusCount> parse_drops{};
-  NfCounters counters;
-  std::size_t live_connections = 0;
-  std::map<std::string, std::uint64_t> backends;  // name -> connections (lb) or packets (slb)
-};
-
-template <class Nf>
-void run_worker(Nf& nf, const PacketStore& queue, WorkerResult& result) {
-  std::array<std::uint8_t, 65536> scratch;
-  result.out = PacketStore(queue.link_type());
-  result.out.reserve(queue.size(), queue.arena_bytes());
-  const std::uint64_t start = tsc_begin();
-  for (std::size_t i = 0; i < queue.size(); ++i) {
-    const PacketView packet = queue[i];
-    const std::span<std::uint8_t> frame(scratch.data(), packet.bytes.size());
-    std::copy(packet.bytes.begin(), packet.bytes.end(), frame.begin());
-    NfPacket p{frame, {}, packet.wire_length};
-    ++result.packets;
-    const ParseStatus status = parse_frame(frame, queue.link_type(), p.parsed);
-    if (status != ParseStatus::ok) {
-      ++result.parse_drops[static_cast<std::size_t>(status)];
-    } else if (nf.process(p, packet.timestamp_ns) == Verdict::forward) {
-      result.out.append(frame, packet.timestamp_ns, packet.wire_length);
-      ++result.forwarded;
-    }
-    if (i % 32 == 31) nf.expire(packet.timestamp_ns);
-  }
-  result.cycles = tsc_end() - start;
-  result.counters = nf.counters();
-}
-
-// Every worker: pin, copy its queue (first touch near its core), build its function, run.
-template <class MakeNf, class Collect>
-std::vector<WorkerResult> run_workers(const PacketStore& trace, const PacketPartition& partition, unsigned workers,
-                                      MakeNf&& make_nf, Collect&& collect) {
-  std::vector<WorkerResult> results(workers);
-  std::vector<std::thread> threads;
-  for (unsigned w = 0; w < workers; ++w) {
-    threads.emplace_back([&, w] {
-      pin_current_thread(w);
-      PacketStore queue(trace.link_type());
-      for (const std::uint32_t i : partition.packets[w]) queue.append(trace[i]);
-      auto nf = make_nf(queue.empty() ? Nanos{0} : queue[0].timestamp_ns);
-      run_worker(*nf, queue, results[w]);
-      collect(*nf, results[w]);
-    });
-  }
-  for (auto& t : threads) t.join();
-  return results;
-}
-
-PacketStore merge_in_time_order(std::vector<WorkerResult>& results, LinkType link) {
-  std::vector<std::pair<std::uint64_t, std::pair<std::size_t, std::size_t>>> order;  // (time, (worker, index))
-  std::size_t bytes = 0;
-  for (std::size_t w = 0; w < results.size(); ++w) {
-    for (std::size_t i = 0; i < results[w].out.size(); ++i) order.push_back({results[w].out[i].timestamp_ns, {w, i}});
-    bytes += results[w].out.arena_bytes();
-  }
-  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  PacketStore merged(link);
-  merged.reserve(order.size(), bytes);
-  for (const auto& [time, where] : order) merged.append(results[where.first].out[where.second]);
-  return merged;
-}
-
 void report(const RunCommandOptions& o, const std::vector<WorkerResult>& results, std::size_t flows_in_trace) {
-  std::uint64_t packets = 0, forwarded = 0, created = 0, live = 0, max_cycles = 0;
+  std::uint64_t packets = 0, forwarded = 0, created = 0, live = 0;
   std::map<std::string, std::uint64_t> drops, backends;
   std::vector<double> worker_mpps;
   for (const WorkerResult& r : results) {
@@ -116,7 +43,6 @@ void report(const RunCommandOptions& o, const std::vector<WorkerResult>& results
     forwarded += r.forwarded;
     created += r.counters.connections_created;
     live += r.live_connections;
-    max_cycles = std::max(max_cycles, r.cycles);
     for (std::size_t s = 0; s < kParseStatusCount; ++s) {
       if (r.parse_drops[s] != 0) drops[std::string(parse_status_name(static_cast<ParseStatus>(s)))] += r.parse_drops[s];
     }
@@ -126,7 +52,7 @@ void report(const RunCommandOptions& o, const std::vector<WorkerResult>& results
     for (const auto& [name, n] : r.backends) backends[name] += n;
     worker_mpps.push_back(r.cycles > 0 ? static_cast<double>(r.packets) * tsc_hz() / static_cast<double>(r.cycles) / 1e6 : 0);
   }
-  const double mpps = max_cycles > 0 ? static_cast<double>(packets) * tsc_hz() / static_cast<double>(max_cycles) / 1e6 : 0;
+  const double mpps = aggregate_mpps(results);
   const bool lb = o.nf == "lb";
   if (o.json) {
     nlohmann::json j = {{"nf", o.nf}, {"table", o.table}, {"scaling", o.scaling}, {"workers", o.workers},

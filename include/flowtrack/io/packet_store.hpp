@@ -31,6 +31,11 @@ class PacketStore {
   void save_pcap(const std::string& path, CaptureFormat format = CaptureFormat::pcap) const;
 
   void reserve(std::size_t packets, std::size_t bytes);
+  // Forgets every packet but keeps the memory (and its pages, once touched) for the next appends.
+  void clear() {
+    arena_.clear();
+    records_.clear();
+  }
   void append(std::span<const std::uint8_t> bytes, std::uint64_t timestamp_ns, std::uint32_t wire_length);
   void append(const PacketView& packet) { append(packet.bytes, packet.timestamp_ns, packet.wire_length); }
 
