@@ -10,6 +10,21 @@ StatelessLb::StatelessLb(const StatelessLbConfig& config) : selection_(config.se
     services_.emplace_back(s, config.maglev_size);
     sent_.emplace_back(s.backends.size(), 0);
   }
+  index_backends();
+}
+
+void StatelessLb::index_backends() {
+  service_of_vip_.clear();
+  service_of_backend_.clear();
+  for (std::uint32_t s = 0; s < services_.size(); ++s) {
+    const ServiceConfig& c = services_[s].config();
+    service_of_vip_.try_emplace(endpoint(c.vip, c.port, c.protocol), s);
+    for (const Backend& b : services_[s].backends()) {
+      // The first service listing a backend endpoint answers for it (a backend shared by two services
+      // on one port cannot be told apart without state).
+      service_of_backend_.try_emplace(endpoint(b.config.address, b.config.port != 0 ? b.config.port : c.port, c.protocol), s);
+    }
+  }
 }
 
 std::uint32_t StatelessLb::select(Service& service, std::uint32_t hash) const {
@@ -25,32 +40,28 @@ Verdict StatelessLb::process(NfPacket& packet, Nanos) {
   const ParsedPacket& p = packet.parsed;
   if (p.ip_version == 4 && p.has_ports) {
     const FlowKeyV4& key = p.key4;
-    for (std::uint32_t s = 0; s < services_.size(); ++s) {
+    if (const auto it = service_of_vip_.find(endpoint(key.dst_addr, key.dst_port, key.protocol)); it != service_of_vip_.end()) {
+      const std::uint32_t s = it->second;
       Service& service = services_[s];
-      const ServiceConfig& c = service.config();
-      if (key.protocol != c.protocol) continue;
-      if (key.dst_addr == c.vip && key.dst_port == c.port) {
-        const std::uint32_t b = select(service, flow_hash(key));
-        if (b == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);
-        const BackendConfig& backend = service.backends()[b].config;
-        rewrite_ipv4_dst(packet.frame, p, backend.address);
-        if (backend.port != 0) rewrite_dst_port(packet.frame, p, backend.port);
-        if (b >= sent_[s].size()) sent_[s].resize(b + 1, 0);
-        ++sent_[s][b];
-        ++counters_.rewritten;
-        ++counters_.forwarded;
-        return Verdict::forward;
-      }
-      for (const Backend& b : service.backends()) {
-        const std::uint16_t port = b.config.port != 0 ? b.config.port : c.port;
-        if (key.src_addr == b.config.address && key.src_port == port) {
-          rewrite_ipv4_src(packet.frame, p, c.vip);
-          rewrite_src_port(packet.frame, p, c.port);
-          ++counters_.rewritten;
-          ++counters_.forwarded;
-          return Verdict::forward;
-        }
-      }
+      const std::uint32_t b = select(service, flow_hash(key));
+      if (b == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);
+      const BackendConfig& backend = service.backends()[b].config;
+      rewrite_ipv4_dst(packet.frame, p, backend.address);
+      if (backend.port != 0) rewrite_dst_port(packet.frame, p, backend.port);
+      if (b >= sent_[s].size()) sent_[s].resize(b + 1, 0);
+      ++sent_[s][b];
+      ++counters_.rewritten;
+      ++counters_.forwarded;
+      return Verdict::forward;
+    }
+    if (const auto it = service_of_backend_.find(endpoint(key.src_addr, key.src_port, key.protocol));
+        it != service_of_backend_.end()) {
+      const ServiceConfig& c = services_[it->second].config();
+      rewrite_ipv4_src(packet.frame, p, c.vip);
+      rewrite_src_port(packet.frame, p, c.port);
+      ++counters_.rewritten;
+      ++counters_.forwarded;
+      return Verdict::forward;
     }
   }
   ++counters_.passed;

@@ -52,6 +52,7 @@ TEST(StatelessLb, ForwardToTheHashedBackendAndRestoreTheVipOnReplies) {
 double share_moved(StatelessSelection selection) {
   StatelessLb before(config(selection)), after(config(selection));
   after.services()[0].remove_backend("b2");
+  after.reindex();
   std::size_t moved = 0;
   constexpr int kFlows = 5000;
   for (int i = 0; i < kFlows; ++i) {

@@ -10,6 +10,10 @@
 // table therefore holds two entries per connection: it is created with capacity 2 * max_connections.
 // A tuple equal to its own reply (same address and port on both ends) is stored once.
 //
+// The caller may keep its own per-connection state inside the connection record (the Payload type,
+// reached through payload(conn)): the record is read for every packet anyway, so state kept there costs
+// no further cache miss, where a separate array indexed by ConnId would.
+//
 // Per packet, update() counts it, advances the TCP state machine (tcp_state.hpp) or the UDP
 // replied flag, and refreshes the connection's idle timer: a touch (one store) when the state did not
 // change, a new timeout when it did. expire() runs the wheel and destroys the connections it reports,
@@ -51,7 +55,9 @@ struct CreateResult {
   CreateStatus status = CreateStatus::full;
 };
 
-template <FlowTable Table>
+struct NoPayload {};
+
+template <FlowTable Table, class Payload = NoPayload>
 class ConnTracker {
  public:
   using Key = typename Table::key_type;
@@ -68,6 +74,7 @@ class ConnTracker {
     std::array<std::uint64_t, 2> packets{};  // by Direction
     std::array<std::uint64_t, 2> bytes{};
     Nanos created = 0;
+    Payload payload{};
   };
 
   // Room for max_connections connections (2 * max_connections table entries).
@@ -170,6 +177,8 @@ class ConnTracker {
   }
 
   const Connection& connection(ConnId conn) const { return connections_[conn]; }
+  Payload& payload(ConnId conn) { return connections_[conn].payload; }
+  const Payload& payload(ConnId conn) const { return connections_[conn].payload; }
   Nanos deadline(ConnId conn) const { return wheel_.deadline(conn); }
   Nanos timeout_of(const Connection& c) const {
     switch (c.protocol) {

@@ -36,6 +36,13 @@ struct StatefulLbConfig {
   std::uint64_t seed = 1;  // weighted_random's generator
 };
 
+// The backend a connection was given, kept in its tracker record.
+struct LbAssignment {
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  std::uint32_t service = kNone;
+  std::uint32_t backend = kNone;
+};
+
 template <FlowTable Table>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
 class StatefulLb {
@@ -43,7 +50,6 @@ class StatefulLb {
   explicit StatefulLb(const StatefulLbConfig& config, Nanos start = 0)
       : config_(config),
         tracker_(config.max_connections, config.timeouts, {.tick = 100 * kNanosPerMilli, .levels = 4, .start = start}),
-        assignment_(tracker_.table().capacity()),
         rng_(config.seed) {
     for (const ServiceConfig& s : config.services) services_.emplace_back(s, config.maglev_size);
   }
@@ -78,14 +84,14 @@ class StatefulLb {
       if (created.status == CreateStatus::reply_taken) return counters_.drop(NfDrop::tuple_conflict);
       match = created.match;
       if (created.status == CreateStatus::created) {
-        assignment_[match.conn] = {service, backend};
+        tracker_.payload(match.conn) = {service, backend};
         Backend& chosen = svc.backends()[backend];
         ++chosen.connections;
         ++chosen.total_connections;
         ++counters_.connections_created;
       }
     }
-    const Assignment a = assignment_[match.conn];
+    const LbAssignment a = tracker_.payload(match.conn);
     Service& svc = services_[a.service];
     if (match.direction == Direction::original) {
       to_backend(packet, svc.backends()[a.backend].config);
@@ -99,8 +105,8 @@ class StatefulLb {
 
   // Ages connections out; their backends' live counts drop.
   std::size_t expire(Nanos now, std::size_t budget = 4096) {
-    const std::size_t n = tracker_.expire(now, budget, [&](ConnId conn, const auto&) {
-      const Assignment a = assignment_[conn];
+    const std::size_t n = tracker_.expire(now, budget, [&](ConnId, const auto& connection) {
+      const LbAssignment a = connection.payload;
       --services_[a.service].backends()[a.backend].connections;
     });
     counters_.connections_expired += n;
@@ -109,20 +115,13 @@ class StatefulLb {
 
   std::vector<Service>& services() { return services_; }
   const std::vector<Service>& services() const { return services_; }
-  const ConnTracker<Table>& tracker() const { return tracker_; }
+  const ConnTracker<Table, LbAssignment>& tracker() const { return tracker_; }
   const NfCounters& counters() const { return counters_; }
   // The backend a live connection was given: (service index, backend index).
-  std::pair<std::uint32_t, std::uint32_t> assignment(ConnId conn) const {
-    return {assignment_[conn].service, assignment_[conn].backend};
-  }
+  LbAssignment assignment(ConnId conn) const { return tracker_.payload(conn); }
 
  private:
-  static constexpr std::uint32_t kNoService = ~std::uint32_t{0};
-
-  struct Assignment {
-    std::uint32_t service = kNoService;
-    std::uint32_t backend = Service::kNoBackend;
-  };
+  static constexpr std::uint32_t kNoService = LbAssignment::kNone;
 
   std::uint32_t service_of(const FlowKeyV4& key) const {
     for (std::uint32_t i = 0; i < services_.size(); ++i) {
@@ -149,8 +148,7 @@ class StatefulLb {
   }
 
   StatefulLbConfig config_;
-  ConnTracker<Table> tracker_;
-  std::vector<Assignment> assignment_;  // by ConnId
+  ConnTracker<Table, LbAssignment> tracker_;
   std::vector<Service> services_;
   Random rng_;
   NfCounters counters_;

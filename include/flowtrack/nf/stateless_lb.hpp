@@ -8,6 +8,8 @@
 // (stateful_lb.hpp) exists to prevent, and the tests show it.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
 #include <vector>
 
 #include "flowtrack/aging/clock.hpp"
@@ -31,17 +33,27 @@ class StatelessLb {
   Verdict process(NfPacket& packet, Nanos now);
   std::size_t expire(Nanos, std::size_t = 0) { return 0; }
 
+  // Backend changes go through the services; call reindex() after adding or removing backends.
   std::vector<Service>& services() { return services_; }
+  void reindex() { index_backends(); }
   const NfCounters& counters() const { return counters_; }
   // Packets sent to each backend, by service then backend index.
   const std::vector<std::vector<std::uint64_t>>& sent() const { return sent_; }
 
  private:
   std::uint32_t select(Service& service, std::uint32_t hash) const;
+  void index_backends();
+
+  // (address, port, protocol) packed into 64 bits -> service index: who a backend's packets answer for.
+  static std::uint64_t endpoint(std::uint32_t address, std::uint16_t port, std::uint8_t protocol) {
+    return (std::uint64_t{address} << 32) | (std::uint64_t{port} << 16) | protocol;
+  }
 
   StatelessSelection selection_;
   std::vector<Service> services_;
   std::vector<std::vector<std::uint64_t>> sent_;
+  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_of_vip_;      // endpoint(vip, port, proto)
+  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_of_backend_;  // endpoint(backend, port, proto)
   NfCounters counters_;
 };
 
