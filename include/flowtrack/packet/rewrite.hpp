@@ -24,4 +24,14 @@ void rewrite_dst_port(std::span<std::uint8_t> frame, const ParsedPacket& packet,
 // The identifier of an ICMP/ICMPv6 query (echo request/reply and friends).
 void rewrite_icmp_identifier(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint16_t new_id);
 
+// An ICMPv4 error quotes the packet that caused it. A NAT translating the error must translate the
+// quoted packet too (RFC 5508 section 4.1): these rewrite its source or destination endpoint, the
+// address and the port (or, for a quoted ICMP query, the identifier), and keep right the quoted IP
+// header checksum, the quoted transport checksum when it was quoted (as the checksum of the whole
+// original packet), and the outer ICMP checksum, which covers all of them. Nothing happens unless the
+// packet is an ICMPv4 error whose quoted packet parsed (packet.has_embedded).
+enum class QuotedEndpoint : std::uint8_t { source, destination };
+void rewrite_quoted_endpoint(std::span<std::uint8_t> frame, const ParsedPacket& packet, QuotedEndpoint which,
+                             std::uint32_t new_addr, std::uint16_t new_port);
+
 }  // namespace flowtrack
