@@ -7,6 +7,10 @@ std::string_view nf_drop_name(NfDrop drop) {
     case NfDrop::no_backend: return "no_backend";
     case NfDrop::table_full: return "table_full";
     case NfDrop::tuple_conflict: return "tuple_conflict";
+    case NfDrop::no_port: return "no_port";
+    case NfDrop::no_mapping: return "no_mapping";
+    case NfDrop::filtered: return "filtered";
+    case NfDrop::untranslatable: return "untranslatable";
     case NfDrop::count_: break;
   }
   return "unknown";

@@ -23,6 +23,10 @@ enum class NfDrop : std::uint8_t {
   no_backend,      // a new connection to a service with no backend that takes new connections
   table_full,      // a new connection found no room in the connection table
   tuple_conflict,  // a new connection's reply tuple belongs to another connection
+  no_port,         // NAT: no external port left for a new mapping (exhaustion)
+  no_mapping,      // NAT: an inbound packet for no mapping (unsolicited)
+  filtered,        // NAT: an inbound packet the address-dependent filter refuses
+  untranslatable,  // NAT: a fragment, or a packet without ports, or an ICMP error about no session
   count_,
 };
 

@@ -1,0 +1,151 @@
+// "nat": carrier-grade NAT44 (NAPT), one instance per core (seed 003's per-core duplication).
+//
+// Sides: a packet whose source is in the inside network and whose destination is not goes out; a
+// packet to an address of the public pool comes in; anything else passes untouched.
+//
+// Mappings (RFC 4787 REQ-1, RFC 5382 REQ-1: endpoint-independent mapping): an inside endpoint
+// (address, port or ICMP identifier, protocol) gets one external endpoint for all the remote endpoints
+// it talks to, for as long as it has sessions. The external address is chosen by the inside address
+// (paired pooling, RFC 4787 REQ-2: all of a subscriber's mappings use one public address); the
+// external port comes from this core's slice of the port range (port_allocator.hpp: the inside port
+// when free, else a random one; never two mappings on one port, REQ-3/5382 REQ-7). So a reply's
+// destination port names the core that owns its mapping: steer inbound packets by owner_of_port().
+//
+// Sessions: one connection of the tracker per (inside endpoint, remote endpoint): the original tuple
+// as the inside host sent it, the reply tuple as the remote answers (to the external endpoint); both
+// directions find the session in one lookup, and the session's payload names its mapping. Session
+// timeouts default to RFC minimums (nat_timeouts()); a mapping lives while it has sessions and its
+// port goes into quarantine when the last one ends (RFC 6888 REQ-8). Nothing leaks: every session
+// ends by timeout or RST, and the last session's end frees the mapping.
+//
+// Inbound packets without a session: allowed to create one only through an existing mapping, and then
+// by the filtering (RFC 4787 REQ-8): endpoint-independent (anyone may reach a mapped endpoint) or
+// address-dependent (only an address the inside endpoint has sent to). Otherwise dropped and counted
+// (an unsolicited SYN gets no answer: RFC 5382 REQ-4).
+//
+// ICMP errors (RFC 5508): an error about a translated packet is translated with the packet it quotes
+// (outer address, quoted address and port, every checksum), and never ends or refreshes a session
+// (RFC 4787 REQ-12, RFC 5382 REQ-9/10).
+//
+// Hairpinning (RFC 4787 REQ-9, RFC 5382 REQ-8): an inside host sending to a public endpoint of the NAT
+// reaches the inside host behind that mapping, from its own external endpoint.
+//
+// Port exhaustion (RFC 6888 REQ-11): a new mapping that finds no port is dropped and counted; no
+// existing mapping is evicted. A full session table likewise.
+// Fragments, and packets without ports, are dropped and counted as untranslatable.
+#pragma once
+
+#include <absl/container/flat_hash_map.h>
+
+#include <vector>
+
+#include "flowtrack/conntrack/conn_tracker.hpp"
+#include "flowtrack/hash/crc32c.hpp"
+#include "flowtrack/nf/nf_packet.hpp"
+#include "flowtrack/nf/port_allocator.hpp"
+#include "flowtrack/packet/rewrite.hpp"
+#include "flowtrack/table/id_pool.hpp"
+
+namespace flowtrack {
+
+enum class NatFiltering : std::uint8_t { endpoint_independent, address_dependent };
+
+// Session timeouts at or above the RFC minimums: UDP 2 min (RFC 4787 REQ-5; 5 min once replied, its
+// recommendation), TCP established 2 h 4 min and transitory 4 min (RFC 5382 REQ-5), 4 min after a RST
+// (RFC 7857), ICMP queries 60 s (RFC 5508).
+ConntrackTimeouts nat_timeouts();
+
+struct NatConfig {
+  std::uint32_t inside_network = 0;  // network order
+  std::uint8_t inside_prefix_length = 8;
+  std::vector<std::uint32_t> pool;   // public addresses, network order
+  std::uint16_t port_first = 1024;   // host order; the range is cut in equal slices, one per core
+  std::uint16_t port_last = 65535;
+  NatFiltering filtering = NatFiltering::endpoint_independent;
+  Nanos port_quarantine = 120 * kNanosPerSecond;
+  std::size_t max_sessions = 1 << 20;  // per core
+  std::size_t max_mappings = 1 << 18;  // per core
+  ConntrackTimeouts timeouts = nat_timeouts();
+  std::uint64_t seed = 1;
+};
+
+// The core that owns an external port (host order) when the range is cut among `cores`.
+unsigned nat_owner_of_port(const NatConfig& config, unsigned cores, std::uint16_t port);
+
+struct NatMapping {
+  std::uint32_t inside_addr = 0, external_addr = 0;  // network order
+  std::uint16_t inside_port = 0, external_port = 0;  // network order
+  std::uint8_t protocol = 0;
+  std::uint32_t sessions = 0;
+};
+
+struct NatSession {
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  std::uint32_t mapping = kNone;          // the inside endpoint that opened it
+  std::uint32_t hairpin_mapping = kNone;  // a hairpinned session: the mapping of the inside peer
+};
+
+template <FlowTable Table>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+class Nat44 {
+ public:
+  // The instance for core `core` of `cores`. Throws std::invalid_argument for an empty pool or a port
+  // range with fewer ports than cores.
+  Nat44(const NatConfig& config, unsigned core, unsigned cores, Nanos start = 0);
+
+  Verdict process(NfPacket& packet, Nanos now);
+  std::size_t expire(Nanos now, std::size_t budget = 4096);
+
+  bool is_inside(std::uint32_t addr) const { return (to_host32(addr) & inside_mask_) == inside_net_; }
+  bool is_public(std::uint32_t addr) const { return pool_index(addr) != kNotInPool; }
+
+  const NfCounters& counters() const { return counters_; }
+  const ConnTracker<Table, NatSession>& sessions() const { return sessions_; }
+  std::size_t mapping_count() const { return mapping_ids_.in_use(); }
+  // The mapping of an inside endpoint (network order), if any.
+  const NatMapping* mapping_of(std::uint32_t inside_addr, std::uint16_t inside_port, std::uint8_t protocol) const;
+  std::uint16_t port_first() const { return slice_first_; }
+  std::uint16_t port_last() const { return slice_last_; }
+
+ private:
+  static constexpr std::size_t kNotInPool = ~std::size_t{0};
+  static constexpr std::uint32_t kNone = NatSession::kNone;
+
+  static std::uint64_t endpoint(std::uint32_t addr, std::uint16_t port, std::uint8_t protocol) {
+    return (std::uint64_t{addr} << 32) | (std::uint64_t{port} << 8) | protocol;
+  }
+  std::size_t pool_index(std::uint32_t addr) const;
+  PortAllocator& ports_of(std::size_t pool, std::uint8_t protocol) {
+    return allocators_[pool * 3 + (protocol == ipproto::kTcp ? 0 : protocol == ipproto::kUdp ? 1 : 2)];
+  }
+
+  Verdict outbound(NfPacket& packet, const FlowKeyV4& key, Nanos now);
+  Verdict inbound(NfPacket& packet, const FlowKeyV4& key, Nanos now);
+  Verdict icmp_error(NfPacket& packet);
+  std::uint32_t find_or_create_mapping(const FlowKeyV4& key, Nanos now);
+  void drop_mapping_if_unused(std::uint32_t id, Nanos now);
+  // Rewrites a packet of session `s` travelling in `direction` (translation both ways for hairpins).
+  void translate(NfPacket& packet, const NatSession& s, Direction direction);
+  static void set_source(NfPacket& packet, std::uint32_t addr, std::uint16_t port);
+  static void set_destination(NfPacket& packet, std::uint32_t addr, std::uint16_t port);
+  Verdict forward_rewritten() {
+    ++counters_.rewritten;
+    ++counters_.forwarded;
+    return Verdict::forward;
+  }
+
+  NatConfig config_;
+  std::uint32_t inside_net_, inside_mask_;  // host order
+  std::uint16_t slice_first_, slice_last_;
+  ConnTracker<Table, NatSession> sessions_;
+  std::vector<NatMapping> mappings_;
+  IdPool mapping_ids_;
+  absl::flat_hash_map<std::uint64_t, std::uint32_t> by_inside_, by_external_;  // endpoint -> mapping id
+  absl::flat_hash_map<std::uint64_t, std::uint32_t> remotes_;  // (mapping, remote address) -> sessions
+  std::vector<PortAllocator> allocators_;  // pool x {tcp, udp, icmp}
+  NfCounters counters_;
+};
+
+}  // namespace flowtrack
+
+#include "flowtrack/nf/nat44_impl.hpp"
