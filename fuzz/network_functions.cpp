@@ -1,4 +1,4 @@
-// libFuzzer target: arbitrary frames through every network function, which keep their state across
+// libFuzzer target: arbitrary frames through every network function (fwd, slb, lb, nat), which keep their state across
 // inputs (connections, backend counts, timers), so sequences of odd packets are exercised too.
 // The first input byte steers: bit 0 aims the frame at a service (VIP:443 or :53), bit 1 makes it
 // come from a backend (a reply), bits 2-3 pick the link type; the rest is the frame. Time moves one
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "flowtrack/nf/forwarder.hpp"
+#include "flowtrack/nf/nat44.hpp"
 #include "flowtrack/nf/stateful_lb.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
 #include "flowtrack/table/cuckoo.hpp"
@@ -38,6 +39,18 @@ struct Functions {
     c.timeouts.tcp.fill(5 * kNanosPerSecond);
     return c;
   }()};
+  Nat44<CuckooTable<FlowKeyV4>> nat{[] {
+    NatConfig c;
+    c.inside_network = to_network32(0x0a000000);
+    c.inside_prefix_length = 8;
+    c.pool = {to_network32(0xc6120001)};  // the VIP doubles as the public address: inbound paths too
+    c.port_first = 1024;
+    c.port_last = 1100;  // small: exhaustion and quarantine are reached
+    c.max_sessions = 64;
+    c.max_mappings = 32;
+    c.timeouts.tcp.fill(5 * kNanosPerSecond);
+    return c;
+  }(), 0, 1};
   Nanos now = 0;
 };
 
@@ -78,5 +91,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   through(functions.fwd, frame, link, control, functions.now);
   through(functions.slb, frame, link, control, functions.now);
   through(functions.lb, frame, link, control, functions.now);
+  through(functions.nat, frame, link, control, functions.now);
   return 0;
 }

@@ -95,15 +95,15 @@ void run_nf_bench(NfBenchOptions o) {
         for (unsigned rep = 0; rep < o.reps; ++rep) {
           std::vector<WorkerResult> results;
           if (nf == "fwd") {
-            results = run_workers(trace, partition, workers, [](Nanos) { return std::make_unique<Forwarder>(); },
+            results = run_workers(trace, partition, workers, [](unsigned, Nanos) { return std::make_unique<Forwarder>(); },
                                   [](auto&, WorkerResult&) {});
           } else if (nf == "slb") {
-            results = run_workers(trace, partition, workers, [&](Nanos) { return std::make_unique<StatelessLb>(slb_config); },
+            results = run_workers(trace, partition, workers, [&](unsigned, Nanos) { return std::make_unique<StatelessLb>(slb_config); },
                                   [](auto&, WorkerResult&) {});
           } else {
             with_table<FlowKeyV4>(table, [&]<class Table>(std::type_identity<Table>) {
               results = run_workers(
-                  trace, partition, workers, [&](Nanos start) { return std::make_unique<StatefulLb<Table>>(lb_config, start); },
+                  trace, partition, workers, [&](unsigned, Nanos start) { return std::make_unique<StatefulLb<Table>>(lb_config, start); },
                   [](auto&, WorkerResult&) {});
             });
           }

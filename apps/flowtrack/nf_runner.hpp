@@ -72,7 +72,7 @@ std::vector<WorkerResult> run_workers(const PacketStore& trace, const PacketPart
       pin_current_thread(w);
       PacketStore queue(trace.link_type());
       for (const std::uint32_t i : partition.packets[w]) queue.append(trace[i]);
-      auto nf = make_nf(queue.empty() ? Nanos{0} : queue[0].timestamp_ns);
+      auto nf = make_nf(w, queue.empty() ? Nanos{0} : queue[0].timestamp_ns);
       run_worker(*nf, queue, results[w]);
       collect(*nf, results[w]);
     });

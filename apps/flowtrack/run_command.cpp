@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "nat_replay.hpp"
 #include "nf_runner.hpp"
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/nf/forwarder.hpp"
@@ -71,7 +72,7 @@ void report(const RunCommandOptions& o, const std::vector<WorkerResult>& results
   for (const auto& [reason, n] : drops) dropped += n;
   fmt::print("  drops {}{}\n", dropped, drops.empty() ? "" : ":");
   for (const auto& [reason, n] : drops) fmt::print("    {:<24} {}\n", reason, n);
-  if (lb) fmt::print("  connections {} created ({} directed flows in the trace), {} live at the end\n", created, flows_in_trace, live);
+  if (lb || o.nf == "nat") fmt::print("  {} {} created ({} directed flows in the trace), {} live at the end\n", lb ? "connections" : "sessions", created, flows_in_trace, live);
   if (!backends.empty()) {
     fmt::print("  {}:\n", lb ? "connections per backend" : "packets per backend");
     for (const auto& [name, n] : backends) fmt::print("    {:<24} {}\n", name, n);
@@ -88,7 +89,6 @@ void run_command(const RunCommandOptions& o) {
   }
   if (o.workers == 0 || o.workers > 64) throw UserError("run: --workers must be in 1..64");
   if (o.nf != "fwd" && o.config.empty()) throw UserError(fmt::format("run: --nf {} needs --config FILE", o.nf));
-  if (o.nf == "nat") throw UserError("run: --nf nat is not available yet");
   PacketStore trace;
   try {
     trace = PacketStore::load_pcap(o.in);
@@ -102,12 +102,12 @@ void run_command(const RunCommandOptions& o) {
   std::vector<WorkerResult> results;
   try {
     if (o.nf == "fwd") {
-      results = run_workers(trace, partition, o.workers, [](Nanos) { return std::make_unique<Forwarder>(); },
+      results = run_workers(trace, partition, o.workers, [](unsigned, Nanos) { return std::make_unique<Forwarder>(); },
                             [](Forwarder&, WorkerResult&) {});
     } else if (o.nf == "slb") {
       const StatelessLbConfig config = load_stateless_lb_config(o.config);
       results = run_workers(
-          trace, partition, o.workers, [&](Nanos) { return std::make_unique<StatelessLb>(config); },
+          trace, partition, o.workers, [&](unsigned, Nanos) { return std::make_unique<StatelessLb>(config); },
           [](StatelessLb& nf, WorkerResult& r) {
             for (std::size_t s = 0; s < nf.services().size(); ++s) {
               const auto& backends = nf.services()[s].backends();
@@ -122,7 +122,7 @@ void run_command(const RunCommandOptions& o) {
         if constexpr (Table::kConcurrency == Concurrency::single_thread ||
                       Table::kConcurrency == Concurrency::single_writer_many_readers) {
           results = run_workers(
-              trace, partition, o.workers, [&](Nanos start) { return std::make_unique<StatefulLb<Table>>(config, start); },
+              trace, partition, o.workers, [&](unsigned, Nanos start) { return std::make_unique<StatefulLb<Table>>(config, start); },
               [](StatefulLb<Table>& nf, WorkerResult& r) {
                 r.live_connections = nf.tracker().size();
                 for (const Service& s : nf.services()) {
@@ -131,6 +131,23 @@ void run_command(const RunCommandOptions& o) {
               });
         } else {
           throw UserError(fmt::format("run: table {} is a shared table; the sharded run gives each worker its own", o.table));
+        }
+      });
+      if (!known) throw UserError(fmt::format("run: unknown table '{}'", o.table));
+    } else if (o.nf == "nat") {
+      const NatConfig config = load_nat_config(o.config);
+      const bool known = with_table<FlowKeyV4>(o.table, [&]<class Table>(std::type_identity<Table>) {
+        if constexpr (Table::kConcurrency == Concurrency::many_writers) {
+          throw UserError(fmt::format("run: table {} is a shared table; the sharded run gives each worker its own", o.table));
+        } else {
+          results = run_workers(
+              trace, partition, o.workers,
+              [&](unsigned w, Nanos start) {
+                auto nf = std::make_unique<NatInsideReplay<Table>>(config, w, o.workers, start);
+                nf->set_link(trace.link_type());
+                return nf;
+              },
+              [](NatInsideReplay<Table>& nf, WorkerResult& r) { r.live_connections = nf.nat().sessions().size(); });
         }
       });
       if (!known) throw UserError(fmt::format("run: unknown table '{}'", o.table));

@@ -157,8 +157,7 @@ std::vector<ServiceConfig> services_of(const Value& root) {
   return services;
 }
 
-ConntrackTimeouts timeouts_of(const Value& root) {
-  ConntrackTimeouts t;
+ConntrackTimeouts timeouts_of(const Value& root, ConntrackTimeouts t = {}) {
   const Value* table = find(root, "timeouts");
   if (table == nullptr) return t;
   if (!table->is_table()) fail(*table, "timeouts", "expected a table");
@@ -228,6 +227,55 @@ StatefulLbConfig load_stateful_lb_config(const std::string& path) {
   }
   config.timeouts = timeouts_of(root);
   config.services = services_of(root);
+  return config;
+}
+
+NatConfig load_nat_config(const std::string& path) {
+  const Value root = parse_file(path);
+  check_top_level(root);
+  NatConfig config;
+  const Value* nat = section(root, "nat");
+  if (nat == nullptr) fail(root, "nat", "missing: a [nat] table is needed");
+  only_keys(*nat, "nat", {"inside", "pool", "ports", "filtering", "quarantine", "max_sessions", "max_mappings", "seed"});
+  const std::string inside = string_at(*nat, "nat", "inside", "", true);
+  const auto slash = inside.find('/');
+  in_addr network{};
+  int length = -1;
+  if (slash != std::string::npos) {
+    try {
+      length = std::stoi(inside.substr(slash + 1));
+    } catch (const std::exception&) {
+      length = -1;
+    }
+  }
+  if (slash == std::string::npos || inet_pton(AF_INET, inside.substr(0, slash).c_str(), &network) != 1 || length < 1 ||
+      length > 32) {
+    fail(*find(*nat, "inside"), "nat.inside", fmt::format("'{}' is not a prefix such as \"10.0.0.0/16\"", inside));
+  }
+  config.inside_network = network.s_addr;
+  config.inside_prefix_length = static_cast<std::uint8_t>(length);
+  config.pool = addresses_at(*nat, "nat", "pool");
+  if (const Value* ports = find(*nat, "ports")) {
+    if (!ports->is_array() || ports->as_array().size() != 2 || !ports->as_array()[0].is_integer() ||
+        !ports->as_array()[1].is_integer()) {
+      fail(*ports, "nat.ports", "expected [first, last]");
+    }
+    const auto first = ports->as_array()[0].as_integer();
+    const auto last = ports->as_array()[1].as_integer();
+    if (first < 1 || last > 65535 || first > last) fail(*ports, "nat.ports", "expected 1 <= first <= last <= 65535");
+    config.port_first = static_cast<std::uint16_t>(first);
+    config.port_last = static_cast<std::uint16_t>(last);
+  }
+  const std::string filtering = string_at(*nat, "nat", "filtering", "endpoint_independent");
+  if (filtering == "endpoint_independent") config.filtering = NatFiltering::endpoint_independent;
+  else if (filtering == "address_dependent") config.filtering = NatFiltering::address_dependent;
+  else fail(*find(*nat, "filtering"), "nat.filtering", "expected \"endpoint_independent\" or \"address_dependent\"");
+  config.port_quarantine =
+      static_cast<Nanos>(integer_at(*nat, "nat", "quarantine", 120, 0, 86400)) * kNanosPerSecond;
+  config.max_sessions = static_cast<std::size_t>(integer_at(*nat, "nat", "max_sessions", 1 << 20, 1, 1LL << 28));
+  config.max_mappings = static_cast<std::size_t>(integer_at(*nat, "nat", "max_mappings", 1 << 18, 1, 1LL << 26));
+  config.seed = static_cast<std::uint64_t>(integer_at(*nat, "nat", "seed", 1, 0, INT64_MAX));
+  config.timeouts = timeouts_of(root, nat_timeouts());
   return config;
 }
 

@@ -43,7 +43,7 @@ class RunCli : public ::testing::Test {
 };
 
 TEST_F(RunCli, EveryExampleRunsOnTheCampusTrace) {
-  for (const std::string nf : {"fwd", "slb", "lb"}) {
+  for (const std::string nf : {"fwd", "slb", "lb", "nat"}) {
     const auto r = run_cli("run --nf " + nf + " --config " + example(nf + ".toml") + " --in " + path("campus.pcap") +
                            " --out " + path(nf + ".pcap") + " --workers 2 --json");
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -55,6 +55,9 @@ TEST_F(RunCli, EveryExampleRunsOnTheCampusTrace) {
     const PacketStore in = PacketStore::load_pcap(path("campus.pcap"));
     const PacketStore out = PacketStore::load_pcap(path(nf + ".pcap"));
     EXPECT_EQ(out.size(), in.size()) << nf;
+    if (nf == "nat") {
+      EXPECT_EQ(j["connections"].get<std::uint64_t>(), 2000u);  // every connection, ICMP included, has its session
+    }
     if (nf == "lb") {
       ASSERT_TRUE(j.contains("backends"));
       std::uint64_t total = 0;

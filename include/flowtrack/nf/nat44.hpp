@@ -104,6 +104,18 @@ class Nat44 {
   std::size_t mapping_count() const { return mapping_ids_.in_use(); }
   // The mapping of an inside endpoint (network order), if any.
   const NatMapping* mapping_of(std::uint32_t inside_addr, std::uint16_t inside_port, std::uint8_t protocol) const;
+  // The external endpoint (address, port or identifier; network order) that a packet seen inside as
+  // `inside_view` (remote -> inside host) was sent to outside, from the session of its connection:
+  // how a trace captured on the inside link is replayed through the NAT. False when no session has it.
+  bool external_endpoint_of(const FlowKeyV4& inside_view, std::uint32_t& addr, std::uint16_t& port) const {
+    const FlowKeyV4 original = inside_view.reversed();
+    const ConnMatch match = sessions_.find(original, flow_hash(original));
+    if (!match || match.direction != Direction::original) return false;
+    const NatMapping& m = mappings_[sessions_.payload(match.conn).mapping];
+    addr = m.external_addr;
+    port = m.external_port;
+    return true;
+  }
   std::uint16_t port_first() const { return slice_first_; }
   std::uint16_t port_last() const { return slice_last_; }
 

@@ -3,6 +3,10 @@
 //
 //   [lb]                     stateful LB options (policy, max_connections, stateless_when_full)
 //   [slb]                    stateless LB options (selection = "maglev" | "modulo")
+//   [nat]                    inside = "10.0.0.0/16", pool = ["203.0.113.1", ...], ports = [1024, 65535],
+//                            filtering = "endpoint_independent" | "address_dependent",
+//                            quarantine (seconds), max_sessions, max_mappings (per worker);
+//                            its timeouts default to the RFC minimums (nat_timeouts())
 //   [timeouts]               connection timeouts in seconds (tcp_<state>, udp_unreplied, udp_replied,
 //                            icmp, other); Linux conntrack's by default
 //   [[service]]              name, vip, port, protocol ("tcp" | "udp"); vip and port may be arrays,
@@ -17,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "flowtrack/nf/nat44.hpp"
 #include "flowtrack/nf/stateful_lb.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
 
@@ -29,5 +34,6 @@ struct ConfigError : std::runtime_error {
 // Both read the services; each reads its own section and ignores the other's.
 StatelessLbConfig load_stateless_lb_config(const std::string& path);
 StatefulLbConfig load_stateful_lb_config(const std::string& path);
+NatConfig load_nat_config(const std::string& path);
 
 }  // namespace flowtrack
