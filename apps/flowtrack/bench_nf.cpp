@@ -1,4 +1,5 @@
-// `flowtrack bench nf`: packets per second of each network function on the campus trace multiplied by
+// `flowtrack bench nf`: packets per second of each network function (the NAT replaying the trace as
+// captured inside, nat_replay.hpp) on the campus trace multiplied by
 // shifted windows, for every connection table (the stateful LB's), on 1..N sharded workers (nf_runner
 // .hpp), median of --reps. Reports each function against the forwarder measured in the same run (seed
 // 000: the stateless LB ran ~60 % faster than the stateful one) and ranks the tables for the
@@ -15,13 +16,14 @@
 #include "flowtrack/nf/stateful_lb.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
 #include "flowtrack/table/registry.hpp"
+#include "nat_replay.hpp"
 #include "nf_runner.hpp"
 
 namespace flowtrack::cli {
 namespace {
 
 struct NfBenchOptions {
-  std::vector<std::string> nfs{"fwd", "slb", "lb"};
+  std::vector<std::string> nfs{"fwd", "slb", "lb", "nat"};
   std::vector<std::string> tables{"cuckoo", "cuckoopp", "dpdk", "chained", "robinhood", "hopscotch", "swiss", "stdmap"};
   std::vector<unsigned> workers;
   std::uint32_t flows = 20'000;
@@ -64,7 +66,7 @@ void run_nf_bench(NfBenchOptions o) {
     if (!with_table<FlowKeyV4>(t, [](auto) {})) throw UserError(fmt::format("bench nf: unknown table '{}'", t));
   }
   for (const auto& nf : o.nfs) {
-    if (nf != "fwd" && nf != "slb" && nf != "lb") throw UserError(fmt::format("bench nf: unknown function '{}'", nf));
+    if (nf != "fwd" && nf != "slb" && nf != "lb" && nf != "nat") throw UserError(fmt::format("bench nf: unknown function '{}'", nf));
   }
   if (o.workers.empty()) {
     for (unsigned w = 1; w <= usable_cpus(); ++w) o.workers.push_back(w);
@@ -78,6 +80,12 @@ void run_nf_bench(NfBenchOptions o) {
   lb_config.policy = LbPolicy::maglev;
   lb_config.max_connections = static_cast<std::size_t>(o.flows) * o.windows;  // every connection fits in one worker
   const StatelessLbConfig slb_config{services, StatelessSelection::maglev, MaglevTable::kDefaultSize};
+  NatConfig nat_config;  // the campus clients are the inside network
+  nat_config.inside_network = to_network32(profile.client_network);
+  nat_config.inside_prefix_length = profile.client_prefix_length;
+  for (std::uint32_t i = 1; i <= 4; ++i) nat_config.pool.push_back(to_network32(0xcb007100 + i));  // 203.0.113.1-4
+  nat_config.max_sessions = lb_config.max_connections;
+  nat_config.max_mappings = lb_config.max_connections;
 
   if (!o.json) {
     fmt::print("flowtrack bench nf: campus {} connections x {} windows = {} packets, sharded workers, median of {} reps\n\n",
@@ -89,7 +97,7 @@ void run_nf_bench(NfBenchOptions o) {
   for (const unsigned workers : o.workers) {
     const PacketPartition partition = partition_by_rss(trace, RssSteering(workers));
     for (const auto& nf : o.nfs) {
-      const std::vector<std::string> tables = nf == "lb" ? o.tables : std::vector<std::string>{"-"};
+      const std::vector<std::string> tables = nf == "lb" || nf == "nat" ? o.tables : std::vector<std::string>{"-"};
       for (const auto& table : tables) {
         Row row{nf, table, workers, {}, {}};
         for (unsigned rep = 0; rep < o.reps; ++rep) {
@@ -100,10 +108,21 @@ void run_nf_bench(NfBenchOptions o) {
           } else if (nf == "slb") {
             results = run_workers(trace, partition, workers, [&](unsigned, Nanos) { return std::make_unique<StatelessLb>(slb_config); },
                                   [](auto&, WorkerResult&) {});
-          } else {
+          } else if (nf == "lb") {
             with_table<FlowKeyV4>(table, [&]<class Table>(std::type_identity<Table>) {
               results = run_workers(
                   trace, partition, workers, [&](unsigned, Nanos start) { return std::make_unique<StatefulLb<Table>>(lb_config, start); },
+                  [](auto&, WorkerResult&) {});
+            });
+          } else {
+            with_table<FlowKeyV4>(table, [&]<class Table>(std::type_identity<Table>) {
+              results = run_workers(
+                  trace, partition, workers,
+                  [&](unsigned w, Nanos start) {
+                    auto nat = std::make_unique<NatInsideReplay<Table>>(nat_config, w, workers, start);
+                    nat->set_link(trace.link_type());
+                    return nat;
+                  },
                   [](auto&, WorkerResult&) {});
             });
           }
@@ -144,8 +163,8 @@ void run_nf_bench(NfBenchOptions o) {
 void add_nf_bench(CLI::App& bench) {
   auto o = std::make_shared<NfBenchOptions>();
   auto* nf = bench.add_subcommand("nf", "Mpps of the network functions per table and worker count");
-  nf->add_option("--nfs", o->nfs, "fwd, slb, lb")->delimiter(',');
-  nf->add_option("--tables", o->tables, "the stateful LB's connection tables")->delimiter(',');
+  nf->add_option("--nfs", o->nfs, "fwd, slb, lb, nat")->delimiter(',');
+  nf->add_option("--tables", o->tables, "the connection tables of the stateful LB and the NAT")->delimiter(',');
   nf->add_option("--workers", o->workers, "worker counts (default: 1 .. usable cores)")->delimiter(',');
   nf->add_option("--flows", o->flows, "campus connections per window")->check(CLI::Range(1u, 5'000'000u));
   nf->add_option("--windows", o->windows, "shifted windows")->check(CLI::Range(1u, 255u));
