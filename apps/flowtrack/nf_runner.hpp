@@ -25,7 +25,7 @@ namespace flowtrack::cli {
 // What one worker did.
 struct WorkerResult {
   PacketStore out{LinkType::ethernet};
-  std::uint64_t packets = 0, forwarded = 0, cycles = 0;
+  std::uint64_t packets = 0, forwarded = 0, replied = 0, cycles = 0;
   std::array<std::uint64_t, kParseStatusCount> parse_drops{};
   NfCounters counters;
   std::size_t live_connections = 0;
@@ -46,14 +46,15 @@ void run_worker(Nf& nf, const PacketStore& queue, WorkerResult& result) {
     const PacketView packet = queue[i];
     const std::span<std::uint8_t> frame(scratch.data(), packet.bytes.size());
     std::copy(packet.bytes.begin(), packet.bytes.end(), frame.begin());
-    NfPacket p{frame, {}, packet.wire_length};
+    NfPacket p{frame, {}, packet.wire_length, scratch.size()};
     ++result.packets;
     const ParseStatus status = parse_frame(frame, queue.link_type(), p.parsed);
     if (status != ParseStatus::ok) {
       ++result.parse_drops[static_cast<std::size_t>(status)];
-    } else if (nf.process(p, packet.timestamp_ns) == Verdict::forward) {
-      result.out.append(frame, packet.timestamp_ns, packet.wire_length);
-      ++result.forwarded;
+    } else if (const Verdict verdict = nf.process(p, packet.timestamp_ns); verdict != Verdict::drop) {
+      // A reply goes back where the packet came from; in a replayed trace it joins the one output.
+      result.out.append(p.frame, packet.timestamp_ns, p.wire_length);
+      ++(verdict == Verdict::forward ? result.forwarded : result.replied);
     }
     if (i % 32 == 31) nf.expire(packet.timestamp_ns);
   }

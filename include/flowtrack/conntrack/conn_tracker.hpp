@@ -15,16 +15,22 @@
 // no further cache miss, where a separate array indexed by ConnId would.
 //
 // Per packet, update() counts it, advances the TCP state machine (tcp_state.hpp) or the UDP
-// replied flag, and refreshes the connection's idle timer: a touch (one store) when the state did not
-// change, a new timeout when it did. expire() runs the wheel and destroys the connections it reports,
-// after handing each to the caller (a NAT returns its port). Nothing allocates after construction.
+// replied flag, and refreshes the connection's idle timer: a touch when the state did not change (one
+// store for the wheel, a sift for the heap), a new timeout when it did. expire() runs the aging policy
+// and destroys the connections it reports, after handing each to the caller (a NAT returns its port).
+// The policy is any AgingPolicy that leaves table removal to its caller (aging_policy.hpp): the timer
+// wheel by default, or the binary heap (FastClick's, seed 003's baseline). Scan and lazy aging erase
+// table entries themselves, one per entry, which cannot keep a connection's two entries together; they
+// are measured on bare tables (`bench aging`). Nothing allocates after construction.
 // Concurrency: single thread, one tracker per core (the sharded strategy).
 #pragma once
 
 #include <array>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "flowtrack/aging/heap_aging.hpp"
 #include "flowtrack/aging/timer_wheel.hpp"
 #include "flowtrack/conntrack/tcp_state.hpp"
 #include "flowtrack/conntrack/timeouts.hpp"
@@ -57,10 +63,12 @@ struct CreateResult {
 
 struct NoPayload {};
 
-template <FlowTable Table, class Payload = NoPayload>
+template <FlowTable Table, class Payload = NoPayload, AgingPolicy Aging = TimerWheel>
+  requires(!Aging::kRemovesFromTable)
 class ConnTracker {
  public:
   using Key = typename Table::key_type;
+  using AgingType = Aging;
 
   struct Connection {
     Key original;
@@ -77,13 +85,14 @@ class ConnTracker {
     Payload payload{};
   };
 
-  // Room for max_connections connections (2 * max_connections table entries).
+  // Room for max_connections connections (2 * max_connections table entries). `wheel` configures the
+  // timer wheel; other policies need no configuration.
   explicit ConnTracker(std::size_t max_connections, const ConntrackTimeouts& timeouts = {},
                        TimerWheelConfig wheel = {.tick = 100 * kNanosPerMilli, .levels = 4, .start = 0})
       : table_(2 * max_connections),
         links_(table_.capacity()),
         connections_(table_.capacity()),
-        wheel_(table_.capacity(), wheel),
+        wheel_(make_aging(table_.capacity(), wheel)),
         timeouts_(timeouts),
         max_connections_(max_connections) {}
 
@@ -224,10 +233,18 @@ class ConnTracker {
     --size_;
   }
 
+  static Aging make_aging(std::size_t capacity, const TimerWheelConfig& wheel) {
+    if constexpr (std::is_constructible_v<Aging, std::size_t, TimerWheelConfig>) {
+      return Aging(capacity, wheel);
+    } else {
+      return Aging(capacity);
+    }
+  }
+
   Table table_;
   std::vector<Link> links_;               // by FlowId of either entry
   std::vector<Connection> connections_;   // by ConnId
-  TimerWheel wheel_;                      // by ConnId: armed exactly while the connection lives
+  Aging wheel_;                           // by ConnId: armed exactly while the connection lives
   ConntrackTimeouts timeouts_;
   std::size_t max_connections_;
   std::size_t size_ = 0;

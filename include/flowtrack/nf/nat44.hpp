@@ -85,7 +85,8 @@ struct NatSession {
   std::uint32_t hairpin_mapping = kNone;  // a hairpinned session: the mapping of the inside peer
 };
 
-template <FlowTable Table>
+// Table: the session table; Aging: the tracker's expiry policy (conn_tracker.hpp).
+template <FlowTable Table, AgingPolicy Aging = TimerWheel>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
 class Nat44 {
  public:
@@ -100,7 +101,7 @@ class Nat44 {
   bool is_public(std::uint32_t addr) const { return pool_index(addr) != kNotInPool; }
 
   const NfCounters& counters() const { return counters_; }
-  const ConnTracker<Table, NatSession>& sessions() const { return sessions_; }
+  const ConnTracker<Table, NatSession, Aging>& sessions() const { return sessions_; }
   std::size_t mapping_count() const { return mapping_ids_.in_use(); }
   // The mapping of an inside endpoint (network order), if any.
   const NatMapping* mapping_of(std::uint32_t inside_addr, std::uint16_t inside_port, std::uint8_t protocol) const;
@@ -149,7 +150,7 @@ class Nat44 {
   NatConfig config_;
   std::uint32_t inside_net_, inside_mask_;  // host order
   std::uint16_t slice_first_, slice_last_;
-  ConnTracker<Table, NatSession> sessions_;
+  ConnTracker<Table, NatSession, Aging> sessions_;
   std::vector<NatMapping> mappings_;
   IdPool mapping_ids_;
   absl::flat_hash_map<std::uint64_t, std::uint32_t> by_inside_, by_external_;  // endpoint -> mapping id

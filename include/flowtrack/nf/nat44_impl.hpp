@@ -5,9 +5,9 @@
 
 namespace flowtrack {
 
-template <FlowTable Table>
+template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-Nat44<Table>::Nat44(const NatConfig& config, unsigned core, unsigned cores, Nanos start)
+Nat44<Table, Aging>::Nat44(const NatConfig& config, unsigned core, unsigned cores, Nanos start)
     : config_(config),
       inside_mask_(config.inside_prefix_length == 0 ? 0 : ~std::uint32_t{0} << (32 - config.inside_prefix_length)),
       sessions_(config.max_sessions, config.timeouts, {.tick = 100 * kNanosPerMilli, .levels = 4, .start = start}),
@@ -32,25 +32,25 @@ Nat44<Table>::Nat44(const NatConfig& config, unsigned core, unsigned cores, Nano
   }
 }
 
-template <FlowTable Table>
+template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-std::size_t Nat44<Table>::pool_index(std::uint32_t addr) const {
+std::size_t Nat44<Table, Aging>::pool_index(std::uint32_t addr) const {
   for (std::size_t i = 0; i < config_.pool.size(); ++i) {
     if (config_.pool[i] == addr) return i;
   }
   return kNotInPool;
 }
 
-template <FlowTable Table>
+template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-const NatMapping* Nat44<Table>::mapping_of(std::uint32_t inside_addr, std::uint16_t inside_port, std::uint8_t protocol) const {
+const NatMapping* Nat44<Table, Aging>::mapping_of(std::uint32_t inside_addr, std::uint16_t inside_port, std::uint8_t protocol) const {
   const auto it = by_inside_.find(endpoint(inside_addr, inside_port, protocol));
   return it == by_inside_.end() ? nullptr : &mappings_[it->second];
 }
 
-template <FlowTable Table>
+template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-Verdict Nat44<Table>::process(NfPacket& packet, Nanos now) {
+Verdict Nat44<Table, Aging>::process(NfPacket& packet, Nanos now) {
   const ParsedPacket& p = packet.parsed;
   if (p.ip_version != 4) {
     ++counters_.passed;
@@ -70,9 +70,9 @@ Verdict Nat44<Table>::process(NfPacket& packet, Nanos now) {
   return out ? outbound(packet, key, now) : inbound(packet, key, now);
 }
 
-template <FlowTable Table>
+template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-std::uint32_t Nat44<Table>::find_or_create_mapping(const FlowKeyV4& key, Nanos now) {
+std::uint32_t Nat44<Table, Aging>::find_or_create_mapping(const FlowKeyV4& key, Nanos now) {
   const std::uint64_t inside = endpoint(key.src_addr, key.src_port, key.protocol);
   if (const auto it = by_inside_.find(inside); it != by_inside_.end()) return it->second;
   const FlowId id = mapping_ids_.allocate();
@@ -90,9 +90,9 @@ std::uint32_t Nat44<Table>::find_or_create_mapping(const FlowKeyV4& key, Nanos n
   return id;
 }
 
-template <FlowTable Table>
+template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-void Nat44<Table>::drop_mapping_if_unused(std::uint32_t id, Nanos now) {
+void Nat44<Table, Aging>::drop_mapping_if_unused(std::uint32_t id, Nanos now) {
   NatMapping& m = mappings_[id];
   if (m.sessions != 0) return;
   by_inside_.erase(endpoint(m.inside_addr, m.inside_port, m.protocol));
@@ -101,25 +101,25 @@ void Nat44<Table>::drop_mapping_if_unused(std::uint32_t id, Nanos now) {
   mapping_ids_.release(id);
 }
 
-template <FlowTable Table>
+template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-void Nat44<Table>::set_source(NfPacket& packet, std::uint32_t addr, std::uint16_t port) {
+void Nat44<Table, Aging>::set_source(NfPacket& packet, std::uint32_t addr, std::uint16_t port) {
   rewrite_ipv4_src(packet.frame, packet.parsed, addr);
   if (packet.parsed.icmp_is_query) rewrite_icmp_identifier(packet.frame, packet.parsed, port);
   else rewrite_src_port(packet.frame, packet.parsed, port);
 }
 
-template <FlowTable Table>
+template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-void Nat44<Table>::set_destination(NfPacket& packet, std::uint32_t addr, std::uint16_t port) {
+void Nat44<Table, Aging>::set_destination(NfPacket& packet, std::uint32_t addr, std::uint16_t port) {
   rewrite_ipv4_dst(packet.frame, packet.parsed, addr);
   if (packet.parsed.icmp_is_query) rewrite_icmp_identifier(packet.frame, packet.parsed, port);
   else rewrite_dst_port(packet.frame, packet.parsed, port);
 }
 
-template <FlowTable Table>
+template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-void Nat44<Table>::translate(NfPacket& packet, const NatSession& s, Direction direction) {
+void Nat44<Table, Aging>::translate(NfPacket& packet, const NatSession& s, Direction direction) {
   const NatMapping& own = mappings_[s.mapping];
   if (direction == Direction::original) {
     set_source(packet, own.external_addr, own.external_port);
@@ -136,9 +136,9 @@ void Nat44<Table>::translate(NfPacket& packet, const NatSession& s, Direction di
   }
 }
 
-template <FlowTable Table>
+template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-Verdict Nat44<Table>::outbound(NfPacket& packet, const FlowKeyV4& key, Nanos now) {
+Verdict Nat44<Table, Aging>::outbound(NfPacket& packet, const FlowKeyV4& key, Nanos now) {
   const std::uint32_t hash = flow_hash(key);
   ConnMatch match = sessions_.find(key, hash);
   if (!match) {
@@ -180,9 +180,9 @@ Verdict Nat44<Table>::outbound(NfPacket& packet, const FlowKeyV4& key, Nanos now
   return forward_rewritten();
 }
 
-template <FlowTable Table>
+template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-Verdict Nat44<Table>::inbound(NfPacket& packet, const FlowKeyV4& key, Nanos now) {
+Verdict Nat44<Table, Aging>::inbound(NfPacket& packet, const FlowKeyV4& key, Nanos now) {
   const std::uint32_t hash = flow_hash(key);
   ConnMatch match = sessions_.find(key, hash);
   if (!match) {
@@ -214,9 +214,9 @@ Verdict Nat44<Table>::inbound(NfPacket& packet, const FlowKeyV4& key, Nanos now)
   return forward_rewritten();
 }
 
-template <FlowTable Table>
+template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-Verdict Nat44<Table>::icmp_error(NfPacket& packet) {
+Verdict Nat44<Table, Aging>::icmp_error(NfPacket& packet) {
   const ParsedPacket& p = packet.parsed;
   if (!p.has_embedded) return counters_.drop(NfDrop::untranslatable);
   // The quoted packet travelled the other way: its reversed tuple is the one this error's direction uses.
@@ -237,9 +237,9 @@ Verdict Nat44<Table>::icmp_error(NfPacket& packet) {
   return forward_rewritten();  // no session timer is touched: errors neither refresh nor end a mapping
 }
 
-template <FlowTable Table>
+template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-std::size_t Nat44<Table>::expire(Nanos now, std::size_t budget) {
+std::size_t Nat44<Table, Aging>::expire(Nanos now, std::size_t budget) {
   const std::size_t n = sessions_.expire(now, budget, [&](ConnId, const auto& connection) {
     const NatSession& s = connection.payload;
     if (config_.filtering == NatFiltering::address_dependent) {

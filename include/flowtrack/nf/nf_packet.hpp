@@ -15,9 +15,17 @@ struct NfPacket {
   std::span<std::uint8_t> frame;  // writable; rewrites keep every checksum right (packet/rewrite.hpp)
   ParsedPacket parsed;            // parse_frame's result for `frame` (status ok)
   std::uint32_t wire_length = 0;
+  // Bytes writable from frame.data(), at least frame.size() (0 means frame.size()): a function that
+  // answers a packet with a longer one (an ICMP error quoting it) may build it in place up to this.
+  std::size_t capacity = 0;
+
+  std::size_t room() const { return capacity > frame.size() ? capacity : frame.size(); }
 };
 
-enum class Verdict : std::uint8_t { forward, drop };
+// forward: `frame` goes on, possibly rewritten. drop: nothing goes out. reply: `frame` (possibly
+// regrown within capacity, wire_length updated) now holds an answer for the sender, sent back out the
+// side the packet came in, and the packet itself goes no further.
+enum class Verdict : std::uint8_t { forward, drop, reply };
 
 enum class NfDrop : std::uint8_t {
   no_backend,      // a new connection to a service with no backend that takes new connections

@@ -43,7 +43,8 @@ struct LbAssignment {
   std::uint32_t backend = kNone;
 };
 
-template <FlowTable Table>
+// Table: the connection table; Aging: the tracker's expiry policy (conn_tracker.hpp).
+template <FlowTable Table, AgingPolicy Aging = TimerWheel>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
 class StatefulLb {
  public:
@@ -115,7 +116,7 @@ class StatefulLb {
 
   std::vector<Service>& services() { return services_; }
   const std::vector<Service>& services() const { return services_; }
-  const ConnTracker<Table, LbAssignment>& tracker() const { return tracker_; }
+  const ConnTracker<Table, LbAssignment, Aging>& tracker() const { return tracker_; }
   const NfCounters& counters() const { return counters_; }
   // The backend a live connection was given: (service index, backend index).
   LbAssignment assignment(ConnId conn) const { return tracker_.payload(conn); }
@@ -148,7 +149,7 @@ class StatefulLb {
   }
 
   StatefulLbConfig config_;
-  ConnTracker<Table, LbAssignment> tracker_;
+  ConnTracker<Table, LbAssignment, Aging> tracker_;
   std::vector<Service> services_;
   Random rng_;
   NfCounters counters_;
