@@ -51,10 +51,16 @@ void run_worker(Nf& nf, const PacketStore& queue, WorkerResult& result) {
     const ParseStatus status = parse_frame(frame, queue.link_type(), p.parsed);
     if (status != ParseStatus::ok) {
       ++result.parse_drops[static_cast<std::size_t>(status)];
-    } else if (const Verdict verdict = nf.process(p, packet.timestamp_ns); verdict != Verdict::drop) {
+    } else if (const Verdict verdict = nf.process(p, packet.timestamp_ns); verdict == Verdict::forward || verdict == Verdict::reply) {
       // A reply goes back where the packet came from; in a replayed trace it joins the one output.
       result.out.append(p.frame, packet.timestamp_ns, p.wire_length);
       ++(verdict == Verdict::forward ? result.forwarded : result.replied);
+    }
+    if constexpr (requires { nf.release([](std::span<const std::uint8_t>, std::uint32_t) {}); }) {
+      nf.release([&](std::span<const std::uint8_t> held, std::uint32_t wire_length) {
+        result.out.append(held, packet.timestamp_ns, wire_length);
+        ++result.forwarded;
+      });
     }
     if (i % 32 == 31) nf.expire(packet.timestamp_ns);
   }

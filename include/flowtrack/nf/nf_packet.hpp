@@ -24,8 +24,13 @@ struct NfPacket {
 
 // forward: `frame` goes on, possibly rewritten. drop: nothing goes out. reply: `frame` (possibly
 // regrown within capacity, wire_length updated) now holds an answer for the sender, sent back out the
-// side the packet came in, and the packet itself goes no further.
-enum class Verdict : std::uint8_t { forward, drop, reply };
+// side the packet came in, and the packet itself goes no further. held: the function kept a copy of
+// the packet (a fragment waiting for the fragment that names its flow) and hands it out later.
+//
+// A function that holds packets has `release(emit)`, which calls emit(std::span<const std::uint8_t>
+// frame, std::uint32_t wire_length) for each held packet that may now go on (already translated); the
+// runner calls it after every process() and forwards what it emits.
+enum class Verdict : std::uint8_t { forward, drop, reply, held };
 
 enum class NfDrop : std::uint8_t {
   no_backend,      // a new connection to a service with no backend that takes new connections
