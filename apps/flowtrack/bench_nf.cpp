@@ -1,9 +1,9 @@
 // `flowtrack bench nf`: packets per second of each network function (the NAT replaying the trace as
-// captured inside, nat_replay.hpp) on the campus trace multiplied by
-// shifted windows, for every connection table (the stateful LB's), on 1..N sharded workers (nf_runner
-// .hpp), median of --reps. Reports each function against the forwarder measured in the same run (seed
-// 000: the stateless LB ran ~60 % faster than the stateful one) and ranks the tables for the
-// stateful LB.
+// captured inside, nat_replay.hpp) on the campus trace multiplied by shifted windows, for every
+// connection table, tracker aging and scaling of the stateful ones, on 1..N workers (nf_runner.hpp),
+// median of --reps. Reports each function against the forwarder measured in the same run (seed 000:
+// the stateless LB ran ~60 % faster than the stateful one), ranks the stateful LB's configurations and
+// sets each shared (spinlock) configuration against its sharded twin.
 #include <fmt/core.h>
 
 #include <map>
@@ -12,12 +12,8 @@
 #include "commands.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
-#include "flowtrack/nf/forwarder.hpp"
-#include "flowtrack/nf/stateful_lb.hpp"
-#include "flowtrack/nf/stateless_lb.hpp"
 #include "flowtrack/table/registry.hpp"
-#include "nat_replay.hpp"
-#include "nf_runner.hpp"
+#include "nf_launch.hpp"
 
 namespace flowtrack::cli {
 namespace {
@@ -25,6 +21,8 @@ namespace {
 struct NfBenchOptions {
   std::vector<std::string> nfs{"fwd", "slb", "lb", "nat"};
   std::vector<std::string> tables{"cuckoo", "cuckoopp", "dpdk", "chained", "robinhood", "hopscotch", "swiss", "stdmap"};
+  std::vector<std::string> agings{"wheel"};
+  std::vector<std::string> scalings{"sharded", "spinlock"};
   std::vector<unsigned> workers;
   std::uint32_t flows = 20'000;
   unsigned windows = 4;
@@ -49,10 +47,38 @@ std::vector<ServiceConfig> campus_services(const CampusProfile& profile) {
 }
 
 struct Row {
-  std::string nf, table;
-  unsigned workers;
+  NfChoice choice;
   std::vector<double> mpps, cycles;
 };
+
+// The stateful LB's configurations ranked at the largest worker count, and every shared (spinlock)
+// configuration against its sharded twin: all from this run's medians.
+void print_summary(const std::vector<Row>& rows, unsigned workers) {
+  std::vector<const Row*> lb_rows;
+  for (const Row& r : rows) {
+    if (r.choice.nf == "lb" && r.choice.workers == workers) lb_rows.push_back(&r);
+  }
+  std::ranges::sort(lb_rows, [](const Row* a, const Row* b) { return median(a->mpps) > median(b->mpps); });
+  if (!lb_rows.empty()) fmt::print("\nstateful LB ranked by Mpps at {} worker(s) (same run):\n", workers);
+  for (std::size_t i = 0; i < lb_rows.size(); ++i) {
+    const NfChoice& c = lb_rows[i]->choice;
+    fmt::print("  {:>2}. {:<12} {:<6} {:<9} {:>7.2f} Mpps  {:>7.1f} cycles/packet\n", i + 1, c.table, c.aging, c.scaling,
+               median(lb_rows[i]->mpps), median(lb_rows[i]->cycles));
+  }
+  bool header = false;
+  for (const Row& shared : rows) {
+    if (shared.choice.scaling != "spinlock") continue;
+    for (const Row& sharded : rows) {
+      const NfChoice& a = shared.choice;
+      const NfChoice& b = sharded.choice;
+      if (b.scaling != "sharded" || a.nf != b.nf || a.table != b.table || a.aging != b.aging || a.workers != b.workers) continue;
+      if (!header) fmt::print("\none shared instance under a spinlock / one instance per worker (Mpps, same run):\n");
+      header = true;
+      fmt::print("  {:<4} {:<12} {:<6} {} worker(s): {:.2f}x\n", a.nf, a.table, a.aging, a.workers,
+                 median(shared.mpps) / median(sharded.mpps));
+    }
+  }
+}
 
 void run_nf_bench(NfBenchOptions o) {
   if (o.quick) {
@@ -62,102 +88,93 @@ void run_nf_bench(NfBenchOptions o) {
     o.reps = std::min(o.reps, 3u);
   }
   if (o.reps == 0) throw UserError("bench nf: --reps must be at least 1");
-  for (const auto& t : o.tables) {
-    if (!with_table<FlowKeyV4>(t, [](auto) {})) throw UserError(fmt::format("bench nf: unknown table '{}'", t));
-  }
-  for (const auto& nf : o.nfs) {
-    if (nf != "fwd" && nf != "slb" && nf != "lb" && nf != "nat") throw UserError(fmt::format("bench nf: unknown function '{}'", nf));
-  }
+  // Names are checked before anything runs, so a typo fails at once rather than after minutes.
+  const auto check = [](const std::vector<std::string>& asked, const std::vector<std::string>& known, std::string_view what) {
+    for (const auto& name : asked) {
+      if (std::ranges::find(known, name) == known.end()) throw UserError(fmt::format("bench nf: unknown {} '{}'", what, name));
+    }
+  };
+  check(o.nfs, nf_names(), "function");
+  check(o.tables, table_names(), "table");
+  check(o.agings, nf_aging_names(), "aging");
+  check(o.scalings, nf_scaling_names(), "scaling");
   if (o.workers.empty()) {
     for (unsigned w = 1; w <= usable_cpus(); ++w) o.workers.push_back(w);
   }
   CampusProfile profile;
   profile.flows = o.flows;
   const PacketStore trace = multiply_trace(generate_campus(profile), {.windows = o.windows});
-  const std::vector<ServiceConfig> services = campus_services(profile);
-  StatefulLbConfig lb_config;
-  lb_config.services = services;
-  lb_config.policy = LbPolicy::maglev;
-  lb_config.max_connections = static_cast<std::size_t>(o.flows) * o.windows;  // every connection fits in one worker
-  const StatelessLbConfig slb_config{services, StatelessSelection::maglev, MaglevTable::kDefaultSize};
-  NatConfig nat_config;  // the campus clients are the inside network
-  nat_config.inside_network = to_network32(profile.client_network);
-  nat_config.inside_prefix_length = profile.client_prefix_length;
-  for (std::uint32_t i = 1; i <= 4; ++i) nat_config.pool.push_back(to_network32(0xcb007100 + i));  // 203.0.113.1-4
-  nat_config.max_sessions = lb_config.max_connections;
-  nat_config.max_mappings = lb_config.max_connections;
+  NfConfigs configs;
+  configs.lb.services = campus_services(profile);
+  configs.lb.policy = LbPolicy::maglev;
+  configs.lb.max_connections = static_cast<std::size_t>(o.flows) * o.windows;  // every connection fits in one instance
+  configs.slb = {configs.lb.services, StatelessSelection::maglev, MaglevTable::kDefaultSize};
+  configs.nat.inside_network = to_network32(profile.client_network);  // the campus clients are the inside network
+  configs.nat.inside_prefix_length = profile.client_prefix_length;
+  for (std::uint32_t i = 1; i <= 4; ++i) configs.nat.pool.push_back(to_network32(0xcb007100 + i));  // 203.0.113.1-4
+  configs.nat.max_sessions = configs.lb.max_connections;
+  configs.nat.max_mappings = configs.lb.max_connections;
 
-  if (!o.json) {
-    fmt::print("flowtrack bench nf: campus {} connections x {} windows = {} packets, sharded workers, median of {} reps\n\n",
-               o.flows, o.windows, trace.size(), o.reps);
-    fmt::print("{:<5} {:<12} {:>3} {:>8} {:>9} {:>9}\n", "nf", "table", "wrk", "Mpps", "cyc/pkt", "vs fwd");
-  }
-  std::vector<Row> rows;
-  std::map<unsigned, double> fwd_mpps;
+  // Every configuration to measure, in the order printed: per worker count, the forwarder first (the
+  // anchor of the ratios), then each function; the stateful ones by table, aging and scaling.
+  std::vector<NfChoice> choices;
   for (const unsigned workers : o.workers) {
-    const PacketPartition partition = partition_by_rss(trace, RssSteering(workers));
     for (const auto& nf : o.nfs) {
-      const std::vector<std::string> tables = nf == "lb" || nf == "nat" ? o.tables : std::vector<std::string>{"-"};
-      for (const auto& table : tables) {
-        Row row{nf, table, workers, {}, {}};
-        for (unsigned rep = 0; rep < o.reps; ++rep) {
-          std::vector<WorkerResult> results;
-          if (nf == "fwd") {
-            results = run_workers(trace, partition, workers, [](unsigned, Nanos) { return std::make_unique<Forwarder>(); },
-                                  [](auto&, WorkerResult&) {});
-          } else if (nf == "slb") {
-            results = run_workers(trace, partition, workers, [&](unsigned, Nanos) { return std::make_unique<StatelessLb>(slb_config); },
-                                  [](auto&, WorkerResult&) {});
-          } else if (nf == "lb") {
-            with_table<FlowKeyV4>(table, [&]<class Table>(std::type_identity<Table>) {
-              results = run_workers(
-                  trace, partition, workers, [&](unsigned, Nanos start) { return std::make_unique<StatefulLb<Table>>(lb_config, start); },
-                  [](auto&, WorkerResult&) {});
-            });
-          } else {
-            with_table<FlowKeyV4>(table, [&]<class Table>(std::type_identity<Table>) {
-              results = run_workers(
-                  trace, partition, workers,
-                  [&](unsigned w, Nanos start) {
-                    auto nat = std::make_unique<NatInsideReplay<Table>>(nat_config, w, workers, start);
-                    nat->set_link(trace.link_type());
-                    return nat;
-                  },
-                  [](auto&, WorkerResult&) {});
-            });
-          }
-          row.mpps.push_back(aggregate_mpps(results));
-          row.cycles.push_back(cycles_per_packet(results));
+      if (nf == "fwd" || nf == "slb") {
+        choices.push_back({nf, "-", "-", "sharded", workers});
+        continue;
+      }
+      for (const auto& table : o.tables) {
+        for (const auto& aging : o.agings) {
+          for (const auto& scaling : o.scalings) choices.push_back({nf, table, aging, scaling, workers});
         }
-        if (nf == "fwd") fwd_mpps[workers] = median(row.mpps);
-        const double vs = fwd_mpps.contains(workers) ? median(row.mpps) / fwd_mpps[workers] : 0;
-        if (o.json) {
-          fmt::print("{}\n", nlohmann::json{{"nf", nf}, {"table", table}, {"workers", workers}, {"mpps", median(row.mpps)},
-                                            {"cycles_per_packet", median(row.cycles)}, {"vs_fwd", vs},
-                                            {"reps", o.reps}, {"packets", trace.size()}}
-                                 .dump());
-        } else {
-          fmt::print("{:<5} {:<12} {:>3} {:>8.2f} {:>9.1f} {:>8.2f}x\n", nf, table, workers, median(row.mpps),
-                     median(row.cycles), vs);
-        }
-        std::fflush(stdout);
-        rows.push_back(std::move(row));
       }
     }
   }
+  if (!o.json) {
+    fmt::print("flowtrack bench nf: campus {} connections x {} windows = {} packets, median of {} reps\n\n",
+               o.flows, o.windows, trace.size(), o.reps);
+    fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>8} {:>9} {:>9}\n", "nf", "table", "aging", "scaling", "wrk", "Mpps",
+               "cyc/pkt", "vs fwd");
+  }
+  std::vector<Row> rows;
+  std::map<unsigned, double> fwd_mpps;
+  unsigned partitioned_for = 0;
+  PacketPartition partition;
+  for (const NfChoice& choice : choices) {
+    if (partitioned_for != choice.workers) {
+      partition = partition_by_rss(trace, RssSteering(choice.workers));
+      partitioned_for = choice.workers;
+    }
+    Row row{choice, {}, {}};
+    for (unsigned rep = 0; rep < o.reps; ++rep) {
+      std::vector<WorkerResult> results;
+      try {
+        results = run_nf(choice, configs, trace, partition);
+      } catch (const UserError& e) {
+        throw UserError(fmt::format("bench nf: {}", e.what()));
+      }
+      row.mpps.push_back(aggregate_mpps(results));
+      row.cycles.push_back(cycles_per_packet(results));
+    }
+    if (choice.nf == "fwd") fwd_mpps[choice.workers] = median(row.mpps);
+    const double vs = fwd_mpps.contains(choice.workers) ? median(row.mpps) / fwd_mpps[choice.workers] : 0;
+    if (o.json) {
+      fmt::print("{}\n", nlohmann::json{{"nf", choice.nf}, {"table", choice.table}, {"aging", choice.aging},
+                                        {"scaling", choice.scaling}, {"workers", choice.workers},
+                                        {"mpps", median(row.mpps)}, {"cycles_per_packet", median(row.cycles)},
+                                        {"vs_fwd", vs}, {"reps", o.reps}, {"packets", trace.size()}}
+                             .dump());
+    } else {
+      fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>8.2f} {:>9.1f} {:>8.2f}x\n", choice.nf, choice.table, choice.aging,
+                 choice.scaling, choice.workers, median(row.mpps), median(row.cycles), vs);
+    }
+    std::fflush(stdout);
+    rows.push_back(std::move(row));
+  }
   if (o.json) return;
-  fmt::print("\nstateful LB, tables ranked by Mpps at {} worker(s) (same run):\n", o.workers.back());
-  std::vector<const Row*> lb_rows;
-  for (const Row& r : rows) {
-    if (r.nf == "lb" && r.workers == o.workers.back()) lb_rows.push_back(&r);
-  }
-  std::sort(lb_rows.begin(), lb_rows.end(), [](const Row* a, const Row* b) { return median(a->mpps) > median(b->mpps); });
-  for (std::size_t i = 0; i < lb_rows.size(); ++i) {
-    fmt::print("  {}. {:<12} {:>7.2f} Mpps  {:>7.1f} cycles/packet\n", i + 1, lb_rows[i]->table, median(lb_rows[i]->mpps),
-               median(lb_rows[i]->cycles));
-  }
+  print_summary(rows, o.workers.back());
 }
-
 }  // namespace
 
 void add_nf_bench(CLI::App& bench) {
@@ -165,6 +182,8 @@ void add_nf_bench(CLI::App& bench) {
   auto* nf = bench.add_subcommand("nf", "Mpps of the network functions per table and worker count");
   nf->add_option("--nfs", o->nfs, "fwd, slb, lb, nat")->delimiter(',');
   nf->add_option("--tables", o->tables, "the connection tables of the stateful LB and the NAT")->delimiter(',');
+  nf->add_option("--agings", o->agings, "the trackers' aging policies: wheel, heap")->delimiter(',');
+  nf->add_option("--scalings", o->scalings, "sharded (one instance per worker), spinlock (one shared instance)")->delimiter(',');
   nf->add_option("--workers", o->workers, "worker counts (default: 1 .. usable cores)")->delimiter(',');
   nf->add_option("--flows", o->flows, "campus connections per window")->check(CLI::Range(1u, 5'000'000u));
   nf->add_option("--windows", o->windows, "shifted windows")->check(CLI::Range(1u, 255u));

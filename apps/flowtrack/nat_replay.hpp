@@ -11,7 +11,7 @@
 
 namespace flowtrack::cli {
 
-template <class Table>
+template <class Table, class Aging>
 class NatInsideReplay {
  public:
   NatInsideReplay(const NatConfig& config, unsigned core, unsigned cores, Nanos start) : nat_(config, core, cores, start) {}
@@ -36,17 +36,22 @@ class NatInsideReplay {
   }
 
   std::size_t expire(Nanos now, std::size_t budget = 4096) { return nat_.expire(now, budget); }
+  template <class Emit>
+    requires requires(Nat44<Table, Aging>& nat, Emit& emit) { nat.release(emit); }
+  void release(Emit&& emit) {
+    nat_.release(emit);
+  }
 
   NfCounters counters() const {
     NfCounters c = nat_.counters();
     c.drops[static_cast<std::size_t>(NfDrop::no_mapping)] += unmatched_;
     return c;
   }
-  const Nat44<Table>& nat() const { return nat_; }
+  const Nat44<Table, Aging>& nat() const { return nat_; }
   void set_link(LinkType link) { link_ = link; }
 
  private:
-  Nat44<Table> nat_;
+  Nat44<Table, Aging> nat_;
   std::uint64_t unmatched_ = 0;
   LinkType link_ = LinkType::ethernet;
 };

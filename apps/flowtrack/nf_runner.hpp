@@ -1,13 +1,24 @@
-// Running a network function over a trace on N sharded workers: what `flowtrack run` and
-// `flowtrack bench nf` share. Packets reach workers by RSS with the symmetric key; each worker pins
-// itself, copies its queue (first touch near its core), builds its own instance of the function and runs
-// it over the queue in trace order with the trace's timestamps as the clock, expiring once per burst of
-// 32. Cycles are TSC time of the processing loop (parse, function, copy out).
+// Running a network function over a trace on N workers: what `flowtrack run` and `flowtrack bench nf`
+// share. Packets reach workers by RSS with the symmetric key, so each connection stays on one worker,
+// in trace order. Each worker pins itself, copies its queue (first touch near its core), waits for the
+// others, then runs its queue through the function with the trace's timestamps as the clock, expiring
+// once per burst of 32. Cycles are TSC time of the processing loop (parse, function, copy out).
+//
+// Two ways to give the workers the function (NfScaling):
+//  - sharded: one instance per worker, nothing shared (seed 000's per-core duplication; a NAT instance
+//    owns its slice of the port range);
+//  - spinlock: one instance for all workers, every call into it under one Spinlock (seed 000's global
+//    lock, seed 003's global spinlock NAT). Workers replay their queues concurrently, each at its own
+//    pace through trace time; the instance is shown a clock that never goes back (the latest time any
+//    worker has reached), as its aging requires.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <barrier>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +29,7 @@
 #include "flowtrack/runtime/cpu.hpp"
 #include "flowtrack/packet/parser.hpp"
 #include "flowtrack/runtime/rss_steering.hpp"
+#include "flowtrack/util/spinlock.hpp"
 #include "flowtrack/util/tsc.hpp"
 
 namespace flowtrack::cli {
@@ -68,23 +80,84 @@ void run_worker(Nf& nf, const PacketStore& queue, WorkerResult& result) {
   result.counters = nf.counters();
 }
 
-// Every worker: pin, copy its queue (first touch near its core), build its function, run.
+enum class NfScaling : std::uint8_t { sharded, spinlock };
+
+// The spinlock scaling's view of the one shared instance, one per worker.
+template <class Nf>
+class LockedNf {
+ public:
+  struct Shared {
+    std::unique_ptr<Nf> nf;
+    alignas(64) Spinlock lock;
+    Nanos clock = 0;  // the latest time shown to nf; guarded by lock
+  };
+
+  explicit LockedNf(Shared& shared) : shared_(shared) {}
+
+  Verdict process(NfPacket& packet, Nanos now) {
+    std::lock_guard guard(shared_.lock);
+    return shared_.nf->process(packet, advance(now));
+  }
+  std::size_t expire(Nanos now, std::size_t budget = 4096) {
+    std::lock_guard guard(shared_.lock);
+    return shared_.nf->expire(advance(now), budget);
+  }
+  template <class Emit>
+    requires requires(Nf& nf, Emit& emit) { nf.release(emit); }
+  void release(Emit&& emit) {
+    std::lock_guard guard(shared_.lock);
+    shared_.nf->release(emit);
+  }
+  // The instance's counters belong to no one worker: the runner reports them once, after the run.
+  NfCounters counters() const { return {}; }
+
+ private:
+  Nanos advance(Nanos now) { return shared_.clock = std::max(shared_.clock, now); }
+
+  Shared& shared_;
+};
+
+// make_nf(instance, instances, start) builds instance `instance` of `instances` whose clock starts at
+// `start`; collect(nf, result) adds what the instance knows (live connections, backends) to a result.
+// With spinlock scaling there is one instance; its counters and collect() go to worker 0's result.
 template <class MakeNf, class Collect>
 std::vector<WorkerResult> run_workers(const PacketStore& trace, const PacketPartition& partition, unsigned workers,
-                                      MakeNf&& make_nf, Collect&& collect) {
+                                      NfScaling scaling, MakeNf&& make_nf, Collect&& collect) {
+  using Nf = typename std::invoke_result_t<MakeNf&, unsigned, unsigned, Nanos>::element_type;
   std::vector<WorkerResult> results(workers);
+  typename LockedNf<Nf>::Shared shared;
+  if (scaling == NfScaling::spinlock) {
+    Nanos start = ~Nanos{0};
+    for (const auto& queue : partition.packets) {
+      if (!queue.empty()) start = std::min(start, trace[queue.front()].timestamp_ns);
+    }
+    shared.clock = start == ~Nanos{0} ? 0 : start;
+    shared.nf = make_nf(0u, 1u, shared.clock);
+  }
+  std::barrier ready(static_cast<std::ptrdiff_t>(workers));
   std::vector<std::thread> threads;
   for (unsigned w = 0; w < workers; ++w) {
     threads.emplace_back([&, w] {
       pin_current_thread(w);
       PacketStore queue(trace.link_type());
       for (const std::uint32_t i : partition.packets[w]) queue.append(trace[i]);
-      auto nf = make_nf(w, queue.empty() ? Nanos{0} : queue[0].timestamp_ns);
-      run_worker(*nf, queue, results[w]);
-      collect(*nf, results[w]);
+      if (scaling == NfScaling::spinlock) {
+        LockedNf<Nf> view(shared);
+        ready.arrive_and_wait();
+        run_worker(view, queue, results[w]);
+      } else {
+        auto nf = make_nf(w, workers, queue.empty() ? Nanos{0} : queue[0].timestamp_ns);
+        ready.arrive_and_wait();
+        run_worker(*nf, queue, results[w]);
+        collect(*nf, results[w]);
+      }
     });
   }
   for (auto& t : threads) t.join();
+  if (scaling == NfScaling::spinlock) {
+    results[0].counters = shared.nf->counters();
+    collect(*shared.nf, results[0]);
+  }
   return results;
 }
 

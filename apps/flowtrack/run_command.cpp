@@ -10,15 +10,10 @@
 #include <thread>
 
 #include "commands.hpp"
-#include "nat_replay.hpp"
-#include "nf_runner.hpp"
 #include "flowtrack/io/pcap_reader.hpp"
-#include "flowtrack/nf/forwarder.hpp"
 #include "flowtrack/nf/nf_config.hpp"
-#include "flowtrack/runtime/cpu.hpp"
-#include "flowtrack/runtime/rss_steering.hpp"
-#include "flowtrack/table/registry.hpp"
 #include "flowtrack/util/tsc.hpp"
+#include "nf_launch.hpp"
 
 namespace flowtrack::cli {
 namespace {
@@ -36,12 +31,13 @@ struct RunCommandOptions {
 };
 
 void report(const RunCommandOptions& o, const std::vector<WorkerResult>& results, std::size_t flows_in_trace) {
-  std::uint64_t packets = 0, forwarded = 0, created = 0, live = 0;
+  std::uint64_t packets = 0, forwarded = 0, replied = 0, created = 0, live = 0;
   std::map<std::string, std::uint64_t> drops, backends;
   std::vector<double> worker_mpps;
   for (const WorkerResult& r : results) {
     packets += r.packets;
     forwarded += r.forwarded;
+    replied += r.replied;
     created += r.counters.connections_created;
     live += r.live_connections;
     for (std::size_t s = 0; s < kParseStatusCount; ++s) {
@@ -56,17 +52,17 @@ void report(const RunCommandOptions& o, const std::vector<WorkerResult>& results
   const double mpps = aggregate_mpps(results);
   const bool lb = o.nf == "lb";
   if (o.json) {
-    nlohmann::json j = {{"nf", o.nf}, {"table", o.table}, {"scaling", o.scaling}, {"workers", o.workers},
+    nlohmann::json j = {{"nf", o.nf}, {"table", o.table}, {"scaling", o.scaling}, {"aging", o.aging}, {"workers", o.workers},
                         {"mpps", mpps}, {"worker_mpps", worker_mpps}, {"packets_in", packets},
-                        {"packets_out", forwarded}, {"drops", drops}, {"connections", created},
+                        {"packets_out", forwarded}, {"packets_replied", replied}, {"drops", drops}, {"connections", created},
                         {"connections_live", live}};
     if (lb) j["backends"] = backends;
     if (o.nf == "slb") j["backend_packets"] = backends;
     fmt::print("{}\n", j.dump());
     return;
   }
-  fmt::print("flowtrack run: nf {}, {} worker(s), table {}, {} scaling\n", o.nf, o.workers, o.table, o.scaling);
-  fmt::print("  packets in {}, out {}, {:.2f} Mpps ({})\n", packets, forwarded, mpps,
+  fmt::print("flowtrack run: nf {}, {} worker(s), table {}, {} aging, {} scaling\n", o.nf, o.workers, o.table, o.aging, o.scaling);
+  fmt::print("  packets in {}, out {}, answered {}, {:.2f} Mpps ({})\n", packets, forwarded, replied, mpps,
              fmt::join(worker_mpps | std::views::transform([](double m) { return fmt::format("{:.2f}", m); }), " + "));
   std::uint64_t dropped = 0;
   for (const auto& [reason, n] : drops) dropped += n;
@@ -80,13 +76,6 @@ void report(const RunCommandOptions& o, const std::vector<WorkerResult>& results
 }
 
 void run_command(const RunCommandOptions& o) {
-  if (o.scaling != "sharded") {
-    throw UserError(fmt::format("run: --scaling {}: the network functions run sharded (one instance per worker, "
-                                "RSS steering); shared tables are for `bench scale`", o.scaling));
-  }
-  if (o.aging != "wheel") {
-    throw UserError(fmt::format("run: --aging {}: the connection tracker ages with the timer wheel", o.aging));
-  }
   if (o.workers == 0 || o.workers > 64) throw UserError("run: --workers must be in 1..64");
   if (o.nf != "fwd" && o.config.empty()) throw UserError(fmt::format("run: --nf {} needs --config FILE", o.nf));
   PacketStore trace;
@@ -99,63 +88,17 @@ void run_command(const RunCommandOptions& o) {
   std::size_t flows = 0;
   for (const std::size_t f : partition.ipv4_flows) flows += f;
 
+  NfConfigs configs;
   std::vector<WorkerResult> results;
   try {
-    if (o.nf == "fwd") {
-      results = run_workers(trace, partition, o.workers, [](unsigned, Nanos) { return std::make_unique<Forwarder>(); },
-                            [](Forwarder&, WorkerResult&) {});
-    } else if (o.nf == "slb") {
-      const StatelessLbConfig config = load_stateless_lb_config(o.config);
-      results = run_workers(
-          trace, partition, o.workers, [&](unsigned, Nanos) { return std::make_unique<StatelessLb>(config); },
-          [](StatelessLb& nf, WorkerResult& r) {
-            for (std::size_t s = 0; s < nf.services().size(); ++s) {
-              const auto& backends = nf.services()[s].backends();
-              for (std::size_t b = 0; b < backends.size() && b < nf.sent()[s].size(); ++b) {
-                r.backends[backends[b].config.name] += nf.sent()[s][b];
-              }
-            }
-          });
-    } else if (o.nf == "lb") {
-      const StatefulLbConfig config = load_stateful_lb_config(o.config);
-      const bool known = with_table<FlowKeyV4>(o.table, [&]<class Table>(std::type_identity<Table>) {
-        if constexpr (Table::kConcurrency == Concurrency::single_thread ||
-                      Table::kConcurrency == Concurrency::single_writer_many_readers) {
-          results = run_workers(
-              trace, partition, o.workers, [&](unsigned, Nanos start) { return std::make_unique<StatefulLb<Table>>(config, start); },
-              [](StatefulLb<Table>& nf, WorkerResult& r) {
-                r.live_connections = nf.tracker().size();
-                for (const Service& s : nf.services()) {
-                  for (const Backend& b : s.backends()) r.backends[b.config.name] += b.total_connections;
-                }
-              });
-        } else {
-          throw UserError(fmt::format("run: table {} is a shared table; the sharded run gives each worker its own", o.table));
-        }
-      });
-      if (!known) throw UserError(fmt::format("run: unknown table '{}'", o.table));
-    } else if (o.nf == "nat") {
-      const NatConfig config = load_nat_config(o.config);
-      const bool known = with_table<FlowKeyV4>(o.table, [&]<class Table>(std::type_identity<Table>) {
-        if constexpr (Table::kConcurrency == Concurrency::many_writers) {
-          throw UserError(fmt::format("run: table {} is a shared table; the sharded run gives each worker its own", o.table));
-        } else {
-          results = run_workers(
-              trace, partition, o.workers,
-              [&](unsigned w, Nanos start) {
-                auto nf = std::make_unique<NatInsideReplay<Table>>(config, w, o.workers, start);
-                nf->set_link(trace.link_type());
-                return nf;
-              },
-              [](NatInsideReplay<Table>& nf, WorkerResult& r) { r.live_connections = nf.nat().sessions().size(); });
-        }
-      });
-      if (!known) throw UserError(fmt::format("run: unknown table '{}'", o.table));
-    } else {
-      throw UserError(fmt::format("run: unknown --nf '{}' (fwd, slb, lb, nat)", o.nf));
-    }
+    if (o.nf == "slb") configs.slb = load_stateless_lb_config(o.config);
+    if (o.nf == "lb") configs.lb = load_stateful_lb_config(o.config);
+    if (o.nf == "nat") configs.nat = load_nat_config(o.config);
+    results = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers}, configs, trace, partition);
   } catch (const ConfigError& e) {
     throw UserError(e.what());
+  } catch (const UserError& e) {
+    throw UserError(fmt::format("run: {}", e.what()));
   }
   if (!o.out.empty()) {
     const PacketStore merged = merge_in_time_order(results, trace.link_type());
@@ -179,9 +122,11 @@ void add_run_command(CLI::App& app) {
   run->add_option("--out", o->out, "write the forwarded packets here");
   run->add_option("--out-format", o->out_format, "pcap (default) or pcapng")->check(CLI::IsMember({"pcap", "pcapng"}));
   run->add_option("--workers", o->workers, "worker threads (RSS steering)");
-  run->add_option("--table", o->table, "connection table (lb): any single-thread table of `bench table`");
-  run->add_option("--scaling", o->scaling, "sharded (one function instance per worker)");
-  run->add_option("--aging", o->aging, "wheel");
+  run->add_option("--table", o->table, "connection table (lb, nat): any table of `bench table` but the many-writer ones");
+  run->add_option("--scaling", o->scaling, "sharded (one function instance per worker) or spinlock (one shared instance, lb and nat)")
+      ->check(CLI::IsMember(nf_scaling_names()));
+  run->add_option("--aging", o->aging, "the connection tracker's expiry: wheel (timer wheel) or heap (binary heap)")
+      ->check(CLI::IsMember(nf_aging_names()));
   run->add_flag("--json", o->json, "one JSON object");
   run->callback([o] { run_command(*o); });
 }

@@ -1,0 +1,42 @@
+// Building and running a network function by name: the one place where `flowtrack run` and
+// `flowtrack bench nf` turn (function, connection table, aging, scaling) names into types, so both run
+// exactly the same code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "flowtrack/nf/nat44.hpp"
+#include "flowtrack/nf/stateful_lb.hpp"
+#include "flowtrack/nf/stateless_lb.hpp"
+#include "nf_runner.hpp"
+
+namespace flowtrack::cli {
+
+struct NfChoice {
+  std::string nf = "lb";         // fwd, slb, lb, nat
+  std::string table = "cuckoo";  // lb and nat: the connection table, any table that is not many_writers
+  std::string aging = "wheel";   // lb and nat: the tracker's aging policy, wheel or heap
+  std::string scaling = "sharded";  // sharded or spinlock (lb and nat; the stateless ones are sharded)
+  unsigned workers = 1;
+};
+
+// The configuration of each function; only the chosen one's is read.
+struct NfConfigs {
+  StatelessLbConfig slb;
+  StatefulLbConfig lb;
+  NatConfig nat;
+};
+
+inline std::vector<std::string> nf_names() { return {"fwd", "slb", "lb", "nat"}; }
+inline std::vector<std::string> nf_aging_names() { return {"wheel", "heap"}; }
+inline std::vector<std::string> nf_scaling_names() { return {"sharded", "spinlock"}; }
+
+// Throws UserError naming the problem when a name is unknown or does not apply (a many_writers table,
+// spinlock scaling of a stateless function). The NAT replays a trace captured on its inside link
+// (nat_replay.hpp). Results: one per worker, with backends (lb: connections per backend, slb: packets
+// per backend) and live connections filled in.
+std::vector<WorkerResult> run_nf(const NfChoice& choice, const NfConfigs& configs, const PacketStore& trace,
+                                 const PacketPartition& partition);
+
+}  // namespace flowtrack::cli
