@@ -1,0 +1,173 @@
+// How `flowtrack run` and `flowtrack bench nf` give the workers a stateful function (--scaling sharded:
+// one instance per worker; spinlock: one shared instance under a lock) and how its tracker ages
+// connections (--aging wheel | heap): the choice changes the speed, never what comes out. A stateful
+// LB with a fixed pool and the Maglev policy must emit the very same packets in every combination; the
+// NAT must track every connection and drop the same packets in every combination.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "flowtrack/io/packet_store.hpp"
+#include "support/cli_runner.hpp"
+
+namespace flowtrack {
+namespace {
+
+using testing::run_cli;
+
+constexpr unsigned kConnections = 1500;
+constexpr unsigned kWindows = 2;
+
+class RunScalingCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::filesystem::temp_directory_path() / ("flowtrack_scaling_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    const auto gen = run_cli("trace gen --profile campus --flows " + std::to_string(kConnections) + " --windows " +
+                             std::to_string(kWindows) + " -o " + path("campus.pcap"));
+    ASSERT_EQ(gen.exit_code, 0) << gen.output;
+    // A fixed pool (no scheduled changes) and a per-flow policy: the backend depends on the flow only.
+    std::ofstream(path("lb.toml")) << R"([lb]
+policy = "maglev"
+max_connections = 10000
+[[service]]
+name = "web"
+vip = ["198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4"]
+port = [443, 80]
+protocol = "tcp"
+  [[service.backend]]
+  name = "web-1"
+  address = "10.200.0.1"
+  port = 8080
+  [[service.backend]]
+  name = "web-2"
+  address = "10.200.0.2"
+  weight = 3
+)";
+    // Every window's clients (10.i.x.y) are inside.
+    std::ofstream(path("nat.toml")) << R"([nat]
+inside = "10.0.0.0/8"
+pool = ["203.0.113.1", "203.0.113.2"]
+max_sessions = 10000
+max_mappings = 10000
+)";
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
+  static std::string path(const std::string& name) { return (dir_ / name).string(); }
+  static nlohmann::json json_of(const std::string& output) {
+    std::istringstream lines(output);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.rfind('{', 0) == 0) return nlohmann::json::parse(line);
+    }
+    return {};
+  }
+  // The packets of a capture as (time, bytes), sorted: equal captures give equal lists whatever the
+  // order of packets with the same timestamp.
+  static std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> packets_of(const std::string& file) {
+    const PacketStore store = PacketStore::load_pcap(file);
+    std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> out;
+    for (std::size_t i = 0; i < store.size(); ++i) {
+      out.emplace_back(store[i].timestamp_ns, std::vector<std::uint8_t>(store[i].bytes.begin(), store[i].bytes.end()));
+    }
+    std::ranges::sort(out);
+    return out;
+  }
+  static inline std::filesystem::path dir_;
+};
+
+TEST_F(RunScalingCli, StatefulLbEmitsTheSamePacketsWhateverTheScalingAndAging) {
+  std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> reference;
+  for (const std::string scaling : {"sharded", "spinlock"}) {
+    for (const std::string aging : {"wheel", "heap"}) {
+      const std::string out = path("lb-" + scaling + "-" + aging + ".pcap");
+      const auto r = run_cli("run --nf lb --config " + path("lb.toml") + " --in " + path("campus.pcap") + " --out " + out +
+                             " --workers 2 --scaling " + scaling + " --aging " + aging + " --json");
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+      const auto j = json_of(r.output);
+      EXPECT_EQ(j["scaling"], scaling);
+      EXPECT_EQ(j["aging"], aging);
+      EXPECT_EQ(j["packets_in"], j["packets_out"]) << scaling << "/" << aging << ": " << r.output;
+      EXPECT_EQ(j["worker_mpps"].size(), 2u);
+      const auto packets = packets_of(out);
+      if (reference.empty()) {
+        reference = packets;
+        ASSERT_FALSE(reference.empty());
+      } else {
+        EXPECT_TRUE(packets == reference) << scaling << "/" << aging << " differs from sharded/wheel";
+      }
+    }
+  }
+}
+
+// The shifted windows cut connections at the rotation point: the tail of such a connection (replies)
+// comes before its head, and those inbound packets meet no mapping. They are the only drops, the same
+// in every combination.
+TEST_F(RunScalingCli, NatTranslatesEveryPacketWhateverTheScalingAndAging) {
+  nlohmann::json reference_drops;
+  for (const std::string scaling : {"sharded", "spinlock"}) {
+    for (const std::string aging : {"wheel", "heap"}) {
+      const auto r = run_cli("run --nf nat --config " + path("nat.toml") + " --in " + path("campus.pcap") +
+                             " --workers 2 --scaling " + scaling + " --aging " + aging + " --json");
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+      const auto j = json_of(r.output);
+      EXPECT_EQ(j["connections"].get<std::uint64_t>(), kConnections * kWindows) << scaling << "/" << aging;
+      const auto no_mapping = j["drops"].value("no_mapping", std::uint64_t{0});
+      EXPECT_EQ(j["drops"].size(), no_mapping == 0 ? 0u : 1u) << r.output;
+      EXPECT_LT(no_mapping, kConnections / 100) << r.output;
+      EXPECT_EQ(j["packets_in"].get<std::uint64_t>(), j["packets_out"].get<std::uint64_t>() + no_mapping) << r.output;
+      if (reference_drops.is_null()) reference_drops = j["drops"];
+      EXPECT_EQ(j["drops"], reference_drops) << scaling << "/" << aging;
+    }
+  }
+}
+
+TEST_F(RunScalingCli, ChoicesThatDoNotApplyAreOneClearError) {
+  const std::string in = " --in " + path("campus.pcap");
+  auto r = run_cli("run --nf lb --config " + path("lb.toml") + in + " --scaling rwlock");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--scaling"), std::string::npos) << r.output;
+  r = run_cli("run --nf lb --config " + path("lb.toml") + in + " --aging scan");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--aging"), std::string::npos) << r.output;
+  r = run_cli("run --nf slb --config " + path("lb.toml") + in + " --scaling spinlock");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("keeps no state"), std::string::npos) << r.output;
+  r = run_cli("run --nf lb --config " + path("lb.toml") + in + " --table libcuckoo");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("many-writer"), std::string::npos) << r.output;
+  r = run_cli("bench nf --tables cuckoo,nosuch --reps 1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("unknown table 'nosuch'"), std::string::npos) << r.output;
+}
+
+TEST_F(RunScalingCli, BenchNfMeasuresEveryCombinationAndComparesSharingWithSharding) {
+  auto r = run_cli("bench nf --nfs fwd,lb,nat --tables cuckoo,chained --agings wheel,heap --scalings sharded,spinlock "
+                   "--workers 1,2 --flows 300 --windows 1 --reps 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream lines(r.output);
+  std::string line;
+  std::size_t rows = 0;
+  while (std::getline(lines, line)) {
+    const auto j = nlohmann::json::parse(line);
+    for (const char* field : {"nf", "table", "aging", "scaling", "workers", "mpps", "cycles_per_packet", "vs_fwd"}) {
+      EXPECT_TRUE(j.contains(field)) << field << " missing in " << line;
+    }
+    EXPECT_GT(j["mpps"].get<double>(), 0) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 2u * (1 + 2 * 2 * 2 * 2));  // per worker count: fwd, then lb and nat x 2 tables x 2 agings x 2 scalings
+  r = run_cli("bench nf --nfs fwd,lb --tables cuckoo --scalings sharded,spinlock --workers 2 --flows 300 --windows 1 --reps 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("stateful LB ranked"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("one shared instance under a spinlock / one instance per worker"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace flowtrack
