@@ -1,5 +1,6 @@
 #include "flowtrack/nf/maglev.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "flowtrack/hash/seeded_hash.hpp"
@@ -21,10 +22,9 @@ MaglevTable::MaglevTable(std::uint32_t size) : entries_(size, kNoBackend) {
 void MaglevTable::populate(std::span<const Backend> backends) {
   const std::uint32_t m = size();
   std::fill(entries_.begin(), entries_.end(), kNoBackend);
-  std::uint64_t total_weight = 0;
-  for (const Backend& b : backends) total_weight += b.weight;
-  if (total_weight == 0) return;
-
+  std::uint32_t max_weight = 0;
+  for (const Backend& b : backends) max_weight = std::max(max_weight, b.weight);
+  if (max_weight == 0) return;
   struct Walk {
     std::uint32_t offset, skip, next = 0;  // next: how far along its permutation the backend is
   };
@@ -35,21 +35,25 @@ void MaglevTable::populate(std::span<const Backend> backends) {
     walks.push_back({static_cast<std::uint32_t>(seeded_hash(name, 0x6d61676c6576ull) % m),
                      static_cast<std::uint32_t>(seeded_hash(name, 0x736b6970ull) % (m - 1)) + 1});
   }
+  // Round r brings backend i's count to floor(r * weight / max_weight): the heaviest backend claims an
+  // entry every round, every other one in its proportion of the rounds (never more than one a round),
+  // so shares follow the weights even when a weight exceeds the table size. At most m rounds run
+  // (the heaviest claims one in each); r * weight <= 2^32 * 2^32 fits in 64 bits.
   std::uint32_t filled = 0;
-  while (filled < m) {
+  for (std::uint64_t round = 1; filled < m; ++round) {
     for (std::size_t i = 0; i < backends.size() && filled < m; ++i) {
-      for (std::uint32_t turn = 0; turn < backends[i].weight && filled < m; ++turn) {
-        Walk& w = walks[i];
-        // The next free entry on this backend's permutation; the permutation covers every entry and
-        // one is still free, so this ends within m steps.
-        std::uint32_t entry;
-        do {
-          entry = static_cast<std::uint32_t>((w.offset + static_cast<std::uint64_t>(w.next) * w.skip) % m);
-          ++w.next;
-        } while (entries_[entry] != kNoBackend);
-        entries_[entry] = static_cast<std::uint32_t>(i);
-        ++filled;
-      }
+      const std::uint64_t weight = backends[i].weight;
+      if (round * weight / max_weight == (round - 1) * weight / max_weight) continue;  // not its turn
+      Walk& w = walks[i];
+      // The next free entry on this backend's permutation; the permutation covers every entry and one
+      // is still free, so this ends within m steps.
+      std::uint32_t entry;
+      do {
+        entry = static_cast<std::uint32_t>((w.offset + static_cast<std::uint64_t>(w.next) * w.skip) % m);
+        ++w.next;
+      } while (entries_[entry] != kNoBackend);
+      entries_[entry] = static_cast<std::uint32_t>(i);
+      ++filled;
     }
   }
 }

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 #include <toml.hpp>
 
@@ -113,7 +114,9 @@ Value parse_file(const std::string& path) {
   }
 }
 
-std::vector<ServiceConfig> services_of(const Value& root) {
+// maglev_size_key names the option that sets the table size, for the error when a service has more
+// backends than the table can share evenly.
+std::vector<ServiceConfig> services_of(const Value& root, std::uint32_t maglev_size, const std::string& maglev_size_key) {
   const Value* list = find(root, "service");
   if (list == nullptr) fail(root, "service", "missing: at least one [[service]] is needed");
   if (!list->is_array()) fail(*list, "service", "expected [[service]] tables");
@@ -144,6 +147,11 @@ std::vector<ServiceConfig> services_of(const Value& root) {
       backend.port = to_network16(static_cast<std::uint16_t>(integer_at(b, "service.backend", "port", 0, 0, 65535)));
       backend.weight = static_cast<std::uint32_t>(integer_at(b, "service.backend", "weight", 1, 0, 1'000'000));
       service.backends.push_back(backend);
+    }
+    if (service.backends.size() > max_backends_for(maglev_size)) {
+      fail(*backends, "service.backend",
+           fmt::format("{} backends: Maglev needs a table of more than 100 entries per backend ({} = {} takes at most {})",
+                       service.backends.size(), maglev_size_key, maglev_size, max_backends_for(maglev_size)));
     }
     // One service per (vip, port): both may be given as arrays, the service is then repeated.
     for (const std::uint32_t vip : vips) {
@@ -179,6 +187,57 @@ ConntrackTimeouts timeouts_of(const Value& root, ConntrackTimeouts t = {}) {
   return t;
 }
 
+// The [[change]] tables: the LB's schedule of pool changes (pool_schedule.hpp), checked against the
+// services, sorted by time.
+std::vector<PoolChange> changes_of(const Value& root, const std::vector<ServiceConfig>& services, std::uint32_t maglev_size) {
+  const Value* list = find(root, "change");
+  if (list == nullptr) return {};
+  if (!list->is_array()) fail(*list, "change", "expected [[change]] tables");
+  std::vector<std::pair<PoolChange, const Value*>> read;
+  for (const Value& c : list->as_array()) {
+    if (!c.is_table()) fail(c, "change", "expected a table");
+    only_keys(c, "change", {"at", "service", "backend", "action", "weight", "address", "port"});
+    PoolChange change;
+    const Value* at = find(c, "at");
+    if (at == nullptr) fail(c, "change.at", "missing");
+    const double seconds = at->is_integer() ? static_cast<double>(at->as_integer()) : at->is_floating() ? at->as_floating() : -1;
+    constexpr double kMaxSeconds = 10.0 * 365 * 24 * 3600;
+    if (!(seconds >= 0 && seconds <= kMaxSeconds)) fail(*at, "change.at", "expected seconds after the first packet, such as 2.5");
+    change.at = static_cast<Nanos>(seconds * 1e9 + 0.5);
+    change.service = string_at(c, "change", "service", "", true);
+    change.backend.name = string_at(c, "change", "backend", "", true);
+    const std::string action = string_at(c, "change", "action", "", true);
+    const auto parsed = pool_action_from_name(action);
+    if (!parsed) fail(*find(c, "action"), "change.action", "expected \"add\", \"remove\", \"drain\" or \"weight\"");
+    change.action = *parsed;
+    // Each action takes exactly the keys it uses: a weight on a removal is a mistake, not a no-op.
+    const bool adds = change.action == PoolAction::add;
+    const bool weighs = adds || change.action == PoolAction::weight;
+    for (const char* key : {"address", "port"}) {
+      if (!adds && find(c, key) != nullptr) fail(*find(c, key), fmt::format("change.{}", key), "only an \"add\" takes it");
+    }
+    if (!weighs && find(c, "weight") != nullptr) fail(*find(c, "weight"), "change.weight", "only \"add\" and \"weight\" take it");
+    if (adds) {
+      change.backend.address = address_at(c, "change", "address");
+      change.backend.port = to_network16(static_cast<std::uint16_t>(integer_at(c, "change", "port", 0, 0, 65535)));
+    }
+    if (weighs) {
+      change.backend.weight =
+          static_cast<std::uint32_t>(integer_at(c, "change", "weight", 1, 0, 1'000'000, change.action == PoolAction::weight));
+    }
+    read.emplace_back(std::move(change), &c);
+  }
+  std::ranges::stable_sort(read, {}, [](const auto& r) { return r.first.at; });
+  std::vector<PoolChange> changes;
+  for (const auto& r : read) changes.push_back(r.first);
+  if (const auto problem = check_pool_changes(changes, services, maglev_size)) {
+    const Value& at = *read[problem->index].second;
+    const Value* key = find(at, problem->key);
+    fail(key != nullptr ? *key : at, "change." + problem->key, problem->problem);
+  }
+  return changes;
+}
+
 const Value* section(const Value& root, const std::string& name) {
   const Value* s = find(root, name);
   if (s != nullptr && !s->is_table()) fail(*s, name, "expected a table");
@@ -187,7 +246,7 @@ const Value* section(const Value& root, const std::string& name) {
 
 void check_top_level(const Value& root) {
   if (!root.is_table()) throw ConfigError("the configuration is not a TOML table");
-  only_keys(root, "(top level)", {"lb", "slb", "nat", "timeouts", "service"});
+  only_keys(root, "(top level)", {"lb", "slb", "nat", "timeouts", "service", "change"});
 }
 
 }  // namespace
@@ -205,7 +264,8 @@ StatelessLbConfig load_stateless_lb_config(const std::string& path) {
     config.maglev_size = static_cast<std::uint32_t>(integer_at(*slb, "slb", "maglev_size", config.maglev_size, 3, 1 << 24));
     if (!is_prime(config.maglev_size)) fail(*find(*slb, "maglev_size"), "slb.maglev_size", "must be a prime");
   }
-  config.services = services_of(root);
+  if (const Value* change = find(root, "change")) fail(*change, "change", "only the stateful LB ([lb]) applies pool changes");
+  config.services = services_of(root, config.maglev_size, "slb.maglev_size");
   return config;
 }
 
@@ -214,19 +274,25 @@ StatefulLbConfig load_stateful_lb_config(const std::string& path) {
   check_top_level(root);
   StatefulLbConfig config;
   if (const Value* lb = section(root, "lb")) {
-    only_keys(*lb, "lb", {"policy", "max_connections", "stateless_when_full", "maglev_size", "seed"});
+    only_keys(*lb, "lb", {"policy", "max_connections", "stateless_when_full", "non_syn_first", "maglev_size", "seed"});
     const std::string policy = string_at(*lb, "lb", "policy", "maglev");
     const auto parsed = lb_policy_from_name(policy);
     if (!parsed) fail(*find(*lb, "policy"), "lb.policy", "expected round_robin, weighted_random, maglev or least_connections");
     config.policy = *parsed;
     config.max_connections = static_cast<std::size_t>(integer_at(*lb, "lb", "max_connections", 1 << 20, 1, 1LL << 28));
     config.stateless_when_full = bool_at(*lb, "lb", "stateless_when_full", false);
+    const std::string non_syn_first = string_at(*lb, "lb", "non_syn_first", "consistent");
+    if (non_syn_first == "consistent") config.non_syn_first = NonSynFirst::consistent;
+    else if (non_syn_first == "policy") config.non_syn_first = NonSynFirst::policy;
+    else if (non_syn_first == "drop") config.non_syn_first = NonSynFirst::drop;
+    else fail(*find(*lb, "non_syn_first"), "lb.non_syn_first", "expected \"consistent\", \"policy\" or \"drop\"");
     config.maglev_size = static_cast<std::uint32_t>(integer_at(*lb, "lb", "maglev_size", config.maglev_size, 3, 1 << 24));
     if (!is_prime(config.maglev_size)) fail(*find(*lb, "maglev_size"), "lb.maglev_size", "must be a prime");
     config.seed = static_cast<std::uint64_t>(integer_at(*lb, "lb", "seed", 1, 0, INT64_MAX));
   }
   config.timeouts = timeouts_of(root);
-  config.services = services_of(root);
+  config.services = services_of(root, config.maglev_size, "lb.maglev_size");
+  config.changes = changes_of(root, config.services, config.maglev_size);
   return config;
 }
 

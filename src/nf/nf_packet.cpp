@@ -7,6 +7,7 @@ std::string_view nf_drop_name(NfDrop drop) {
     case NfDrop::no_backend: return "no_backend";
     case NfDrop::table_full: return "table_full";
     case NfDrop::tuple_conflict: return "tuple_conflict";
+    case NfDrop::non_syn_first: return "non_syn_first";
     case NfDrop::no_port: return "no_port";
     case NfDrop::no_mapping: return "no_mapping";
     case NfDrop::filtered: return "filtered";

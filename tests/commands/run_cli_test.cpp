@@ -137,5 +137,35 @@ TEST(BenchCli, ScaleAndAgingQuickPrintTheirComparisons) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
 }
 
+// The LB's [[change]] schedule applies while the trace plays: a backend removed at the first packet
+// never gets a connection, one added later does; a change naming an unknown backend stops the run
+// before it starts, naming the file, the line and the key.
+TEST_F(RunCli, LbAppliesItsScheduledPoolChangesWhileRunning) {
+  const std::string config = path("changes.toml");
+  const std::string base =
+      "[[service]]\nname = \"web\"\nvip = [\"198.18.0.1\", \"198.18.0.2\", \"198.18.0.3\", \"198.18.0.4\"]\n"
+      "port = [443, 80]\nprotocol = \"tcp\"\n"
+      "  [[service.backend]]\n  name = \"web-1\"\n  address = \"10.200.0.1\"\n"
+      "  [[service.backend]]\n  name = \"web-2\"\n  address = \"10.200.0.2\"\n";  // 11 lines
+  std::ofstream(config) << base
+                        << "[[change]]\nat = 0\nservice = \"web\"\nbackend = \"web-1\"\naction = \"remove\"\n"
+                           "[[change]]\nat = 0.04\nservice = \"web\"\nbackend = \"web-3\"\naction = \"add\"\n"
+                           "address = \"10.200.0.3\"\nweight = 4\n";
+  auto r = run_cli("run --nf lb --config " + config + " --in " + path("campus.pcap") + " --workers 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = json_of(r.output);
+  ASSERT_TRUE(j.contains("backends")) << r.output;
+  EXPECT_EQ(j["backends"].value("web-1", std::uint64_t{0}), 0u) << r.output;
+  EXPECT_GT(j["backends"].value("web-2", std::uint64_t{0}), 0u) << r.output;
+  EXPECT_GT(j["backends"].value("web-3", std::uint64_t{0}), 0u) << r.output;
+  EXPECT_EQ(j["packets_in"], j["packets_out"]);
+
+  std::ofstream(config) << base << "[[change]]\nat = 1\nservice = \"web\"\nbackend = \"web-9\"\naction = \"drain\"\n";
+  r = run_cli("run --nf lb --config " + config + " --in " + path("campus.pcap"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("changes.toml:15: change.backend: service 'web' has no backend 'web-9'"), std::string::npos)
+      << r.output;
+}
+
 }  // namespace
 }  // namespace flowtrack

@@ -7,55 +7,12 @@
 #include <map>
 
 #include "flowtrack/io/synthetic.hpp"
-#include "flowtrack/nf/stateful_lb.hpp"
-#include "flowtrack/packet/frame_builder.hpp"
-#include "flowtrack/table/cuckoo.hpp"
-#include "support/checksum_oracle.hpp"
+#include "nf/lb_rig.hpp"
 
 namespace flowtrack {
 namespace {
 
-using Lb = StatefulLb<CuckooTable<FlowKeyV4>>;
-constexpr std::uint32_t kClient = 0x0a000001;
-constexpr std::uint32_t kVip = 0xc6120001;
-
-ServiceConfig web_service(std::size_t backends = 3) {
-  ServiceConfig s{"web", to_network32(kVip), to_network16(443), ipproto::kTcp, {}};
-  for (std::size_t i = 0; i < backends; ++i) {
-    s.backends.push_back({"web-" + std::to_string(i), to_network32(0x0a010000 + static_cast<std::uint32_t>(i) + 1),
-                          to_network16(8443), 1});
-  }
-  return s;
-}
-
-Lb make_lb(LbPolicy policy = LbPolicy::round_robin, std::size_t max_connections = 1024) {
-  StatefulLbConfig config;
-  config.services = {web_service()};
-  config.policy = policy;
-  config.max_connections = max_connections;
-  config.maglev_size = 251;
-  return Lb(config);
-}
-
-// Runs one frame through the LB; returns the verdict and the frame as it leaves, checked for valid
-// checksums.
-struct Output {
-  Verdict verdict;
-  FlowKeyV4 key;
-};
-
-Output run(Lb& lb, const FlowKeyV4& key, std::uint8_t flags, Nanos now = 0, std::uint16_t payload = 0) {
-  FrameSpec spec = FrameSpec::tcp4(key, flags, payload);
-  std::vector<std::uint8_t> frame = build_frame(spec);
-  NfPacket packet{frame, {}, static_cast<std::uint32_t>(frame.size())};
-  EXPECT_EQ(parse_frame(frame, LinkType::ethernet, packet.parsed), ParseStatus::ok);
-  const Verdict verdict = lb.process(packet, now);
-  ParsedPacket after;
-  EXPECT_EQ(parse_frame(frame, LinkType::ethernet, after), ParseStatus::ok);
-  EXPECT_TRUE(testing::ipv4_header_valid(frame, after));
-  EXPECT_TRUE(testing::transport_valid(frame, after));
-  return {verdict, after.key4};
-}
+using namespace lb_rig;
 
 TEST(StatefulLb, ConnectionLifecycleRewritesBothDirections) {
   using namespace tcpflag;

@@ -5,11 +5,15 @@
 // Each backend has a permutation of the M entries, (offset + j * skip) mod M for j = 0, 1, ..., with
 // offset and skip derived from two independent hashes of its name (skip in [1, M-1], so with M prime
 // the permutation visits every entry). Population runs in rounds; in each round every backend, in
-// order, claims `weight` times the next entry of its permutation that is still free, until the table
-// is full. Deterministic: the same backends (names, weights, order) give the same table.
-// Weights are met within max_weight / M of each backend's share (the last round may be cut short),
-// plus the unevenness the permutations' collisions add (under 1 % of M in the tests).
-// A table with no backends answers kNoBackend.
+// order, claims the next entries of its permutation that are still free, as many as bring its count
+// to floor(round * weight / max_weight), until the table is full. Deterministic: the same backends
+// (names, weights, order) give the same table.
+//
+// Weight tolerance: with N backends of total weight W, backend i owns M * w_i / W entries within
+// N + 1 entries (counts are whole rounds' worth up to rounding, and only the last round, cut short
+// when the table fills, is uneven), whatever the weights, including weights larger than M. A
+// backend's share of the flows then follows its weight as far as the flow hash is uniform.
+// A table with no backends, or none of weight > 0, answers kNoBackend.
 #pragma once
 
 #include <cstdint>

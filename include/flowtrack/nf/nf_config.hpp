@@ -1,7 +1,8 @@
 // Network-function configuration files (TOML), as `flowtrack run --config FILE` reads them. The format,
 // with an example per function, is in the README and examples/.
 //
-//   [lb]                     stateful LB options (policy, max_connections, stateless_when_full)
+//   [lb]                     stateful LB options (policy, max_connections, stateless_when_full,
+//                            non_syn_first = "consistent" | "policy" | "drop", maglev_size, seed)
 //   [slb]                    stateless LB options (selection = "maglev" | "modulo")
 //   [nat]                    inside = "10.0.0.0/16", pool = ["203.0.113.1", ...], ports = [1024, 65535],
 //                            filtering = "endpoint_independent" | "address_dependent",
@@ -12,6 +13,10 @@
 //   [[service]]              name, vip, port, protocol ("tcp" | "udp"); vip and port may be arrays,
 //                            which repeat the service for every (vip, port) pair
 //   [[service.backend]]      name, address, port (0 or absent: the service's port), weight (1)
+//                            (at most maglev_size / 100 backends per service)
+//   [[change]]               the LB's pool changes (pool_schedule.hpp): at (seconds after the first
+//                            packet), service, backend, action = "add" | "remove" | "drain" | "weight",
+//                            weight (for add and weight), address and port (for add)
 //
 // Every problem is reported as one ConfigError whose message names the file, the line and the key:
 // "lb.toml:7: service.port: expected an integer in 0..65535". Unknown keys are errors (a misspelt

@@ -36,6 +36,7 @@ enum class NfDrop : std::uint8_t {
   no_backend,      // a new connection to a service with no backend that takes new connections
   table_full,      // a new connection found no room in the connection table
   tuple_conflict,  // a new connection's reply tuple belongs to another connection
+  non_syn_first,   // LB: a TCP packet without SYN for no tracked connection, with non_syn_first = "drop"
   no_port,         // NAT: no external port left for a new mapping (exhaustion)
   no_mapping,      // NAT: an inbound packet for no mapping (unsolicited)
   filtered,        // NAT: an inbound packet the address-dependent filter refuses

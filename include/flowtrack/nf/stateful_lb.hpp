@@ -2,19 +2,37 @@
 // element, seed 002's use case). A connection to a service (VIP, port, protocol) gets a backend when
 // its first packet arrives, by the configured policy; the connection tracker remembers the choice, so
 // every later packet of the connection, in either direction, is rewritten the same way whatever
-// happens to the backend pool meanwhile:
+// happens to the backend pool meanwhile (add, drain, remove, weight change: only new connections see
+// the new pool):
 //   client -> VIP:port          becomes  client -> backend:port'   (destination rewritten)
 //   backend:port' -> client     becomes  VIP:port -> client        (source restored)
-// Checksums are updated incrementally. The tracker holds both tuples of the connection, the second
-// being the backend's reply tuple, so a reply finds its connection in the same single lookup.
+// port' is the backend's port, or the client's destination port when the backend has none. Checksums
+// (IP, TCP, UDP) are updated incrementally (RFC 1624); a UDP checksum of 0 (none) stays 0. The tracker
+// holds both tuples of the connection, the second being the backend's reply tuple, so a reply finds
+// its connection in the same single lookup.
 //
-// A TCP connection whose first packet is not a SYN (its state was lost: a restart, a failover) gets
-// the consistent (Maglev) choice whatever the policy, so it most likely reaches the backend it had.
-// When the table is full a new connection is dropped and counted (never an eviction), or, with
-// `stateless_when_full`, forwarded by the consistent choice without state.
+// A first packet is any packet to a service that belongs to no tracked connection. For TCP, a first
+// packet without SYN means the connection's state was lost (a restart, a failover, an expiry while
+// idle); `non_syn_first` says what it gets: `consistent` (default) the Maglev choice whatever the
+// policy, so it most likely reaches the backend it had (the one Maglev gave it, or any balancer with
+// the same pool gives it); `policy` the configured policy, like a SYN; `drop` nothing (counted as
+// NfDrop::non_syn_first; the client's retransmissions are dropped too, until it gives up and
+// reconnects). UDP has no SYN: the balancer cannot tell a new UDP flow from one whose state was lost,
+// so every first UDP packet is a new connection and gets the configured policy.
+//
+// When the table is full a new connection is dropped and counted (NfDrop::table_full), or, with
+// `stateless_when_full`, forwarded by the consistent choice without state (its replies, which find no
+// connection, get the VIP of the first service listing the backend's endpoint, as in the stateless
+// LB); a live connection is never evicted to make room.
+//
+// `changes` is a schedule of pool changes that the balancer applies itself as its packet clock passes
+// them (pool_schedule.hpp), at the cost of one comparison per packet.
 // Packets that are neither to a service nor of a tracked connection pass untouched.
 #pragma once
 
+#include <fmt/format.h>
+
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -22,15 +40,21 @@
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
 #include "flowtrack/nf/nf_packet.hpp"
+#include "flowtrack/nf/pool_schedule.hpp"
 #include "flowtrack/packet/rewrite.hpp"
 
 namespace flowtrack {
+
+// What a TCP first packet without SYN gets (see above).
+enum class NonSynFirst : std::uint8_t { consistent, policy, drop };
 
 struct StatefulLbConfig {
   std::vector<ServiceConfig> services;
   LbPolicy policy = LbPolicy::maglev;
   std::size_t max_connections = 1 << 20;
   bool stateless_when_full = false;
+  NonSynFirst non_syn_first = NonSynFirst::consistent;
+  std::vector<PoolChange> changes;  // any order; the balancer sorts them by time
   ConntrackTimeouts timeouts;
   std::uint32_t maglev_size = MaglevTable::kDefaultSize;
   std::uint64_t seed = 1;  // weighted_random's generator
@@ -53,9 +77,14 @@ class StatefulLb {
         tracker_(config.max_connections, config.timeouts, {.tick = 100 * kNanosPerMilli, .levels = 4, .start = start}),
         rng_(config.seed) {
     for (const ServiceConfig& s : config.services) services_.emplace_back(s, config.maglev_size);
+    sort_pool_changes(config_.changes);
+    if (const auto problem = check_pool_changes(config_.changes, config.services, config.maglev_size)) {
+      throw std::invalid_argument(fmt::format("lb: change {}: {}: {}", problem->index, problem->key, problem->problem));
+    }
   }
 
   Verdict process(NfPacket& packet, Nanos now) {
+    if (now >= next_change_at_) apply_due_changes(now);
     const ParsedPacket& p = packet.parsed;
     if (p.ip_version != 4 || !p.has_ports) return pass();
     const FlowKeyV4& key = p.key4;
@@ -63,10 +92,15 @@ class StatefulLb {
     ConnMatch match = tracker_.find(key, hash);
     if (!match) {
       const std::uint32_t service = service_of(key);
-      if (service == kNoService) return pass();
+      if (service == kNoService) {
+        if (config_.stateless_when_full && restore_untracked_reply(packet)) return rewritten();
+        return pass();
+      }
       const bool lost_state = key.protocol == ipproto::kTcp && (p.tcp_flags & tcpflag::kSyn) == 0;
+      if (lost_state && config_.non_syn_first == NonSynFirst::drop) return counters_.drop(NfDrop::non_syn_first);
       Service& svc = services_[service];
-      const std::uint32_t backend = svc.choose(lost_state ? LbPolicy::maglev : config_.policy, hash, rng_);
+      const bool consistent = lost_state && config_.non_syn_first == NonSynFirst::consistent;
+      const std::uint32_t backend = svc.choose(consistent ? LbPolicy::maglev : config_.policy, hash, rng_);
       if (backend == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);
       const BackendConfig& b = svc.backends()[backend].config;
       FlowKeyV4 reply = key;  // what the backend's answers carry
@@ -132,6 +166,39 @@ class StatefulLb {
     return kNoService;
   }
 
+  // A packet of no connection from a backend's endpoint: the reply of a connection forwarded without
+  // state (stateless_when_full), or of one whose state ended. It gets the VIP and port of the first
+  // service listing that endpoint, as in the stateless LB: right when no backend endpoint serves two
+  // services. A scan of the pool, only made when stateless_when_full is set.
+  bool restore_untracked_reply(NfPacket& packet) {
+    const FlowKeyV4& key = packet.parsed.key4;
+    for (const Service& s : services_) {
+      if (s.config().protocol != key.protocol) continue;
+      for (const Backend& b : s.backends()) {
+        const std::uint16_t port = b.config.port != 0 ? b.config.port : s.config().port;
+        if (b.config.address != key.src_addr || port != key.src_port) continue;
+        rewrite_ipv4_src(packet.frame, packet.parsed, s.config().vip);
+        rewrite_src_port(packet.frame, packet.parsed, s.config().port);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The slow path of the schedule: the first packet sets the schedule's origin, and every change due by
+  // `now` is applied; next_change_at_ is then the next change's time, or kNever when none is left.
+  void apply_due_changes(Nanos now) {
+    if (!started_) {
+      started_ = true;
+      origin_ = now;
+    }
+    // now >= next_change_at_ >= origin_ here (or origin_ was just set to now): the difference cannot wrap.
+    while (next_change_ < config_.changes.size() && now - origin_ >= config_.changes[next_change_].at) {
+      apply_pool_change(config_.changes[next_change_++], services_);
+    }
+    next_change_at_ = next_change_ < config_.changes.size() ? origin_ + config_.changes[next_change_].at : kNever;
+  }
+
   void to_backend(NfPacket& packet, const BackendConfig& b) {
     rewrite_ipv4_dst(packet.frame, packet.parsed, b.address);
     if (b.port != 0) rewrite_dst_port(packet.frame, packet.parsed, b.port);
@@ -153,6 +220,13 @@ class StatefulLb {
   std::vector<Service> services_;
   Random rng_;
   NfCounters counters_;
+  // The schedule: config_.changes[next_change_] is the next change due, at origin_ + its `at`, which
+  // next_change_at_ caches so that a packet pays one comparison. It starts at 0 so that the first
+  // packet takes the slow path and sets origin_.
+  bool started_ = false;
+  Nanos origin_ = 0;
+  std::size_t next_change_ = 0;
+  Nanos next_change_at_ = 0;
 };
 
 }  // namespace flowtrack

@@ -1,0 +1,62 @@
+// A schedule of backend pool changes that a load balancer applies itself as its packet clock passes
+// each change's time: `flowtrack run` replays a trace, and this is how a pool change happens "while it
+// runs" at a chosen point of the trace (the [[change]] tables of the LB configuration).
+//
+// Times count from the first packet the balancer sees (with sharded workers, each worker's first
+// packet: the workers' clocks start within microseconds of one another on a real trace). A change
+// names a service by name and applies to every service of that name (a service with several VIPs or
+// ports is several services). Actions: add (a new backend, or one that was removed before), remove,
+// drain (weight 0: it stays configured and keeps its connections), weight (a new weight).
+//
+// The schedule is checked once, before any packet (check_pool_changes), by replaying it on the backend
+// names: so applying a change cannot fail, and a mistake in the configuration is an error at start
+// rather than a silent no-op minutes into a run.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "flowtrack/aging/clock.hpp"
+#include "flowtrack/nf/backend_pool.hpp"
+
+namespace flowtrack {
+
+enum class PoolAction : std::uint8_t { add, remove, drain, weight };
+
+std::optional<PoolAction> pool_action_from_name(std::string_view name);
+
+struct PoolChange {
+  Nanos at = 0;         // after the first packet
+  std::string service;  // a service name
+  PoolAction action = PoolAction::weight;
+  BackendConfig backend;  // name always; address, port and weight for add; weight for weight
+};
+
+// Maglev needs a table of more than 100 entries per backend for its shares to be even (maglev.hpp).
+constexpr std::size_t max_backends_for(std::uint32_t maglev_size) { return maglev_size / 100; }
+
+// A change the schedule cannot apply: its index in the list and what is wrong, with the key at fault
+// (a [[change]] table's key: "backend", "service", ...).
+struct PoolChangeProblem {
+  std::size_t index;
+  std::string key;
+  std::string problem;
+};
+
+// Replays `changes`, in their order, on the backend names of `services`: every change must name a
+// service that exists and a backend it can apply to (add: a name not currently in the pool; the others:
+// a name in the pool), and no service may have more than max_backends_for(maglev_size) backends in
+// its pool at any time.
+std::optional<PoolChangeProblem> check_pool_changes(std::span<const PoolChange> changes,
+                                                    std::span<const ServiceConfig> services, std::uint32_t maglev_size);
+
+// Stable sort by time: changes at the same time keep the order they were given in.
+void sort_pool_changes(std::vector<PoolChange>& changes);
+
+// Applies one change to every service of its name. The change must have passed check_pool_changes.
+void apply_pool_change(const PoolChange& change, std::span<Service> services);
+
+}  // namespace flowtrack

@@ -1,0 +1,72 @@
+#include "flowtrack/nf/pool_schedule.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace flowtrack {
+
+std::optional<PoolAction> pool_action_from_name(std::string_view name) {
+  if (name == "add") return PoolAction::add;
+  if (name == "remove") return PoolAction::remove;
+  if (name == "drain") return PoolAction::drain;
+  if (name == "weight") return PoolAction::weight;
+  return std::nullopt;
+}
+
+std::optional<PoolChangeProblem> check_pool_changes(std::span<const PoolChange> changes,
+                                                    std::span<const ServiceConfig> services, std::uint32_t maglev_size) {
+  // Services of one name share their backend list (services_of repeats one [[service]] per VIP and
+  // port), so the replay keeps one name set per service name.
+  std::vector<std::pair<std::string, std::set<std::string>>> pools;
+  for (const ServiceConfig& s : services) {
+    if (std::ranges::any_of(pools, [&](const auto& p) { return p.first == s.name; })) continue;
+    std::set<std::string> names;
+    for (const BackendConfig& b : s.backends) names.insert(b.name);
+    pools.emplace_back(s.name, std::move(names));
+  }
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    const PoolChange& c = changes[i];
+    if (c.at > kMaxTimeout) return PoolChangeProblem{i, "at", "too far in the future"};
+    const auto pool = std::ranges::find_if(pools, [&](const auto& p) { return p.first == c.service; });
+    if (pool == pools.end()) return PoolChangeProblem{i, "service", fmt::format("no service is named '{}'", c.service)};
+    std::set<std::string>& names = pool->second;
+    const bool present = names.contains(c.backend.name);
+    if (c.action == PoolAction::add) {
+      if (present) {
+        return PoolChangeProblem{i, "backend", fmt::format("'{}' is already in service '{}'", c.backend.name, c.service)};
+      }
+      names.insert(c.backend.name);
+      if (names.size() > max_backends_for(maglev_size)) {
+        return PoolChangeProblem{i, "backend",
+                                 fmt::format("service '{}' would have {} backends; a Maglev table of {} entries takes at most {}",
+                                             c.service, names.size(), maglev_size, max_backends_for(maglev_size))};
+      }
+      continue;
+    }
+    if (!present) {
+      return PoolChangeProblem{i, "backend", fmt::format("service '{}' has no backend '{}' at that time", c.service, c.backend.name)};
+    }
+    if (c.action == PoolAction::remove) names.erase(c.backend.name);
+  }
+  return std::nullopt;
+}
+
+void sort_pool_changes(std::vector<PoolChange>& changes) {
+  std::ranges::stable_sort(changes, {}, &PoolChange::at);
+}
+
+void apply_pool_change(const PoolChange& change, std::span<Service> services) {
+  for (Service& s : services) {
+    if (s.config().name != change.service) continue;
+    switch (change.action) {
+      case PoolAction::add: s.add_backend(change.backend); break;
+      case PoolAction::remove: s.remove_backend(change.backend.name); break;
+      case PoolAction::drain: s.set_weight(change.backend.name, 0); break;
+      case PoolAction::weight: s.set_weight(change.backend.name, change.backend.weight); break;
+    }
+  }
+}
+
+}  // namespace flowtrack

@@ -1,0 +1,77 @@
+// What the stateful load balancer's tests share: a service of a few backends, a balancer over a cuckoo
+// table, and one packet through it with every checksum of the frame that leaves checked by full
+// recomputation (support/checksum_oracle.hpp).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "flowtrack/nf/stateful_lb.hpp"
+#include "flowtrack/packet/frame_builder.hpp"
+#include "flowtrack/table/cuckoo.hpp"
+#include "support/checksum_oracle.hpp"
+
+namespace flowtrack::lb_rig {
+
+using Lb = StatefulLb<CuckooTable<FlowKeyV4>>;
+inline constexpr std::uint32_t kClient = 0x0a000001;  // host order, as FlowKeyV4::from_host takes them
+inline constexpr std::uint32_t kVip = 0xc6120001;
+
+// Backend i is web-i at 10.1.0.(i+1), port 8443 (or `backend_port`; 0 keeps the client's port).
+inline ServiceConfig web_service(std::size_t backends = 3, std::uint8_t protocol = ipproto::kTcp,
+                                 std::uint16_t backend_port = 8443) {
+  ServiceConfig s{"web", to_network32(kVip), to_network16(443), protocol, {}};
+  for (std::size_t i = 0; i < backends; ++i) {
+    s.backends.push_back({"web-" + std::to_string(i), to_network32(0x0a010000 + static_cast<std::uint32_t>(i) + 1),
+                          to_network16(backend_port), 1});
+  }
+  return s;
+}
+
+inline StatefulLbConfig lb_config(LbPolicy policy = LbPolicy::round_robin, std::size_t max_connections = 1024) {
+  StatefulLbConfig config;
+  config.services = {web_service()};
+  config.policy = policy;
+  config.max_connections = max_connections;
+  config.maglev_size = 251;
+  return config;
+}
+
+inline Lb make_lb(LbPolicy policy = LbPolicy::round_robin, std::size_t max_connections = 1024) {
+  return Lb(lb_config(policy, max_connections));
+}
+
+// A packet as it left the balancer.
+struct Output {
+  Verdict verdict;
+  FlowKeyV4 key;
+};
+
+// Runs one frame through the LB; the frame that leaves must parse and have every checksum right.
+inline Output run_spec(Lb& lb, const FrameSpec& spec, Nanos now = 0) {
+  std::vector<std::uint8_t> frame = build_frame(spec);
+  NfPacket packet{frame, {}, static_cast<std::uint32_t>(frame.size())};
+  EXPECT_EQ(parse_frame(frame, LinkType::ethernet, packet.parsed), ParseStatus::ok);
+  const Verdict verdict = lb.process(packet, now);
+  ParsedPacket after;
+  EXPECT_EQ(parse_frame(frame, LinkType::ethernet, after), ParseStatus::ok);
+  EXPECT_TRUE(testing::ipv4_header_valid(frame, after));
+  EXPECT_TRUE(testing::transport_valid(frame, after));
+  return {verdict, after.key4};
+}
+
+inline Output run(Lb& lb, const FlowKeyV4& key, std::uint8_t flags, Nanos now = 0, std::uint16_t payload = 0) {
+  return run_spec(lb, FrameSpec::tcp4(key, flags, payload), now);
+}
+
+inline Output run_udp(Lb& lb, const FlowKeyV4& key, Nanos now = 0, std::uint16_t payload = 0) {
+  return run_spec(lb, FrameSpec::udp4(key, payload), now);
+}
+
+inline FlowKeyV4 client_key(std::uint16_t client_port, std::uint8_t protocol = ipproto::kTcp) {
+  return FlowKeyV4::from_host(kClient, kVip, client_port, 443, protocol);
+}
+
+}  // namespace flowtrack::lb_rig
