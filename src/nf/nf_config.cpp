@@ -302,7 +302,8 @@ NatConfig load_nat_config(const std::string& path) {
   NatConfig config;
   const Value* nat = section(root, "nat");
   if (nat == nullptr) fail(root, "nat", "missing: a [nat] table is needed");
-  only_keys(*nat, "nat", {"inside", "pool", "ports", "filtering", "quarantine", "max_sessions", "max_mappings", "seed"});
+  only_keys(*nat, "nat", {"inside", "pool", "ports", "filtering", "quarantine", "max_sessions", "max_mappings", "port_quota",
+                          "icmp_on_exhaustion", "fragment_datagrams", "fragments_held", "fragment_timeout", "seed"});
   const std::string inside = string_at(*nat, "nat", "inside", "", true);
   const auto slash = inside.find('/');
   in_addr network{};
@@ -340,6 +341,11 @@ NatConfig load_nat_config(const std::string& path) {
       static_cast<Nanos>(integer_at(*nat, "nat", "quarantine", 120, 0, 86400)) * kNanosPerSecond;
   config.max_sessions = static_cast<std::size_t>(integer_at(*nat, "nat", "max_sessions", 1 << 20, 1, 1LL << 28));
   config.max_mappings = static_cast<std::size_t>(integer_at(*nat, "nat", "max_mappings", 1 << 18, 1, 1LL << 26));
+  config.port_quota = static_cast<std::uint32_t>(integer_at(*nat, "nat", "port_quota", 0, 0, 65535));
+  config.icmp_on_exhaustion = bool_at(*nat, "nat", "icmp_on_exhaustion", false);
+  config.fragment_datagrams = static_cast<std::size_t>(integer_at(*nat, "nat", "fragment_datagrams", 1024, 1, 1 << 20));
+  config.fragments_held = static_cast<std::size_t>(integer_at(*nat, "nat", "fragments_held", 64, 0, 4096));
+  config.fragment_timeout = static_cast<Nanos>(integer_at(*nat, "nat", "fragment_timeout", 5, 1, 60)) * kNanosPerSecond;
   config.seed = static_cast<std::uint64_t>(integer_at(*nat, "nat", "seed", 1, 0, INT64_MAX));
   config.timeouts = timeouts_of(root, nat_timeouts());
   return config;

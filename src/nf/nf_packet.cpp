@@ -9,6 +9,9 @@ std::string_view nf_drop_name(NfDrop drop) {
     case NfDrop::tuple_conflict: return "tuple_conflict";
     case NfDrop::non_syn_first: return "non_syn_first";
     case NfDrop::no_port: return "no_port";
+    case NfDrop::port_quota: return "port_quota";
+    case NfDrop::fragment_full: return "fragment_full";
+    case NfDrop::fragment_timeout: return "fragment_timeout";
     case NfDrop::no_mapping: return "no_mapping";
     case NfDrop::filtered: return "filtered";
     case NfDrop::untranslatable: return "untranslatable";

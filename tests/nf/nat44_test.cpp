@@ -4,55 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "flowtrack/io/synthetic.hpp"
-#include "flowtrack/nf/nat44.hpp"
-#include "flowtrack/packet/frame_builder.hpp"
-#include "flowtrack/table/cuckoo.hpp"
-#include "support/checksum_oracle.hpp"
+#include "nat_frames.hpp"
 
 namespace flowtrack {
 namespace {
 
-using Nat = Nat44<CuckooTable<FlowKeyV4>>;
-constexpr std::uint32_t kInside = 0x0a000000;  // 10.0.0.0/8
-constexpr std::uint32_t kPublic = 0xcb007101;  // 203.0.113.1
-constexpr std::uint32_t kRemote = 0x08080808;
-
-NatConfig config(NatFiltering filtering = NatFiltering::endpoint_independent, std::size_t pool = 1) {
-  NatConfig c;
-  c.inside_network = to_network32(kInside);
-  c.inside_prefix_length = 8;
-  for (std::size_t i = 0; i < pool; ++i) c.pool.push_back(to_network32(kPublic + static_cast<std::uint32_t>(i)));
-  c.filtering = filtering;
-  c.max_sessions = 1024;
-  c.max_mappings = 1024;
-  return c;
-}
-
-struct Out {
-  Verdict verdict;
-  FlowKeyV4 key;
-  std::vector<std::uint8_t> frame;
-};
-
-Out through(Nat& nat, FrameSpec spec, Nanos now = 0) {
-  std::vector<std::uint8_t> frame = build_frame(spec);
-  NfPacket packet{frame, {}, static_cast<std::uint32_t>(frame.size())};
-  EXPECT_EQ(parse_frame(frame, LinkType::ethernet, packet.parsed), ParseStatus::ok);
-  const Verdict verdict = nat.process(packet, now);
-  ParsedPacket after;
-  EXPECT_EQ(parse_frame(frame, LinkType::ethernet, after), ParseStatus::ok);
-  EXPECT_TRUE(testing::ipv4_header_valid(frame, after));
-  EXPECT_TRUE(testing::transport_valid(frame, after));
-  return {verdict, after.key4, frame};
-}
-
-Out tcp(Nat& nat, const FlowKeyV4& key, std::uint8_t flags, Nanos now = 0) {
-  return through(nat, FrameSpec::tcp4(key, flags, 10), now);
-}
-
-FlowKeyV4 out_key(std::uint16_t sport = 40000, std::uint32_t host = 1, std::uint32_t remote = kRemote, std::uint16_t dport = 443) {
-  return FlowKeyV4::from_host(kInside + host, remote, sport, dport, ipproto::kTcp);
-}
+using namespace testing;
 
 TEST(Nat44, TcpConnectionIsTranslatedBothWaysAndRepliesRestoreTheOriginalTuple) {
   using namespace tcpflag;
@@ -228,6 +185,8 @@ TEST(Nat44, CoresGetDisjointSlicesAndRepliesFindTheirOwner) {
 
 namespace flowtrack {
 namespace {
+
+using namespace testing;
 
 // A whole campus trace, captured inside: every outbound packet is translated, every inbound one,
 // readdressed to the external endpoint its session had, comes back out byte for byte as captured (the

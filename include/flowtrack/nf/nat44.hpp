@@ -31,8 +31,16 @@
 // reaches the inside host behind that mapping, from its own external endpoint.
 //
 // Port exhaustion (RFC 6888 REQ-11): a new mapping that finds no port is dropped and counted; no
-// existing mapping is evicted. A full session table likewise.
-// Fragments, and packets without ports, are dropped and counted as untranslatable.
+// existing mapping is evicted. A full session table likewise. A per-subscriber quota (REQ-4) caps the
+// mappings of one inside address. A mapping refused for either may be answered with an ICMP type 3
+// code 13 to the inside host (icmp_on_exhaustion); an ICMP error is never answered.
+//
+// Fragments (RFC 4787 REQ-14), without reassembly: a first fragment is translated like any packet (it
+// has the ports) and its translation is remembered by the datagram's (source, destination, protocol, IP
+// identification); later fragments get the same addresses. A later fragment that comes before its first
+// one waits, bounded, and leaves through release() once the first one is translated. No room, or no
+// first fragment within fragment_timeout: counted drops (fragment_full, fragment_timeout).
+// Other packets without ports are dropped and counted as untranslatable.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -41,8 +49,12 @@
 
 #include "flowtrack/conntrack/conn_tracker.hpp"
 #include "flowtrack/hash/crc32c.hpp"
+#include "flowtrack/nf/fragment_cache.hpp"
+#include "flowtrack/nf/fragment_hold.hpp"
+#include "flowtrack/nf/icmp_answer.hpp"
 #include "flowtrack/nf/nf_packet.hpp"
 #include "flowtrack/nf/port_allocator.hpp"
+#include "flowtrack/packet/bytes.hpp"
 #include "flowtrack/packet/rewrite.hpp"
 #include "flowtrack/table/id_pool.hpp"
 
@@ -65,6 +77,20 @@ struct NatConfig {
   Nanos port_quarantine = 120 * kNanosPerSecond;
   std::size_t max_sessions = 1 << 20;  // per core
   std::size_t max_mappings = 1 << 18;  // per core
+  // Per-subscriber port quota (RFC 6888 REQ-4): at most this many mappings per inside address and
+  // protocol (TCP, UDP, ICMP counted apart), on each core; 0: no quota. A refused mapping is a drop
+  // counted as port_quota.
+  std::uint32_t port_quota = 0;
+  // Answer a new mapping refused for want of a port (no_port) or by the quota (port_quota) with an ICMP
+  // "communication administratively prohibited" (type 3, code 13) to the inside host, from the public
+  // address paired with it (icmp_answer.hpp); the drop is still counted.
+  bool icmp_on_exhaustion = false;
+  // Fragments (RFC 4787 REQ-14, fragment_cache.hpp, fragment_hold.hpp): how many datagrams' translations
+  // are remembered from their first fragments, how many later fragments may wait for their first one,
+  // and how long either lasts. Per core.
+  std::size_t fragment_datagrams = 1024;
+  std::size_t fragments_held = 64;
+  Nanos fragment_timeout = 5 * kNanosPerSecond;
   ConntrackTimeouts timeouts = nat_timeouts();
   std::uint64_t seed = 1;
 };
@@ -96,6 +122,14 @@ class Nat44 {
 
   Verdict process(NfPacket& packet, Nanos now);
   std::size_t expire(Nanos now, std::size_t budget = 4096);
+  // Hands out the held fragments whose first fragment has since been translated, translated too:
+  // emit(std::span<const std::uint8_t> frame, std::uint32_t wire_length) for each (nf_packet.hpp).
+  template <class Emit>
+  void release(Emit&& emit) {
+    const std::size_t n = held_.release(emit);
+    counters_.rewritten += n;
+    counters_.forwarded += n;
+  }
 
   bool is_inside(std::uint32_t addr) const { return (to_host32(addr) & inside_mask_) == inside_net_; }
   bool is_public(std::uint32_t addr) const { return pool_index(addr) != kNotInPool; }
@@ -128,14 +162,28 @@ class Nat44 {
     return (std::uint64_t{addr} << 32) | (std::uint64_t{port} << 8) | protocol;
   }
   std::size_t pool_index(std::uint32_t addr) const;
+  // Paired pooling: the inside address alone picks the public address.
+  std::size_t pool_of(std::uint32_t inside_addr) const {
+    return flow_hash(FlowKeyV4{.src_addr = inside_addr}) % config_.pool.size();
+  }
   PortAllocator& ports_of(std::size_t pool, std::uint8_t protocol) {
     return allocators_[pool * 3 + (protocol == ipproto::kTcp ? 0 : protocol == ipproto::kUdp ? 1 : 2)];
   }
 
+  // Each returns forward once it has translated the packet (process() counts it), else a counted drop.
   Verdict outbound(NfPacket& packet, const FlowKeyV4& key, Nanos now);
   Verdict inbound(NfPacket& packet, const FlowKeyV4& key, Nanos now);
   Verdict icmp_error(NfPacket& packet);
-  std::uint32_t find_or_create_mapping(const FlowKeyV4& key, Nanos now);
+  // A fragment other than the first: translated as its first fragment was, else held for it.
+  Verdict later_fragment(NfPacket& packet, Nanos now);
+  // A translated first fragment: its translation is remembered for the later fragments, and the ones
+  // already waiting are translated. False when the cache has no room.
+  bool remember_first_fragment(const NfPacket& packet, Nanos now);
+  static void rewrite_addresses(std::span<std::uint8_t> frame, const ParsedPacket& p, const FragmentTranslation& t);
+  // The mapping of the packet's inside endpoint, created if need be; kNone with the reason when refused.
+  std::uint32_t find_or_create_mapping(const FlowKeyV4& key, Nanos now, NfDrop& refusal);
+  // Counts the refusal of a new mapping and, if configured, turns the packet into the ICMP answer.
+  Verdict refuse(NfPacket& packet, NfDrop refusal);
   void drop_mapping_if_unused(std::uint32_t id, Nanos now);
   // Rewrites a packet of session `s` travelling in `direction` (translation both ways for hairpins).
   void translate(NfPacket& packet, const NatSession& s, Direction direction);
@@ -143,6 +191,11 @@ class Nat44 {
   static void set_destination(NfPacket& packet, std::uint32_t addr, std::uint16_t port);
   Verdict forward_rewritten() {
     ++counters_.rewritten;
+    ++counters_.forwarded;
+    return Verdict::forward;
+  }
+  Verdict pass() {
+    ++counters_.passed;
     ++counters_.forwarded;
     return Verdict::forward;
   }
@@ -155,7 +208,11 @@ class Nat44 {
   IdPool mapping_ids_;
   absl::flat_hash_map<std::uint64_t, std::uint32_t> by_inside_, by_external_;  // endpoint -> mapping id
   absl::flat_hash_map<std::uint64_t, std::uint32_t> remotes_;  // (mapping, remote address) -> sessions
+  // (inside address, protocol) -> its mappings; kept only with a quota, an entry per subscriber with one.
+  absl::flat_hash_map<std::uint64_t, std::uint32_t> subscriber_mappings_;
   std::vector<PortAllocator> allocators_;  // pool x {tcp, udp, icmp}
+  FragmentCache fragments_;
+  FragmentHold held_;
   NfCounters counters_;
 };
 

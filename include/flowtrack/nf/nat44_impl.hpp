@@ -12,7 +12,9 @@ Nat44<Table, Aging>::Nat44(const NatConfig& config, unsigned core, unsigned core
       inside_mask_(config.inside_prefix_length == 0 ? 0 : ~std::uint32_t{0} << (32 - config.inside_prefix_length)),
       sessions_(config.max_sessions, config.timeouts, {.tick = 100 * kNanosPerMilli, .levels = 4, .start = start}),
       mappings_(config.max_mappings),
-      mapping_ids_(config.max_mappings) {
+      mapping_ids_(config.max_mappings),
+      fragments_(config.fragment_datagrams, config.fragment_timeout),
+      held_(config.fragments_held, config.fragment_timeout) {
   inside_net_ = to_host32(config.inside_network) & inside_mask_;
   if (config.pool.empty()) throw std::invalid_argument("nat: the public pool is empty");
   const unsigned range = static_cast<unsigned>(config.port_last) - config.port_first + 1;
@@ -25,6 +27,7 @@ Nat44<Table, Aging>::Nat44(const NatConfig& config, unsigned core, unsigned core
   by_inside_.reserve(config.max_mappings);
   by_external_.reserve(config.max_mappings);
   remotes_.reserve(config.filtering == NatFiltering::address_dependent ? config.max_sessions : 0);
+  subscriber_mappings_.reserve(config.port_quota != 0 ? config.max_mappings : 0);
   for (std::size_t p = 0; p < config.pool.size(); ++p) {
     for (unsigned protocol = 0; protocol < 3; ++protocol) {
       allocators_.emplace_back(slice_first_, slice_last_, config.port_quarantine, config.seed * 977 + p * 3 + protocol + core * 7919);
@@ -52,33 +55,70 @@ template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
 Verdict Nat44<Table, Aging>::process(NfPacket& packet, Nanos now) {
   const ParsedPacket& p = packet.parsed;
-  if (p.ip_version != 4) {
-    ++counters_.passed;
-    ++counters_.forwarded;
-    return Verdict::forward;
-  }
+  if (p.ip_version != 4) return pass();
   const FlowKeyV4& key = p.key4;
   const bool out = is_inside(key.src_addr) && !is_inside(key.dst_addr);
   const bool in = !out && is_public(key.dst_addr);
-  if (!out && !in) {
-    ++counters_.passed;
-    ++counters_.forwarded;
-    return Verdict::forward;
-  }
-  if (p.icmp_is_error) return icmp_error(packet);
-  if (p.is_fragment || !p.has_ports) return counters_.drop(NfDrop::untranslatable);
-  return out ? outbound(packet, key, now) : inbound(packet, key, now);
+  if (!out && !in) return pass();
+  if (p.fragment_offset != 0) return later_fragment(packet, now);
+  Verdict verdict;
+  if (p.icmp_is_error) verdict = icmp_error(packet);
+  else if (!p.has_ports) return counters_.drop(NfDrop::untranslatable);
+  else verdict = out ? outbound(packet, key, now) : inbound(packet, key, now);
+  if (verdict != Verdict::forward) return verdict;
+  if (p.is_fragment && !remember_first_fragment(packet, now)) return counters_.drop(NfDrop::fragment_full);
+  return forward_rewritten();
 }
 
 template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-std::uint32_t Nat44<Table, Aging>::find_or_create_mapping(const FlowKeyV4& key, Nanos now) {
+void Nat44<Table, Aging>::rewrite_addresses(std::span<std::uint8_t> frame, const ParsedPacket& p, const FragmentTranslation& t) {
+  if (t.src_addr != p.key4.src_addr) rewrite_ipv4_src(frame, p, t.src_addr);
+  if (t.dst_addr != p.key4.dst_addr) rewrite_ipv4_dst(frame, p, t.dst_addr);
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+Verdict Nat44<Table, Aging>::later_fragment(NfPacket& packet, Nanos now) {
+  const FragmentKey key = FragmentKey::of(packet.parsed);
+  if (const FragmentTranslation* t = fragments_.find(key, now)) {
+    rewrite_addresses(packet.frame, packet.parsed, *t);
+    return forward_rewritten();
+  }
+  if (!held_.hold(packet, key, now)) return counters_.drop(NfDrop::fragment_full);
+  return Verdict::held;
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+bool Nat44<Table, Aging>::remember_first_fragment(const NfPacket& packet, Nanos now) {
+  const FragmentKey key = FragmentKey::of(packet.parsed);  // the key as it arrived: parsed is not rewritten
+  const std::uint8_t* ip = packet.frame.data() + packet.parsed.l3_offset;
+  const FragmentTranslation t{load_raw<std::uint32_t>(ip + 12), load_raw<std::uint32_t>(ip + 16)};
+  if (!fragments_.remember(key, t, now)) return false;
+  if (held_.waiting() != 0) {
+    held_.resolve(key, [&](std::span<std::uint8_t> frame, const ParsedPacket& p) { rewrite_addresses(frame, p, t); });
+  }
+  return true;
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+std::uint32_t Nat44<Table, Aging>::find_or_create_mapping(const FlowKeyV4& key, Nanos now, NfDrop& refusal) {
   const std::uint64_t inside = endpoint(key.src_addr, key.src_port, key.protocol);
   if (const auto it = by_inside_.find(inside); it != by_inside_.end()) return it->second;
+  const std::uint64_t subscriber = endpoint(key.src_addr, 0, key.protocol);
+  if (config_.port_quota != 0) {
+    const auto it = subscriber_mappings_.find(subscriber);
+    if (it != subscriber_mappings_.end() && it->second >= config_.port_quota) {
+      refusal = NfDrop::port_quota;
+      return kNone;
+    }
+  }
+  refusal = NfDrop::no_port;
   const FlowId id = mapping_ids_.allocate();
   if (id == kNoFlow) return kNone;
-  // Paired pooling: the inside address alone picks the public address.
-  const std::size_t pool = flow_hash(FlowKeyV4{.src_addr = key.src_addr}) % config_.pool.size();
+  const std::size_t pool = pool_of(key.src_addr);
   const std::uint16_t port = ports_of(pool, key.protocol).allocate(to_host16(key.src_port), now);
   if (port == 0) {
     mapping_ids_.release(id);
@@ -87,7 +127,19 @@ std::uint32_t Nat44<Table, Aging>::find_or_create_mapping(const FlowKeyV4& key, 
   mappings_[id] = {key.src_addr, config_.pool[pool], key.src_port, to_network16(port), key.protocol, 0};
   by_inside_.emplace(inside, id);
   by_external_.emplace(endpoint(config_.pool[pool], to_network16(port), key.protocol), id);
+  if (config_.port_quota != 0) ++subscriber_mappings_[subscriber];
   return id;
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+Verdict Nat44<Table, Aging>::refuse(NfPacket& packet, NfDrop refusal) {
+  const Verdict dropped = counters_.drop(refusal);
+  if (!config_.icmp_on_exhaustion) return dropped;
+  const std::uint32_t source = config_.pool[pool_of(packet.parsed.key4.src_addr)];
+  return answer_with_icmp_error(packet, icmp4::kDestinationUnreachable, icmp4::kAdministrativelyProhibited, source)
+             ? Verdict::reply
+             : dropped;
 }
 
 template <FlowTable Table, AgingPolicy Aging>
@@ -99,6 +151,10 @@ void Nat44<Table, Aging>::drop_mapping_if_unused(std::uint32_t id, Nanos now) {
   by_external_.erase(endpoint(m.external_addr, m.external_port, m.protocol));
   ports_of(pool_index(m.external_addr), m.protocol).release(to_host16(m.external_port), now);
   mapping_ids_.release(id);
+  if (config_.port_quota != 0) {
+    const auto it = subscriber_mappings_.find(endpoint(m.inside_addr, 0, m.protocol));
+    if (--it->second == 0) subscriber_mappings_.erase(it);
+  }
 }
 
 template <FlowTable Table, AgingPolicy Aging>
@@ -149,8 +205,9 @@ Verdict Nat44<Table, Aging>::outbound(NfPacket& packet, const FlowKeyV4& key, Na
       if (it == by_external_.end()) return counters_.drop(NfDrop::no_mapping);
       peer = it->second;
     }
-    const std::uint32_t id = find_or_create_mapping(key, now);
-    if (id == kNone) return counters_.drop(NfDrop::no_port);
+    NfDrop refusal = NfDrop::no_port;
+    const std::uint32_t id = find_or_create_mapping(key, now, refusal);
+    if (id == kNone) return refuse(packet, refusal);
     const NatMapping& m = mappings_[id];
     FlowKeyV4 reply = key;  // what the remote (or the hairpinned peer) sends back
     if (peer != kNone) {
@@ -162,7 +219,11 @@ Verdict Nat44<Table, Aging>::outbound(NfPacket& packet, const FlowKeyV4& key, Na
     }
     reply.dst_addr = m.external_addr;
     reply.dst_port = m.external_port;
-    if (packet.parsed.icmp_is_query) reply.src_port = m.external_port;  // one identifier for both ends
+    if (packet.parsed.icmp_is_query) {
+      // A query has one identifier for both ends: the one its answerer sees, which is the external
+      // identifier, or for a hairpin the peer's inside identifier (the last one translate() writes).
+      reply.src_port = reply.dst_port = peer != kNone ? mappings_[peer].inside_port : m.external_port;
+    }
     const CreateResult created = sessions_.create(key, hash, reply, flow_hash(reply), key.protocol, now);
     if (created.status != CreateStatus::created) {
       drop_mapping_if_unused(id, now);
@@ -177,7 +238,7 @@ Verdict Nat44<Table, Aging>::outbound(NfPacket& packet, const FlowKeyV4& key, Na
   }
   translate(packet, sessions_.payload(match.conn), match.direction);
   sessions_.update(match, packet.parsed, packet.wire_length, now);
-  return forward_rewritten();
+  return Verdict::forward;
 }
 
 template <FlowTable Table, AgingPolicy Aging>
@@ -211,7 +272,7 @@ Verdict Nat44<Table, Aging>::inbound(NfPacket& packet, const FlowKeyV4& key, Nan
   }
   translate(packet, sessions_.payload(match.conn), match.direction);
   sessions_.update(match, packet.parsed, packet.wire_length, now);
-  return forward_rewritten();
+  return Verdict::forward;
 }
 
 template <FlowTable Table, AgingPolicy Aging>
@@ -225,16 +286,38 @@ Verdict Nat44<Table, Aging>::icmp_error(NfPacket& packet) {
   if (!match) return counters_.drop(NfDrop::untranslatable);
   const NatSession& s = sessions_.payload(match.conn);
   const NatMapping& own = mappings_[s.mapping];
+  const bool hairpin = s.hairpin_mapping != kNone;
+  // An error comes from the side its quoted packet went to: about a packet sent out (a reply-direction
+  // match), addressed to the external address and, unless hairpinned, from outside; about a packet
+  // delivered inside (original direction), from inside. Anything else is forged or misrouted.
+  const bool from_inside = is_inside(p.key4.src_addr);
+  if (match.direction == Direction::reply ? p.key4.dst_addr != own.external_addr || (from_inside && !hairpin) : !from_inside) {
+    return counters_.drop(NfDrop::untranslatable);
+  }
+  // For a quoted ICMP query both endpoints name the one identifier: the destination is rewritten first
+  // so that the quoted sender's identifier, the one the error's receiver knows, is the one left.
   if (match.direction == Direction::reply) {
-    // Inbound error about a packet we sent out translated: back to the inside host, quote restored.
+    // About a packet `own` sent (translated): back to its inside host, quote restored; for a hairpin, from
+    // the peer's external address, the quote's destination as `own` addressed it.
+    if (hairpin) {
+      const NatMapping& peer = mappings_[s.hairpin_mapping];
+      rewrite_ipv4_src(packet.frame, p, peer.external_addr);
+      rewrite_quoted_endpoint(packet.frame, p, QuotedEndpoint::destination, peer.external_addr, peer.external_port);
+    }
     rewrite_ipv4_dst(packet.frame, p, own.inside_addr);
     rewrite_quoted_endpoint(packet.frame, p, QuotedEndpoint::source, own.inside_addr, own.inside_port);
   } else {
-    // Outbound error about a packet we delivered inside: from the external endpoint, quote translated.
+    // About a packet delivered to `own`'s inside host: from its external endpoint, quote translated; for
+    // a hairpin, to the peer's inside host, the quote's source as the peer sent it.
     rewrite_ipv4_src(packet.frame, p, own.external_addr);
     rewrite_quoted_endpoint(packet.frame, p, QuotedEndpoint::destination, own.external_addr, own.external_port);
+    if (hairpin) {
+      const NatMapping& peer = mappings_[s.hairpin_mapping];
+      rewrite_ipv4_dst(packet.frame, p, peer.inside_addr);
+      rewrite_quoted_endpoint(packet.frame, p, QuotedEndpoint::source, peer.inside_addr, peer.inside_port);
+    }
   }
-  return forward_rewritten();  // no session timer is touched: errors neither refresh nor end a mapping
+  return Verdict::forward;  // no session timer is touched: errors neither refresh nor end a mapping
 }
 
 template <FlowTable Table, AgingPolicy Aging>
@@ -253,6 +336,7 @@ std::size_t Nat44<Table, Aging>::expire(Nanos now, std::size_t budget) {
     }
   });
   counters_.connections_expired += n;
+  counters_.drops[static_cast<std::size_t>(NfDrop::fragment_timeout)] += held_.expire(now);
   return n;
 }
 

@@ -6,7 +6,9 @@
 //   [slb]                    stateless LB options (selection = "maglev" | "modulo")
 //   [nat]                    inside = "10.0.0.0/16", pool = ["203.0.113.1", ...], ports = [1024, 65535],
 //                            filtering = "endpoint_independent" | "address_dependent",
-//                            quarantine (seconds), max_sessions, max_mappings (per worker);
+//                            quarantine (seconds), max_sessions, max_mappings (per worker),
+//                            port_quota (per inside address and protocol, 0: none), icmp_on_exhaustion,
+//                            fragment_datagrams, fragments_held, fragment_timeout (seconds);
 //                            its timeouts default to the RFC minimums (nat_timeouts())
 //   [timeouts]               connection timeouts in seconds (tcp_<state>, udp_unreplied, udp_replied,
 //                            icmp, other); Linux conntrack's by default

@@ -38,9 +38,12 @@ enum class NfDrop : std::uint8_t {
   tuple_conflict,  // a new connection's reply tuple belongs to another connection
   non_syn_first,   // LB: a TCP packet without SYN for no tracked connection, with non_syn_first = "drop"
   no_port,         // NAT: no external port left for a new mapping (exhaustion)
+  port_quota,      // NAT: the inside address already holds its quota of mappings of the protocol
+  fragment_full,   // NAT: no room to remember a fragmented datagram or to hold a fragment for its first one
+  fragment_timeout,  // NAT: a held fragment whose datagram's first fragment did not come in time
   no_mapping,      // NAT: an inbound packet for no mapping (unsolicited)
   filtered,        // NAT: an inbound packet the address-dependent filter refuses
-  untranslatable,  // NAT: a fragment, or a packet without ports, or an ICMP error about no session
+  untranslatable,  // NAT: a packet without ports, or an ICMP error about no session (or from its wrong side)
   count_,
 };
 

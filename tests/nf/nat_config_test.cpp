@@ -1,0 +1,62 @@
+// The NAT's configuration file: the keys of the quota, the ICMP answer and the fragments, their defaults,
+// errors naming the key, and the example (examples/nat.toml) loading.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "flowtrack/nf/nf_config.hpp"
+
+namespace flowtrack {
+namespace {
+
+std::string nat_file(const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / ("flowtrack_nat_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "nat.toml").string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+constexpr const char* kBase = "[nat]\ninside = \"10.0.0.0/16\"\npool = [\"203.0.113.1\"]\n";
+
+TEST(NatConfig, DefaultsLeaveTheNewBehavioursOffOrBounded) {
+  const NatConfig c = load_nat_config(nat_file(kBase));
+  EXPECT_EQ(c.port_quota, 0u);
+  EXPECT_FALSE(c.icmp_on_exhaustion);
+  EXPECT_EQ(c.fragment_datagrams, NatConfig{}.fragment_datagrams);
+  EXPECT_EQ(c.fragments_held, NatConfig{}.fragments_held);
+  EXPECT_EQ(c.fragment_timeout, NatConfig{}.fragment_timeout);
+}
+
+TEST(NatConfig, QuotaIcmpAnswerAndFragmentKeysAreRead) {
+  const NatConfig c = load_nat_config(nat_file(std::string(kBase) +
+                                               "port_quota = 512\nicmp_on_exhaustion = true\nfragment_datagrams = 99\n"
+                                               "fragments_held = 7\nfragment_timeout = 3\n"));
+  EXPECT_EQ(c.port_quota, 512u);
+  EXPECT_TRUE(c.icmp_on_exhaustion);
+  EXPECT_EQ(c.fragment_datagrams, 99u);
+  EXPECT_EQ(c.fragments_held, 7u);
+  EXPECT_EQ(c.fragment_timeout, 3 * kNanosPerSecond);
+}
+
+TEST(NatConfig, ABadValueNamesTheKey) {
+  for (const auto& [line, key] : {std::pair{"port_quota = -1", "nat.port_quota"}, {"icmp_on_exhaustion = 3", "nat.icmp_on_exhaustion"},
+                                  {"fragment_timeout = 0", "nat.fragment_timeout"}, {"fragment_datagrams = 0", "nat.fragment_datagrams"}}) {
+    try {
+      load_nat_config(nat_file(std::string(kBase) + line + "\n"));
+      ADD_FAILURE() << line << " loaded";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(NatConfig, TheExampleLoads) {
+  const NatConfig c = load_nat_config(FLOWTRACK_SOURCE_DIR "/examples/nat.toml");
+  EXPECT_EQ(c.pool.size(), 4u);
+}
+
+}  // namespace
+}  // namespace flowtrack
