@@ -3,7 +3,7 @@
 // The first input byte steers: bit 0 aims the frame at a service (VIP:443 or :53), bit 1 makes it
 // come from a backend (a reply), bits 2-3 pick the link type; the rest is the frame. Time moves one
 // second per input, so connections also expire. Must never crash, never read or write out of bounds,
-// and forwarded frames must still parse.
+// and forwarded, answered (reply) and released (held fragments) frames must still parse.
 #include <cstdint>
 #include <vector>
 
@@ -48,32 +48,54 @@ struct Functions {
     c.port_last = 1100;  // small: exhaustion and quarantine are reached
     c.max_sessions = 64;
     c.max_mappings = 32;
+    c.port_quota = 8;  // refusals by the quota and by exhaustion, answered with ICMP when the frame has room
+    c.icmp_on_exhaustion = true;
+    c.fragment_datagrams = 4;  // small: fragments find the cache and the hold full, and time out
+    c.fragments_held = 4;
+    c.fragment_timeout = 3 * kNanosPerSecond;
     c.timeouts.tcp.fill(5 * kNanosPerSecond);
     return c;
   }(), 0, 1};
   Nanos now = 0;
 };
 
+constexpr LinkType kLinks[] = {LinkType::ethernet, LinkType::raw_ip, LinkType::linux_sll, LinkType::linux_sll2};
+
+void expect_parses(std::span<const std::uint8_t> frame, LinkType link) {
+  ParsedPacket after;
+  if (parse_frame(frame, link, after) != ParseStatus::ok) __builtin_trap();  // a rewrite broke the frame
+}
+
+// `room`: bytes writable past the frame (NfPacket::capacity), for a function that answers a packet.
 template <class Nf>
-void through(Nf& nf, const std::vector<std::uint8_t>& input, LinkType link, std::uint8_t control, Nanos now) {
-  std::vector<std::uint8_t> frame(input);  // exact size: ASan sees any access past the end
-  NfPacket packet{frame, {}, static_cast<std::uint32_t>(frame.size())};
-  if (parse_frame(frame, link, packet.parsed) != ParseStatus::ok) return;
+void through(Nf& nf, const std::vector<std::uint8_t>& input, LinkType link, std::uint8_t control, Nanos now, std::size_t room = 0) {
+  std::vector<std::uint8_t> frame(input);
+  frame.resize(input.size() + room);  // exact size plus the room: ASan sees any access past the capacity
+  NfPacket packet{std::span(frame).first(input.size()), {}, static_cast<std::uint32_t>(input.size()), frame.size()};
+  if (parse_frame(packet.frame, link, packet.parsed) != ParseStatus::ok) return;
   if (packet.parsed.ip_version == 4 && packet.parsed.has_ports && (control & 3) != 0) {
     const bool udp = packet.parsed.protocol() == ipproto::kUdp;
     if (control & 1) {
-      rewrite_ipv4_dst(frame, packet.parsed, to_network32(0xc6120001));
-      rewrite_dst_port(frame, packet.parsed, to_network16(udp ? 53 : 443));
+      rewrite_ipv4_dst(packet.frame, packet.parsed, to_network32(0xc6120001));
+      rewrite_dst_port(packet.frame, packet.parsed, to_network16(udp ? 53 : 443));
     }
     if (control & 2) {
-      rewrite_ipv4_src(frame, packet.parsed, to_network32(0x0a000101));
-      rewrite_src_port(frame, packet.parsed, to_network16(8080));
+      rewrite_ipv4_src(packet.frame, packet.parsed, to_network32(0x0a000101));
+      rewrite_src_port(packet.frame, packet.parsed, to_network16(8080));
     }
-    if (parse_frame(frame, link, packet.parsed) != ParseStatus::ok) __builtin_trap();
+    if (parse_frame(packet.frame, link, packet.parsed) != ParseStatus::ok) __builtin_trap();
   }
-  if (nf.process(packet, now) == Verdict::forward) {
-    ParsedPacket after;
-    if (parse_frame(frame, link, after) != ParseStatus::ok) __builtin_trap();  // a rewrite broke the frame
+  const Verdict verdict = nf.process(packet, now);
+  if (verdict == Verdict::forward || verdict == Verdict::reply) expect_parses(packet.frame, link);
+  if constexpr (requires { nf.release([](std::span<const std::uint8_t>, std::uint32_t) {}); }) {
+    // A held fragment came with an earlier input, whose link type may differ from this one's.
+    nf.release([](std::span<const std::uint8_t> held, std::uint32_t) {
+      ParsedPacket after;
+      for (const LinkType held_link : kLinks) {
+        if (parse_frame(held, held_link, after) == ParseStatus::ok) return;
+      }
+      __builtin_trap();
+    });
   }
   nf.expire(now);
 }
@@ -84,13 +106,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static Functions functions;
   if (size < 1) return 0;
   const std::uint8_t control = data[0];
-  const LinkType links[] = {LinkType::ethernet, LinkType::raw_ip, LinkType::linux_sll, LinkType::linux_sll2};
-  const LinkType link = links[(control >> 2) & 3];
+  const LinkType link = kLinks[(control >> 2) & 3];
   const std::vector<std::uint8_t> frame(data + 1, data + size);
   functions.now += kNanosPerSecond;
   through(functions.fwd, frame, link, control, functions.now);
   through(functions.slb, frame, link, control, functions.now);
   through(functions.lb, frame, link, control, functions.now);
-  through(functions.nat, frame, link, control, functions.now);
+  through(functions.nat, frame, link, control, functions.now, 64);
   return 0;
 }
