@@ -109,8 +109,10 @@ void run_nf_bench(NfBenchOptions o) {
   configs.lb.policy = LbPolicy::maglev;
   configs.lb.max_connections = static_cast<std::size_t>(o.flows) * o.windows;  // every connection fits in one instance
   configs.slb = {configs.lb.services, StatelessSelection::maglev, MaglevTable::kDefaultSize};
-  configs.nat.inside_network = to_network32(profile.client_network);  // the campus clients are the inside network
-  configs.nat.inside_prefix_length = profile.client_prefix_length;
+  // The campus clients are the inside network: window i moves them to 10.i.x.y (trace_multiplier.hpp),
+  // so 10.0.0.0/8 holds every window's clients and every connection is translated.
+  configs.nat.inside_network = to_network32(profile.client_network & 0xff000000u);
+  configs.nat.inside_prefix_length = 8;
   for (std::uint32_t i = 1; i <= 4; ++i) configs.nat.pool.push_back(to_network32(0xcb007100 + i));  // 203.0.113.1-4
   configs.nat.max_sessions = configs.lb.max_connections;
   configs.nat.max_mappings = configs.lb.max_connections;

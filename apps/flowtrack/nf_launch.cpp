@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "flowtrack/nf/forwarder.hpp"
 #include "flowtrack/table/registry.hpp"
+#include "lb_replay.hpp"
 #include "nat_replay.hpp"
 
 namespace flowtrack::cli {
@@ -79,13 +80,17 @@ std::vector<WorkerResult> run_nf(const NfChoice& c, const NfConfigs& configs, co
   std::vector<WorkerResult> results;
   if (c.nf == "lb") {
     with_stateful_types(c, [&]<class Table, class Aging>(std::type_identity<Table>, std::type_identity<Aging>) {
-      using Lb = StatefulLb<Table, Aging>;
+      using Lb = LbClientSideReplay<Table, Aging>;
       results = run_workers(
           trace, partition, c.workers, scaling,
-          [&](unsigned, unsigned, Nanos start) { return std::make_unique<Lb>(configs.lb, start); },
+          [&](unsigned, unsigned, Nanos start) {
+            auto nf = std::make_unique<Lb>(configs.lb, start);
+            nf->set_link(trace.link_type());
+            return nf;
+          },
           [](Lb& nf, WorkerResult& r) {
-            r.live_connections = nf.tracker().size();
-            for (const Service& s : nf.services()) {
+            r.live_connections = nf.lb().tracker().size();
+            for (const Service& s : nf.lb().services()) {
               for (const Backend& b : s.backends()) r.backends[b.config.name] += b.total_connections;
             }
           });

@@ -33,8 +33,8 @@ inline std::vector<std::string> nf_aging_names() { return {"wheel", "heap"}; }
 inline std::vector<std::string> nf_scaling_names() { return {"sharded", "spinlock"}; }
 
 // Throws UserError naming the problem when a name is unknown or does not apply (a many_writers table,
-// spinlock scaling of a stateless function). The NAT replays a trace captured on its inside link
-// (nat_replay.hpp). Results: one per worker, with backends (lb: connections per backend, slb: packets
+// spinlock scaling of a stateless function). The stateful LB replays a trace captured on its client
+// side (lb_replay.hpp), the NAT one captured on its inside link (nat_replay.hpp). Results: one per worker, with backends (lb: connections per backend, slb: packets
 // per backend) and live connections filled in.
 std::vector<WorkerResult> run_nf(const NfChoice& choice, const NfConfigs& configs, const PacketStore& trace,
                                  const PacketPartition& partition);

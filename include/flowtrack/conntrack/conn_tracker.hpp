@@ -4,15 +4,21 @@
 // Each connection has two tuples: `original` (as its first packet carried it) and `reply` (what the
 // answers will carry: original.reversed() for a plain tracker, the translated tuple behind a NAT or a
 // load balancer, which the network function computes). Both are entries of the one table, so a
-// lookup finds a connection from either direction in one probe. A connection is named by the FlowId of
-// its original entry (its ConnId: dense, in [0, table capacity), so callers index their own per-
-// connection arrays by it); links_ maps every entry's FlowId back to (connection, direction). The
-// table therefore holds two entries per connection: it is created with capacity 2 * max_connections.
-// A tuple equal to its own reply (same address and port on both ends) is stored once.
+// lookup finds a connection from either direction in one probe. The table therefore holds two entries
+// per connection: it is created with capacity 2 * max_connections. A tuple equal to its own reply
+// (same address and port on both ends) is stored once. A connection is named by its ConnId, dense in
+// [0, max_connections) and handed out by the tracker's own id pool, so callers index their own
+// per-connection arrays by it; links_ maps every table entry's FlowId to (connection, direction).
+// Sizing the per-connection arrays (records, timers) by connections rather than by table slots keeps
+// them 2-3x smaller than the table's id space, which is what decides how much of them stays in cache.
 //
-// The caller may keep its own per-connection state inside the connection record (the Payload type,
-// reached through payload(conn)): the record is read for every packet anyway, so state kept there costs
-// no further cache miss, where a separate array indexed by ConnId would.
+// Per packet the tracker touches the table, the link, the connection record and the aging policy's
+// record of the connection. The record keeps what every packet reads or writes (the caller's payload,
+// protocol state, counters) in its first cache line and what only creation and removal need (the
+// tuples and their hashes) after it; records are cache-line aligned, so a packet touches one line of
+// its record. The caller may keep its own per-connection state inside the record (the Payload type,
+// reached through payload(conn)): state kept there costs no further cache miss, where a separate
+// array indexed by ConnId would.
 //
 // Per packet, update() counts it, advances the TCP state machine (tcp_state.hpp) or the UDP
 // replied flag, and refreshes the connection's idle timer: a touch when the state did not change (one
@@ -36,6 +42,7 @@
 #include "flowtrack/conntrack/timeouts.hpp"
 #include "flowtrack/packet/parser.hpp"
 #include "flowtrack/table/flow_table.hpp"
+#include "flowtrack/table/id_pool.hpp"
 
 namespace flowtrack {
 
@@ -70,19 +77,20 @@ class ConnTracker {
   using Key = typename Table::key_type;
   using AgingType = Aging;
 
-  struct Connection {
-    Key original;
-    Key reply;
-    std::uint32_t original_hash = 0;
-    std::uint32_t reply_hash = 0;
-    FlowId reply_id = kNoFlow;
+  struct alignas(64) Connection {
+    // Read or written by every packet: the first cache line.
+    Payload payload{};
     std::uint8_t protocol = 0;
     bool replied = false;  // a packet was seen in the reply direction
     TcpTracking tcp;
     std::array<std::uint64_t, 2> packets{};  // by Direction
     std::array<std::uint64_t, 2> bytes{};
+    // Read at creation and removal only.
+    Key original;
+    Key reply;
+    std::uint32_t original_hash = 0;
+    std::uint32_t reply_hash = 0;
     Nanos created = 0;
-    Payload payload{};
   };
 
   // Room for max_connections connections (2 * max_connections table entries). `wheel` configures the
@@ -91,8 +99,9 @@ class ConnTracker {
                        TimerWheelConfig wheel = {.tick = 100 * kNanosPerMilli, .levels = 4, .start = 0})
       : table_(2 * max_connections),
         links_(table_.capacity()),
-        connections_(table_.capacity()),
-        wheel_(make_aging(table_.capacity(), wheel)),
+        conn_ids_(max_connections),
+        connections_(max_connections),
+        wheel_(make_aging(max_connections, wheel)),
         timeouts_(timeouts),
         max_connections_(max_connections) {}
 
@@ -115,7 +124,7 @@ class ConnTracker {
     const InsertResult first = table_.insert(original, original_hash);
     if (!first.ok()) return {{}, CreateStatus::full};
     if (!first.is_new()) return {match_of(first.id), CreateStatus::exists};
-    FlowId reply_id = first.id;
+    FlowId reply_id = kNoFlow;  // stays kNoFlow for a tuple that is its own reply (stored once)
     if (!(reply == original)) {
       const InsertResult second = table_.insert(reply, reply_hash);
       if (!second.is_new()) {
@@ -124,16 +133,16 @@ class ConnTracker {
       }
       reply_id = second.id;
     }
-    const ConnId conn = first.id;
-    links_[conn] = {conn, Direction::original};
-    links_[reply_id] = {conn, reply_id == conn ? Direction::original : Direction::reply};
+    // size_ < max_connections here, so the pool has an id.
+    const ConnId conn = conn_ids_.allocate();
+    links_[first.id] = {conn, Direction::original};
+    if (reply_id != kNoFlow) links_[reply_id] = {conn, Direction::reply};
     Connection& c = connections_[conn];
     c = Connection{};
     c.original = original;
     c.reply = reply;
     c.original_hash = original_hash;
     c.reply_hash = reply_hash;
-    c.reply_id = reply_id;
     c.protocol = protocol;
     c.created = now;
     wheel_.arm(conn, now, timeout_of(c));
@@ -173,7 +182,7 @@ class ConnTracker {
   }
 
   // A live connection's timer is always armed (the wheel re-arms rather than drops a touched timer).
-  bool live(ConnId conn) const { return conn < links_.size() && wheel_.armed(conn); }
+  bool live(ConnId conn) const { return conn < connections_.size() && wheel_.armed(conn); }
 
   // Destroys the connections idle past their timeout, calling on_expire(conn, connection) for each
   // just before; at most `budget` timers are handled. Returns the number expired.
@@ -202,7 +211,7 @@ class ConnTracker {
   // Visits every live connection: visit(conn, connection).
   template <class Visit>
   void for_each(Visit&& visit) const {
-    for (std::size_t id = 0; id < links_.size(); ++id) {
+    for (std::size_t id = 0; id < connections_.size(); ++id) {
       if (live(static_cast<ConnId>(id))) visit(static_cast<ConnId>(id), connections_[id]);
     }
   }
@@ -211,8 +220,8 @@ class ConnTracker {
   std::size_t capacity() const { return max_connections_; }
   const Table& table() const { return table_; }
   std::size_t memory_bytes() const {
-    return table_.memory_bytes() + links_.capacity() * sizeof(Link) + connections_.capacity() * sizeof(Connection) +
-           wheel_.memory_bytes();
+    return table_.memory_bytes() + links_.capacity() * sizeof(Link) + conn_ids_.memory_bytes() +
+           connections_.capacity() * sizeof(Connection) + wheel_.memory_bytes();
   }
 
  private:
@@ -229,7 +238,8 @@ class ConnTracker {
   void remove(ConnId conn) {
     const Connection& c = connections_[conn];
     table_.erase(c.original, c.original_hash);
-    if (c.reply_id != conn) table_.erase(c.reply, c.reply_hash);
+    if (!(c.reply == c.original)) table_.erase(c.reply, c.reply_hash);
+    conn_ids_.release(conn);
     --size_;
   }
 
@@ -243,6 +253,7 @@ class ConnTracker {
 
   Table table_;
   std::vector<Link> links_;               // by FlowId of either entry
+  IdPool conn_ids_;                       // hands out ConnIds: live exactly while the connection is
   std::vector<Connection> connections_;   // by ConnId
   Aging wheel_;                           // by ConnId: armed exactly while the connection lives
   ConntrackTimeouts timeouts_;
