@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "flowtrack/io/packet_store.hpp"
+#include "flowtrack/packet/parser.hpp"
 #include "support/cli_runner.hpp"
 
 namespace flowtrack {
@@ -104,6 +105,35 @@ TEST_F(RunScalingCli, StatefulLbEmitsTheSamePacketsWhateverTheScalingAndAging) {
       }
     }
   }
+}
+
+// The campus trace is captured on the clients' side: answers come from the VIPs. `run` replays each
+// answer as its backend sent it (lb_replay.hpp), and the balancer's reverse path must give back the
+// captured packet byte for byte; requests leave towards a backend, never a VIP.
+TEST_F(RunScalingCli, LbReversePathRestoresEveryCapturedAnswerExactly) {
+  const std::string out = path("lb-reverse.pcap");
+  const auto r = run_cli("run --nf lb --config " + path("lb.toml") + " --in " + path("campus.pcap") + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const PacketStore in = PacketStore::load_pcap(path("campus.pcap"));
+  const PacketStore balanced = PacketStore::load_pcap(out);
+  ASSERT_EQ(in.size(), balanced.size());
+  std::size_t answers = 0, requests = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {  // one worker: the output keeps the input's order
+    ParsedPacket before, after;
+    ASSERT_EQ(parse_frame(in[i].bytes, in.link_type(), before), ParseStatus::ok);
+    ASSERT_EQ(parse_frame(balanced[i].bytes, balanced.link_type(), after), ParseStatus::ok);
+    if (before.ip_version != 4 || before.protocol() != ipproto::kTcp) continue;  // the config balances TCP only
+    const std::uint32_t first_octet = to_host32(before.key4.src_addr) >> 24;
+    if (first_octet == 198) {  // from a VIP (198.18.0.x)
+      ++answers;
+      EXPECT_TRUE(std::ranges::equal(in[i].bytes, balanced[i].bytes)) << "answer " << i;
+    } else {
+      ++requests;
+      EXPECT_EQ(to_host32(after.key4.dst_addr) >> 8, 0x0ac800u) << "request " << i << " not sent to a backend (10.200.0.x)";
+    }
+  }
+  EXPECT_GT(answers, in.size() / 4);
+  EXPECT_GT(requests, in.size() / 4);
 }
 
 // The shifted windows cut connections at the rotation point: the tail of such a connection (replies)
