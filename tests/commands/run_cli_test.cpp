@@ -31,14 +31,6 @@ class RunCli : public ::testing::Test {
   static std::string example(const std::string& name) {
     return std::string(FLOWTRACK_SOURCE_DIR) + "/examples/" + name;
   }
-  static nlohmann::json json_of(const std::string& output) {
-    std::istringstream lines(output);
-    std::string line;
-    while (std::getline(lines, line)) {
-      if (line.rfind('{', 0) == 0) return nlohmann::json::parse(line);
-    }
-    return {};
-  }
   static inline std::filesystem::path dir_;
 };
 
@@ -47,7 +39,7 @@ TEST_F(RunCli, EveryExampleRunsOnTheCampusTrace) {
     const auto r = run_cli("run --nf " + nf + " --config " + example(nf + ".toml") + " --in " + path("campus.pcap") +
                            " --out " + path(nf + ".pcap") + " --workers 2 --json");
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    const auto j = json_of(r.output);
+    const auto j = testing::first_json_object(r.output);
     for (const char* field : {"mpps", "packets_in", "packets_out", "drops", "connections"}) {
       EXPECT_TRUE(j.contains(field)) << nf << ": " << field << " missing in " << r.output;
     }
@@ -153,7 +145,7 @@ TEST_F(RunCli, LbAppliesItsScheduledPoolChangesWhileRunning) {
                            "address = \"10.200.0.3\"\nweight = 4\n";
   auto r = run_cli("run --nf lb --config " + config + " --in " + path("campus.pcap") + " --workers 2 --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto j = json_of(r.output);
+  const auto j = testing::first_json_object(r.output);
   ASSERT_TRUE(j.contains("backends")) << r.output;
   EXPECT_EQ(j["backends"].value("web-1", std::uint64_t{0}), 0u) << r.output;
   EXPECT_GT(j["backends"].value("web-2", std::uint64_t{0}), 0u) << r.output;

@@ -61,14 +61,6 @@ max_mappings = 10000
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
   static std::string path(const std::string& name) { return (dir_ / name).string(); }
-  static nlohmann::json json_of(const std::string& output) {
-    std::istringstream lines(output);
-    std::string line;
-    while (std::getline(lines, line)) {
-      if (line.rfind('{', 0) == 0) return nlohmann::json::parse(line);
-    }
-    return {};
-  }
   // The packets of a capture as (time, bytes), sorted: equal captures give equal lists whatever the
   // order of packets with the same timestamp.
   static std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> packets_of(const std::string& file) {
@@ -91,7 +83,7 @@ TEST_F(RunScalingCli, StatefulLbEmitsTheSamePacketsWhateverTheScalingAndAging) {
       const auto r = run_cli("run --nf lb --config " + path("lb.toml") + " --in " + path("campus.pcap") + " --out " + out +
                              " --workers 2 --scaling " + scaling + " --aging " + aging + " --json");
       ASSERT_EQ(r.exit_code, 0) << r.output;
-      const auto j = json_of(r.output);
+      const auto j = testing::first_json_object(r.output);
       EXPECT_EQ(j["scaling"], scaling);
       EXPECT_EQ(j["aging"], aging);
       EXPECT_EQ(j["packets_in"], j["packets_out"]) << scaling << "/" << aging << ": " << r.output;
@@ -146,7 +138,7 @@ TEST_F(RunScalingCli, NatTranslatesEveryPacketWhateverTheScalingAndAging) {
       const auto r = run_cli("run --nf nat --config " + path("nat.toml") + " --in " + path("campus.pcap") +
                              " --workers 2 --scaling " + scaling + " --aging " + aging + " --json");
       ASSERT_EQ(r.exit_code, 0) << r.output;
-      const auto j = json_of(r.output);
+      const auto j = testing::first_json_object(r.output);
       EXPECT_EQ(j["connections"].get<std::uint64_t>(), kConnections * kWindows) << scaling << "/" << aging;
       const auto no_mapping = j["drops"].value("no_mapping", std::uint64_t{0});
       EXPECT_EQ(j["drops"].size(), no_mapping == 0 ? 0u : 1u) << r.output;

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 namespace flowtrack::testing {
@@ -29,6 +31,16 @@ inline CliResult run_cli(const std::string& arguments) {
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// The first line of `output` that is a JSON object (a command's --json report), parsed; null if none.
+inline nlohmann::json first_json_object(const std::string& output) {
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind('{', 0) == 0) return nlohmann::json::parse(line);
+  }
+  return {};
 }
 
 }  // namespace flowtrack::testing
