@@ -25,15 +25,20 @@
 //
 // ICMP errors (RFC 5508): an error about a translated packet is translated with the packet it quotes
 // (outer address, quoted address and port, every checksum), and never ends or refreshes a session
-// (RFC 4787 REQ-12, RFC 5382 REQ-9/10).
+// (RFC 4787 REQ-12, RFC 5382 REQ-9/10). An error must come from the side its quoted packet went to
+// (from outside to the external address, or from inside); one that does not is dropped.
 //
-// Hairpinning (RFC 4787 REQ-9, RFC 5382 REQ-8): an inside host sending to a public endpoint of the NAT
-// reaches the inside host behind that mapping, from its own external endpoint.
+// Hairpinning (RFC 4787 REQ-9, RFC 5382 REQ-8, RFC 7857 for ICMP): an inside host sending to a public
+// endpoint of the NAT reaches the inside host behind that mapping, from its own external endpoint. For
+// an ICMP query the "endpoint" is the external identifier, and the peer sees its own inside identifier;
+// an ICMP error about a hairpinned packet is translated on both of its ends.
 //
 // Port exhaustion (RFC 6888 REQ-11): a new mapping that finds no port is dropped and counted; no
 // existing mapping is evicted. A full session table likewise. A per-subscriber quota (REQ-4) caps the
 // mappings of one inside address. A mapping refused for either may be answered with an ICMP type 3
-// code 13 to the inside host (icmp_on_exhaustion); an ICMP error is never answered.
+// code 13 to the inside host (icmp_on_exhaustion), from its paired public address (the NAT's own
+// address on its side: the inside host learns that the NAT, not the remote, refused); an ICMP error is
+// never answered (it never creates a mapping), and an unsolicited inbound packet never is either.
 //
 // Fragments (RFC 4787 REQ-14), without reassembly: a first fragment is translated like any packet (it
 // has the ports) and its translation is remembered by the datagram's (source, destination, protocol, IP
