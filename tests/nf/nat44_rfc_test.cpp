@@ -171,6 +171,11 @@ TEST(NatRfc4787, Req3PortPreservedWhenFreeElseRandom) {
   EXPECT_LT(sequential, 3u);
   const std::uint16_t low = to_host16(through(nat, FrameSpec::udp4(udp_key(80, 40), 8)).key.src_port);
   EXPECT_GE(low, c.port_first);
+  // A port of another core's slice is not this core's to keep: a random one of its own slice instead.
+  Nat core0(c, 0, 2);
+  const std::uint16_t foreign = to_host16(through(core0, FrameSpec::udp4(udp_key(60000), 8)).key.src_port);
+  EXPECT_GE(foreign, core0.port_first());
+  EXPECT_LE(foreign, core0.port_last());
 }
 
 TEST(NatRfc4787, Req5UdpMappingLivesAtLeastTwoMinutes) {
@@ -696,6 +701,13 @@ TEST(NatRfc6888, Req11ExhaustionDropsAndNeverEvicts) {
     EXPECT_EQ(through(nat, FrameSpec::udp4(udp_key(3000 + i), 8)).key, held[i].key);
     EXPECT_EQ(through(nat, FrameSpec::udp4(held[i].key.reversed(), 8)).key, udp_key(3000 + i).reversed());
   }
+  // Every mapping ends: every port is in quarantine, still none to give, until the quarantine is over.
+  const Nanos ended = nat_timeouts().udp_replied + kJustAfter;
+  nat.expire(ended);
+  ASSERT_EQ(nat.mapping_count(), 0u);
+  EXPECT_EQ(through(nat, FrameSpec::udp4(udp_key(4000, 2), 8), ended).verdict, Verdict::drop);
+  EXPECT_EQ(drops(nat, NfDrop::no_port), 1001u);
+  EXPECT_EQ(through(nat, FrameSpec::udp4(udp_key(4000, 2), 8), ended + c.port_quarantine).verdict, Verdict::forward);
 }
 
 TEST(NatRfc6888, Req4PerSubscriberPortQuota) {
