@@ -12,7 +12,7 @@
 namespace flowtrack {
 namespace {
 
-using namespace testing;
+using namespace nat_frames;
 using namespace tcpflag;
 
 constexpr Nanos kSecond = kNanosPerSecond;

@@ -9,7 +9,7 @@
 namespace flowtrack {
 namespace {
 
-using namespace testing;
+using namespace nat_frames;
 
 TEST(Nat44, TcpConnectionIsTranslatedBothWaysAndRepliesRestoreTheOriginalTuple) {
   using namespace tcpflag;
@@ -186,7 +186,7 @@ TEST(Nat44, CoresGetDisjointSlicesAndRepliesFindTheirOwner) {
 namespace flowtrack {
 namespace {
 
-using namespace testing;
+using namespace nat_frames;
 
 // A whole campus trace, captured inside: every outbound packet is translated, every inbound one,
 // readdressed to the external endpoint its session had, comes back out byte for byte as captured (the

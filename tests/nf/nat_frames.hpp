@@ -12,7 +12,7 @@
 #include "flowtrack/table/cuckoo.hpp"
 #include "support/checksum_oracle.hpp"
 
-namespace flowtrack::testing {
+namespace flowtrack::nat_frames {
 
 using Nat = Nat44<CuckooTable<FlowKeyV4>>;
 inline constexpr std::uint32_t kInside = 0x0a000000;  // 10.0.0.0/8
@@ -44,9 +44,9 @@ struct Out {
 inline ParsedPacket parse_checked(std::span<const std::uint8_t> frame) {
   ParsedPacket after;
   EXPECT_EQ(parse_frame(frame, LinkType::ethernet, after), ParseStatus::ok);
-  EXPECT_TRUE(ipv4_header_valid(frame, after));
+  EXPECT_TRUE(testing::ipv4_header_valid(frame, after));
   if (!after.is_fragment) {
-    EXPECT_TRUE(transport_valid(frame, after));
+    EXPECT_TRUE(testing::transport_valid(frame, after));
   }
   return after;
 }
@@ -78,4 +78,4 @@ inline FlowKeyV4 out_key(std::uint16_t sport = 40000, std::uint32_t host = 1, st
 
 inline std::uint64_t drops(const Nat& nat, NfDrop reason) { return nat.counters().drops[static_cast<std::size_t>(reason)]; }
 
-}  // namespace flowtrack::testing
+}  // namespace flowtrack::nat_frames
