@@ -3,11 +3,18 @@
 // 003), with a quarantine after release (RFC 6888 REQ-8: a port is not reused for a while, so late
 // packets of the old mapping cannot reach the new one).
 //
-// allocate() takes the preferred port when it is in the slice and free (port preservation), else the
-// first free port from a random point of the slice (RFC 6056's random start), so ports do not leak
-// which inside port or which order they came from; it returns 0 when every port is in use or in
-// quarantine. Cost: O(1) for a free preferred port, else a scan that stops at the first free port
-// (O(slice) only when the slice is nearly exhausted).
+// allocate() takes the preferred port when it is in the slice and free (port preservation), else a
+// port drawn uniformly from the free ones (RFC 6056: ports do not leak which inside port or which
+// order they came from); it returns 0 when every port is in use or in quarantine. Every call is O(1)
+// however full the slice is, exhaustion included: a NAT under a flood of new flows with no port left
+// pays a constant per packet, not a scan of the slice.
+//
+// A port is in exactly one of three places: in use; in the quarantine queue, waiting for its time;
+// or in the free set. Released ports enter the queue in release order, and every port waits the same
+// quarantine, so the queue is ordered by the time its ports become free again (given a clock that
+// never goes back): allocate() moves the front ports whose time has come into the free set. The free
+// set is an array with each port's position beside it, so a given port (the preferred one) or a random
+// one leaves it in O(1) by swapping with the last.
 #pragma once
 
 #include <cstdint>
@@ -24,20 +31,34 @@ class PortAllocator {
   PortAllocator(std::uint16_t first, std::uint16_t last, Nanos quarantine, std::uint64_t seed);
 
   std::uint16_t allocate(std::uint16_t preferred, Nanos now);
+  // Ends the use of a port handed out by allocate(); anything else is ignored.
   void release(std::uint16_t port, Nanos now);
 
   bool owns(std::uint16_t port) const { return port >= first_ && port <= last_; }
-  bool in_use(std::uint16_t port) const { return owns(port) && busy_until_[port - first_] == kInUse; }
+  bool in_use(std::uint16_t port) const { return owns(port) && in_use_flag_[port - first_]; }
   std::size_t in_use_count() const { return in_use_; }
-  std::size_t size() const { return busy_until_.size(); }
+  std::size_t size() const { return in_use_flag_.size(); }
 
  private:
-  static constexpr Nanos kInUse = ~Nanos{0};
-  bool available(std::size_t slot, Nanos now) const { return busy_until_[slot] != kInUse && busy_until_[slot] <= now; }
+  using Slot = std::uint16_t;  // port - first: a slice holds at most 65535 ports
+  static constexpr Slot kNotFree = 0xffff;
+
+  struct Quarantined {
+    Nanos free_at;
+    Slot slot;
+  };
+
+  void add_free(Slot slot);
+  void take_free(Slot slot);
+  void end_quarantines(Nanos now);
 
   std::uint16_t first_, last_;
   Nanos quarantine_;
-  std::vector<Nanos> busy_until_;  // by port - first: kInUse, or the time the port is free again
+  std::vector<bool> in_use_flag_;          // by slot
+  std::vector<Slot> free_;                 // the free set, in no order
+  std::vector<Slot> position_;             // by slot: index in free_, or kNotFree
+  std::vector<Quarantined> queue_;         // ring buffer of `size()` entries: ordered by free_at
+  std::size_t queue_head_ = 0, queue_length_ = 0;
   std::size_t in_use_ = 0;
   Random rng_;
 };
