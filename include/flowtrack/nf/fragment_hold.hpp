@@ -59,9 +59,6 @@ class FragmentHold {
   // Drops the fragments that have waited `lifetime` or more; returns how many.
   std::size_t expire(Nanos now);
 
-  std::size_t waiting() const { return waiting_; }
-  std::size_t ready() const { return ready_; }
-
  private:
   enum class State : std::uint8_t { free, waiting, ready };
   struct Slot {
@@ -76,7 +73,7 @@ class FragmentHold {
   std::vector<Slot> slots_;
   std::vector<std::uint8_t> bytes_;  // slot i's copy at i * kFrameBytes
   Nanos lifetime_;
-  std::size_t waiting_ = 0, ready_ = 0;
+  std::size_t waiting_ = 0, ready_ = 0;  // slots in each state: a scan for a state ends once none is left in it
 };
 
 }  // namespace flowtrack

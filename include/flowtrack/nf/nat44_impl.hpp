@@ -96,9 +96,7 @@ bool Nat44<Table, Aging>::remember_first_fragment(const NfPacket& packet, Nanos 
   const std::uint8_t* ip = packet.frame.data() + packet.parsed.l3_offset;
   const FragmentTranslation t{load_raw<std::uint32_t>(ip + 12), load_raw<std::uint32_t>(ip + 16)};
   if (!fragments_.remember(key, t, now)) return false;
-  if (held_.waiting() != 0) {
-    held_.resolve(key, [&](std::span<std::uint8_t> frame, const ParsedPacket& p) { rewrite_addresses(frame, p, t); });
-  }
+  held_.resolve(key, [&](std::span<std::uint8_t> frame, const ParsedPacket& p) { rewrite_addresses(frame, p, t); });
   return true;
 }
 
