@@ -9,7 +9,7 @@
 #include "flowtrack/nf/nat44.hpp"
 #include "flowtrack/nf/stateful_lb.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
-#include "nf_runner.hpp"
+#include "flowtrack/runtime/nf_runner.hpp"
 
 namespace flowtrack::cli {
 

@@ -1,4 +1,4 @@
-// `flowtrack run`: replays a pcap through a network function on N sharded workers (nf_runner.hpp) and
+// `flowtrack run`: replays a pcap through a network function on N workers (runtime/nf_runner.hpp) and
 // writes what it forwards, merged back in time order, into --out. The report gives Mpps per worker (TSC time of the
 // processing loop: parse, function, copy out), packets in and out, drops by reason, connections, and
 // for the load balancers what each backend received.

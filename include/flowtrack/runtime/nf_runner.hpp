@@ -32,7 +32,7 @@
 #include "flowtrack/util/spinlock.hpp"
 #include "flowtrack/util/tsc.hpp"
 
-namespace flowtrack::cli {
+namespace flowtrack {
 
 // What one worker did.
 struct WorkerResult {
@@ -195,4 +195,4 @@ inline double cycles_per_packet(const std::vector<WorkerResult>& results) {
   return packets > 0 ? static_cast<double>(cycles) / static_cast<double>(packets) : 0;
 }
 
-}  // namespace flowtrack::cli
+}  // namespace flowtrack

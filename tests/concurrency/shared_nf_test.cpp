@@ -1,0 +1,100 @@
+// The network-function runner with one instance shared by the workers under a spinlock (NfScaling::
+// spinlock) against one instance per worker, under ThreadSanitizer in `make test`: the shared instance
+// must see every packet exactly once, take every call under its lock (TSan reports any access that is
+// not), and, for a load balancer whose choice depends on the flow only, send out exactly the packets
+// the sharded run sends.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "flowtrack/io/synthetic.hpp"
+#include "flowtrack/io/trace_multiplier.hpp"
+#include "flowtrack/nf/nat44.hpp"
+#include "flowtrack/nf/stateful_lb.hpp"
+#include "flowtrack/runtime/nf_runner.hpp"
+#include "flowtrack/table/cuckoo.hpp"
+
+namespace flowtrack {
+namespace {
+
+PacketStore campus_trace() {
+  CampusProfile profile;
+  profile.flows = 1'500;
+  return multiply_trace(generate_campus(profile), {.windows = 2});
+}
+
+StatefulLbConfig lb_config() {
+  StatefulLbConfig c;
+  for (const std::uint32_t server : {1u, 2u, 3u, 4u}) {
+    ServiceConfig s{"web", to_network32(0xc6120000 + server), to_network16(443), ipproto::kTcp, {}};
+    s.backends = {{"a", to_network32(0x0ac80001), 0, 1}, {"b", to_network32(0x0ac80002), 0, 3}};
+    c.services.push_back(s);
+  }
+  c.policy = LbPolicy::maglev;
+  c.max_connections = 10'000;
+  c.maglev_size = 251;
+  return c;
+}
+
+std::vector<std::vector<std::uint8_t>> sorted_output(const std::vector<WorkerResult>& results) {
+  std::vector<std::vector<std::uint8_t>> frames;
+  for (const WorkerResult& r : results) {
+    for (std::size_t i = 0; i < r.out.size(); ++i) frames.emplace_back(r.out[i].bytes.begin(), r.out[i].bytes.end());
+  }
+  std::ranges::sort(frames);
+  return frames;
+}
+
+std::uint64_t total(const std::vector<WorkerResult>& results, std::uint64_t WorkerResult::*field) {
+  std::uint64_t sum = 0;
+  for (const WorkerResult& r : results) sum += r.*field;
+  return sum;
+}
+
+TEST(SharedNf, SpinlockedLoadBalancerSeesEveryPacketOnceAndEmitsWhatTheShardedOneDoes) {
+  using Lb = StatefulLb<CuckooTable<FlowKeyV4>>;
+  const PacketStore trace = campus_trace();
+  const PacketPartition partition = partition_by_rss(trace, RssSteering(2));
+  const StatefulLbConfig config = lb_config();
+  const auto run = [&](NfScaling scaling) {
+    return run_workers(
+        trace, partition, 2, scaling, [&](unsigned, unsigned, Nanos start) { return std::make_unique<Lb>(config, start); },
+        [](Lb& lb, WorkerResult& r) { r.live_connections = lb.tracker().size(); });
+  };
+  const std::vector<WorkerResult> sharded = run(NfScaling::sharded);
+  const std::vector<WorkerResult> shared = run(NfScaling::spinlock);
+  EXPECT_EQ(total(shared, &WorkerResult::packets), trace.size());
+  EXPECT_EQ(total(shared, &WorkerResult::forwarded), trace.size());  // room for every connection: no drop
+  EXPECT_EQ(shared[0].counters.connections_created,
+            sharded[0].counters.connections_created + sharded[1].counters.connections_created);
+  EXPECT_EQ(shared[1].counters.connections_created, 0u);  // the one instance's counters are reported once
+  EXPECT_EQ(shared[0].live_connections + shared[1].live_connections,
+            sharded[0].live_connections + sharded[1].live_connections);
+  EXPECT_TRUE(sorted_output(shared) == sorted_output(sharded));
+}
+
+TEST(SharedNf, SpinlockedNatTracksEveryConnectionOfBothWorkers) {
+  using Nat = Nat44<CuckooTable<FlowKeyV4>>;
+  const PacketStore trace = campus_trace();
+  const PacketPartition partition = partition_by_rss(trace, RssSteering(2));
+  NatConfig config;
+  config.inside_network = to_network32(0x0a000000);
+  config.inside_prefix_length = 8;
+  config.pool = {to_network32(0xcb007101)};
+  config.max_sessions = config.max_mappings = 10'000;
+  const std::vector<WorkerResult> shared = run_workers(
+      trace, partition, 2, NfScaling::spinlock,
+      [&](unsigned instance, unsigned instances, Nanos start) {
+        EXPECT_EQ(instances, 1u);  // one instance, owning the whole port range
+        return std::make_unique<Nat>(config, instance, instances, start);
+      },
+      [](Nat&, WorkerResult&) {});
+  EXPECT_EQ(total(shared, &WorkerResult::packets), trace.size());
+  // The trace is captured inside: outbound packets open sessions (one per connection, ICMP included);
+  // its inbound packets are addressed to inside hosts, not to the pool, and pass untouched.
+  EXPECT_EQ(shared[0].counters.connections_created, 2u * 1'500u);
+  EXPECT_EQ(total(shared, &WorkerResult::forwarded), trace.size());
+}
+
+}  // namespace
+}  // namespace flowtrack
