@@ -17,7 +17,7 @@ template <class Table, class Aging>
 class LbClientSideReplay {
  public:
   LbClientSideReplay(const StatefulLbConfig& config, Nanos start) : lb_(config, start) {
-    for (const ServiceConfig& s : config.services) services_.insert(endpoint(s.vip, s.port, s.protocol));
+    for (const ServiceConfig& s : config.services) services_.insert(endpoint_key(s.vip, s.port, s.protocol));
   }
 
   Verdict process(NfPacket& packet, Nanos now) {
@@ -25,7 +25,7 @@ class LbClientSideReplay {
     // Only answers (from a service's endpoint) are looked up: the replay must not add a table probe
     // to the packets the balancer sees as they are.
     if (p.ip_version == 4 && p.has_ports && !p.icmp_is_error &&
-        services_.contains(endpoint(p.key4.src_addr, p.key4.src_port, p.key4.protocol))) {
+        services_.contains(endpoint_key(p.key4.src_addr, p.key4.src_port, p.key4.protocol))) {
       // An answer's reversed tuple is the connection's original tuple (client -> VIP).
       const FlowKeyV4 original = p.key4.reversed();
       const ConnMatch match = lb_.tracker().find(original, flow_hash(original));
@@ -46,10 +46,6 @@ class LbClientSideReplay {
   void set_link(LinkType link) { link_ = link; }
 
  private:
-  static std::uint64_t endpoint(std::uint32_t addr, std::uint16_t port, std::uint8_t protocol) {
-    return (std::uint64_t{addr} << 32) | (std::uint64_t{port} << 8) | protocol;
-  }
-
   StatefulLb<Table, Aging> lb_;
   absl::flat_hash_set<std::uint64_t> services_;  // (VIP, port, protocol) of every service
   LinkType link_ = LinkType::ethernet;

@@ -18,11 +18,11 @@ void StatelessLb::index_backends() {
   service_of_backend_.clear();
   for (std::uint32_t s = 0; s < services_.size(); ++s) {
     const ServiceConfig& c = services_[s].config();
-    service_of_vip_.try_emplace(endpoint(c.vip, c.port, c.protocol), s);
+    service_of_vip_.try_emplace(endpoint_key(c.vip, c.port, c.protocol), s);
     for (const Backend& b : services_[s].backends()) {
       // The first service listing a backend endpoint answers for it (a backend shared by two services
       // on one port cannot be told apart without state).
-      service_of_backend_.try_emplace(endpoint(b.config.address, b.config.port != 0 ? b.config.port : c.port, c.protocol), s);
+      service_of_backend_.try_emplace(endpoint_key(b.config.address, b.config.port != 0 ? b.config.port : c.port, c.protocol), s);
     }
   }
 }
@@ -40,7 +40,7 @@ Verdict StatelessLb::process(NfPacket& packet, Nanos) {
   const ParsedPacket& p = packet.parsed;
   if (p.ip_version == 4 && p.has_ports) {
     const FlowKeyV4& key = p.key4;
-    if (const auto it = service_of_vip_.find(endpoint(key.dst_addr, key.dst_port, key.protocol)); it != service_of_vip_.end()) {
+    if (const auto it = service_of_vip_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol)); it != service_of_vip_.end()) {
       const std::uint32_t s = it->second;
       Service& service = services_[s];
       const std::uint32_t b = select(service, flow_hash(key));
@@ -54,7 +54,7 @@ Verdict StatelessLb::process(NfPacket& packet, Nanos) {
       ++counters_.forwarded;
       return Verdict::forward;
     }
-    if (const auto it = service_of_backend_.find(endpoint(key.src_addr, key.src_port, key.protocol));
+    if (const auto it = service_of_backend_.find(endpoint_key(key.src_addr, key.src_port, key.protocol));
         it != service_of_backend_.end()) {
       const ServiceConfig& c = services_[it->second].config();
       rewrite_ipv4_src(packet.frame, p, c.vip);

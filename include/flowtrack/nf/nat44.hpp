@@ -163,9 +163,6 @@ class Nat44 {
   static constexpr std::size_t kNotInPool = ~std::size_t{0};
   static constexpr std::uint32_t kNone = NatSession::kNone;
 
-  static std::uint64_t endpoint(std::uint32_t addr, std::uint16_t port, std::uint8_t protocol) {
-    return (std::uint64_t{addr} << 32) | (std::uint64_t{port} << 8) | protocol;
-  }
   std::size_t pool_index(std::uint32_t addr) const;
   // Paired pooling: the inside address alone picks the public address.
   std::size_t pool_of(std::uint32_t inside_addr) const {

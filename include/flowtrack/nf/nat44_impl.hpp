@@ -47,7 +47,7 @@ std::size_t Nat44<Table, Aging>::pool_index(std::uint32_t addr) const {
 template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
 const NatMapping* Nat44<Table, Aging>::mapping_of(std::uint32_t inside_addr, std::uint16_t inside_port, std::uint8_t protocol) const {
-  const auto it = by_inside_.find(endpoint(inside_addr, inside_port, protocol));
+  const auto it = by_inside_.find(endpoint_key(inside_addr, inside_port, protocol));
   return it == by_inside_.end() ? nullptr : &mappings_[it->second];
 }
 
@@ -103,9 +103,9 @@ bool Nat44<Table, Aging>::remember_first_fragment(const NfPacket& packet, Nanos 
 template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
 std::uint32_t Nat44<Table, Aging>::find_or_create_mapping(const FlowKeyV4& key, Nanos now, NfDrop& refusal) {
-  const std::uint64_t inside = endpoint(key.src_addr, key.src_port, key.protocol);
+  const std::uint64_t inside = endpoint_key(key.src_addr, key.src_port, key.protocol);
   if (const auto it = by_inside_.find(inside); it != by_inside_.end()) return it->second;
-  const std::uint64_t subscriber = endpoint(key.src_addr, 0, key.protocol);
+  const std::uint64_t subscriber = endpoint_key(key.src_addr, 0, key.protocol);
   if (config_.port_quota != 0) {
     const auto it = subscriber_mappings_.find(subscriber);
     if (it != subscriber_mappings_.end() && it->second >= config_.port_quota) {
@@ -124,7 +124,7 @@ std::uint32_t Nat44<Table, Aging>::find_or_create_mapping(const FlowKeyV4& key, 
   }
   mappings_[id] = {key.src_addr, config_.pool[pool], key.src_port, to_network16(port), key.protocol, 0};
   by_inside_.emplace(inside, id);
-  by_external_.emplace(endpoint(config_.pool[pool], to_network16(port), key.protocol), id);
+  by_external_.emplace(endpoint_key(config_.pool[pool], to_network16(port), key.protocol), id);
   if (config_.port_quota != 0) ++subscriber_mappings_[subscriber];
   return id;
 }
@@ -145,12 +145,12 @@ template <FlowTable Table, AgingPolicy Aging>
 void Nat44<Table, Aging>::drop_mapping_if_unused(std::uint32_t id, Nanos now) {
   NatMapping& m = mappings_[id];
   if (m.sessions != 0) return;
-  by_inside_.erase(endpoint(m.inside_addr, m.inside_port, m.protocol));
-  by_external_.erase(endpoint(m.external_addr, m.external_port, m.protocol));
+  by_inside_.erase(endpoint_key(m.inside_addr, m.inside_port, m.protocol));
+  by_external_.erase(endpoint_key(m.external_addr, m.external_port, m.protocol));
   ports_of(pool_index(m.external_addr), m.protocol).release(to_host16(m.external_port), now);
   mapping_ids_.release(id);
   if (config_.port_quota != 0) {
-    const auto it = subscriber_mappings_.find(endpoint(m.inside_addr, 0, m.protocol));
+    const auto it = subscriber_mappings_.find(endpoint_key(m.inside_addr, 0, m.protocol));
     if (--it->second == 0) subscriber_mappings_.erase(it);
   }
 }
@@ -199,7 +199,7 @@ Verdict Nat44<Table, Aging>::outbound(NfPacket& packet, const FlowKeyV4& key, Na
     // Hairpinning: the destination is a public endpoint of this NAT; the session leads to its inside host.
     std::uint32_t peer = kNone;
     if (is_public(key.dst_addr)) {
-      const auto it = by_external_.find(endpoint(key.dst_addr, key.dst_port, key.protocol));
+      const auto it = by_external_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
       if (it == by_external_.end()) return counters_.drop(NfDrop::no_mapping);
       peer = it->second;
     }
@@ -245,7 +245,7 @@ Verdict Nat44<Table, Aging>::inbound(NfPacket& packet, const FlowKeyV4& key, Nan
   const std::uint32_t hash = flow_hash(key);
   ConnMatch match = sessions_.find(key, hash);
   if (!match) {
-    const auto it = by_external_.find(endpoint(key.dst_addr, key.dst_port, key.protocol));
+    const auto it = by_external_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
     if (it == by_external_.end()) return counters_.drop(NfDrop::no_mapping);
     const std::uint32_t id = it->second;
     if (config_.filtering == NatFiltering::address_dependent &&

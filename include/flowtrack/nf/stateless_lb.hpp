@@ -44,16 +44,11 @@ class StatelessLb {
   std::uint32_t select(Service& service, std::uint32_t hash) const;
   void index_backends();
 
-  // (address, port, protocol) packed into 64 bits -> service index: who a backend's packets answer for.
-  static std::uint64_t endpoint(std::uint32_t address, std::uint16_t port, std::uint8_t protocol) {
-    return (std::uint64_t{address} << 32) | (std::uint64_t{port} << 16) | protocol;
-  }
-
   StatelessSelection selection_;
   std::vector<Service> services_;
   std::vector<std::vector<std::uint64_t>> sent_;
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_of_vip_;      // endpoint(vip, port, proto)
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_of_backend_;  // endpoint(backend, port, proto)
+  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_of_vip_;      // endpoint_key(vip, port, proto)
+  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_of_backend_;  // endpoint_key(backend, port, proto)
   NfCounters counters_;
 };
 

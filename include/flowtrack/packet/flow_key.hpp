@@ -98,4 +98,10 @@ std::string ipv4_to_string(std::uint32_t network_order_addr);
 std::string ipv6_to_string(const std::array<std::uint8_t, 16>& addr);
 std::string protocol_name(std::uint8_t protocol);
 
+// One IPv4 transport endpoint (address and port in network order, protocol) packed into one integer:
+// a key for the hash sets and maps that index endpoints (a NAT's mappings, a balancer's services).
+constexpr std::uint64_t endpoint_key(std::uint32_t addr, std::uint16_t port, std::uint8_t protocol) {
+  return (std::uint64_t{addr} << 32) | (std::uint64_t{port} << 8) | protocol;
+}
+
 }  // namespace flowtrack
