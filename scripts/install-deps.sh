@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
-  dpdk-dev libdpdk-dev libabsl-dev libtsl-hopscotch-map-dev libcuckoo-dev libtbb-dev liburcu-dev
+  dpdk-dev libdpdk-dev libabsl-dev libtsl-hopscotch-map-dev libcuckoo-dev
   libpcap-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtoml11-dev
   python3 python3-matplotlib python3-pandas valgrind
 )

@@ -20,7 +20,7 @@ namespace {
 
 struct NfBenchOptions {
   std::vector<std::string> nfs{"fwd", "slb", "lb", "nat"};
-  std::vector<std::string> tables{"cuckoo", "cuckoopp", "dpdk", "chained", "robinhood", "hopscotch", "swiss", "stdmap"};
+  std::vector<std::string> tables = grid_subset({"cuckoo", "cuckoopp", "dpdk", "chained", "robinhood", "hopscotch", "swiss", "stdmap"});
   std::vector<std::string> agings{"wheel"};
   std::vector<std::string> scalings{"sharded", "spinlock"};
   std::vector<unsigned> workers;
@@ -84,7 +84,7 @@ void run_nf_bench(NfBenchOptions o) {
   if (o.quick) {
     o.flows = std::min<std::uint32_t>(o.flows, 5'000);
     o.windows = std::min(o.windows, 2u);
-    o.tables = {"cuckoo", "dpdk", "chained", "stdmap"};
+    o.tables = grid_subset({"cuckoo", "dpdk", "chained", "stdmap"});
     o.reps = std::min(o.reps, 3u);
   }
   if (o.reps == 0) throw UserError("bench nf: --reps must be at least 1");
@@ -95,7 +95,9 @@ void run_nf_bench(NfBenchOptions o) {
     }
   };
   check(o.nfs, nf_names(), "function");
-  check(o.tables, table_names(), "table");
+  for (const auto& table : o.tables) {
+    if (!in_grid(table) || !table_concurrency(table)) throw UserError(fmt::format("bench nf: {}", unknown_table_message(table)));
+  }
   check(o.agings, nf_aging_names(), "aging");
   check(o.scalings, nf_scaling_names(), "scaling");
   if (o.workers.empty()) {

@@ -12,6 +12,7 @@
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
 #include "flowtrack/runtime/runner.hpp"
+#include "scale_grid.hpp"
 
 namespace flowtrack::cli {
 namespace {
@@ -32,15 +33,15 @@ struct ScaleOptions {
   bool json = false;
 };
 
-// What each strategy runs on when --tables is not given.
+// What each strategy runs on when --tables is not given (of this build's grid).
 std::vector<std::string> default_tables(const std::string& strategy, bool quick) {
   if (strategy == "sharded") {
-    if (quick) return {"cuckoo", "dpdk", "chained"};
-    return {"cuckoo", "cuckoopp", "dpdk", "chained", "stdmap", "swiss", "hopscotch", "robinhood"};
+    if (quick) return grid_subset({"cuckoo", "dpdk", "chained"});
+    return grid_subset({"cuckoo", "cuckoopp", "dpdk", "chained", "stdmap", "swiss", "hopscotch", "robinhood"});
   }
   if (strategy == "spinlock" || strategy == "spinlock-packet" || strategy == "rwlock") {
-    if (quick) return {"cuckoo"};
-    return {"cuckoo", "dpdk", "chained", "swiss"};
+    if (quick) return grid_subset({"cuckoo"});
+    return grid_subset({"cuckoo", "dpdk", "chained", "swiss"});
   }
   if (strategy == "striped") return {"chained"};
   if (strategy == "lockfree") return quick ? std::vector<std::string>{"cuckoo-lf"} : std::vector<std::string>{"cuckoo-lf", "dpdk-lf"};
@@ -54,6 +55,34 @@ struct Row {
   std::vector<double> mpps, cycles;
   RunReport last;
 };
+
+// Whether strategy s applies to the named table, and one run of it (scale_grid.hpp).
+bool strategy_applies(Strategy s, std::string_view table) {
+  const auto nothing = [](auto, auto) {};
+  switch (s) {
+    case Strategy::sharded: return with_strategy<FlowKeyV4, Strategy::sharded>(table, nothing);
+    case Strategy::spinlock: return with_strategy<FlowKeyV4, Strategy::spinlock>(table, nothing);
+    case Strategy::spinlock_packet: return with_strategy<FlowKeyV4, Strategy::spinlock_packet>(table, nothing);
+    case Strategy::rwlock: return with_strategy<FlowKeyV4, Strategy::rwlock>(table, nothing);
+    case Strategy::striped: return with_strategy<FlowKeyV4, Strategy::striped>(table, nothing);
+    case Strategy::lockfree: return with_strategy<FlowKeyV4, Strategy::lockfree>(table, nothing);
+    case Strategy::concurrent: return with_strategy<FlowKeyV4, Strategy::concurrent>(table, nothing);
+  }
+  return false;
+}
+
+RunReport run_strategy(Strategy s, std::string_view table, const PacketStore& trace, const RunOptions& options) {
+  switch (s) {
+    case Strategy::sharded: return run_scale_config<Strategy::sharded>(table, trace, options);
+    case Strategy::spinlock: return run_scale_config<Strategy::spinlock>(table, trace, options);
+    case Strategy::spinlock_packet: return run_scale_config<Strategy::spinlock_packet>(table, trace, options);
+    case Strategy::rwlock: return run_scale_config<Strategy::rwlock>(table, trace, options);
+    case Strategy::striped: return run_scale_config<Strategy::striped>(table, trace, options);
+    case Strategy::lockfree: return run_scale_config<Strategy::lockfree>(table, trace, options);
+    case Strategy::concurrent: return run_scale_config<Strategy::concurrent>(table, trace, options);
+  }
+  return {};
+}
 
 PacketStore load_trace(const ScaleOptions& o) {
   if (!o.pcap.empty()) {
@@ -123,7 +152,8 @@ void run_scale(ScaleOptions o) {
     const auto tables = o.tables.empty() ? default_tables(strategy, o.quick) : o.tables;
     if (tables.empty()) throw UserError(fmt::format("bench scale: unknown strategy '{}'", strategy));
     for (const auto& table : tables) {
-      if (!with_strategy<FlowKeyV4>(strategy, table, [](auto, auto) {})) {
+      if (!strategy_applies(*strategy_of(strategy), table)) {
+        if (table_concurrency(table) && !in_grid(table)) throw UserError(fmt::format("bench scale: {}", unknown_table_message(table)));
         throw UserError(fmt::format("bench scale: strategy '{}' does not apply to table '{}'", strategy, table));
       }
     }
@@ -153,9 +183,7 @@ void run_scale(ScaleOptions o) {
     }
     Row row{strategy, steering == Steering::hardware ? "hw" : "sw", table, workers, {}, {}, {}};
     for (unsigned rep = 0; rep < o.reps; ++rep) {
-      with_strategy<FlowKeyV4>(strategy, table, [&]<class T, Placement P>(std::type_identity<T>, std::integral_constant<Placement, P>) {
-        row.last = run_trace<P, T>(trace, options);
-      });
+      row.last = run_strategy(*strategy_of(strategy), table, trace, options);
       row.mpps.push_back(row.last.mpps());
       row.cycles.push_back(row.last.cycles_per_packet());
     }

@@ -209,7 +209,7 @@ void run_bench(BenchOptions o) {
   }
   if (o.tables.empty()) o.tables = table_names();
   for (const auto& name : o.tables) {
-    if (!with_table<FlowKeyV4>(name, [](auto) {})) throw UserError(fmt::format("bench table: unknown table '{}'", name));
+    if (!with_table<FlowKeyV4>(name, [](auto) {})) throw UserError(fmt::format("bench table: {}", unknown_table_message(name)));
   }
   if (o.dist != "uniform" && o.dist != "zipf") throw UserError("bench table: --dist is uniform or zipf");
   if (o.reps == 0) throw UserError("bench table: --reps must be at least 1");

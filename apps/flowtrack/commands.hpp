@@ -2,15 +2,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <stdexcept>
+
+#include "user_error.hpp"
 
 namespace flowtrack::cli {
-
-// Thrown by a command for a user error (bad flag value, unreadable file): main prints the message on
-// one line and exits non-zero.
-struct UserError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 void add_trace_commands(CLI::App& app);
 void add_run_command(CLI::App& app);

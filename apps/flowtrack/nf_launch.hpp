@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "flowtrack/nf/nat44.hpp"
-#include "flowtrack/nf/stateful_lb.hpp"
+#include "flowtrack/nf/nat44_config.hpp"
+#include "flowtrack/nf/stateful_lb_config.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
 #include "flowtrack/runtime/nf_runner.hpp"
 

@@ -53,8 +53,9 @@ class PcapngBlock {
 
  private:
   void append(const void* data, std::size_t size) {
-    const auto* p = static_cast<const std::uint8_t*>(data);
-    body_.insert(body_.end(), p, p + size);
+    const std::size_t at = body_.size();
+    body_.resize(at + size);
+    std::memcpy(body_.data() + at, data, size);
   }
   std::vector<std::uint8_t> body_;
 };

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <absl/container/flat_hash_set.h>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <random>
 #include <thread>
@@ -13,6 +15,14 @@
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
 #include "flowtrack/runtime/runner.hpp"
+#include "flowtrack/sync/lock_free_table.hpp"
+#include "flowtrack/sync/locked_table.hpp"
+#include "flowtrack/table/chained.hpp"
+#include "flowtrack/table/cuckoo.hpp"
+#include "flowtrack/table/dpdk_table.hpp"
+#include "flowtrack/table/libcuckoo_table.hpp"
+#include "flowtrack/table/map_adapter.hpp"
+#include "flowtrack/table/robin_hood.hpp"
 
 namespace flowtrack {
 namespace {
@@ -68,29 +78,53 @@ std::size_t distinct_ipv4_keys(const PacketStore& store) {
   return keys.size();
 }
 
-struct Case {
-  const char* strategy;
-  const char* table;
-  Steering steering;
-  unsigned workers;
+// One configuration of the runtime: where the table lives, its type, how packets reach workers, and
+// how many workers there are. The ten cases cover every strategy and both steerings.
+template <Placement P, class T, Steering S, unsigned W>
+struct RuntimeCase {
+  static constexpr Placement kPlacement = P;
+  using Table = T;
+  static constexpr Steering kSteering = S;
+  static constexpr unsigned kWorkers = W;
 };
 
-class RuntimeRun : public ::testing::TestWithParam<Case> {};
+using V4 = FlowKeyV4;
+using RuntimeCases = ::testing::Types<
+    RuntimeCase<Placement::sharded, CuckooTable<V4>, Steering::hardware, 2>,
+    RuntimeCase<Placement::sharded, ChainedTable<V4>, Steering::software, 2>,
+    RuntimeCase<Placement::sharded, DpdkTable<V4>, Steering::hardware, 1>,
+    RuntimeCase<Placement::shared, SpinlockTable<CuckooTable<V4>>, Steering::hardware, 2>,
+    RuntimeCase<Placement::shared, PacketSpinlockTable<RobinHoodTable<V4>>, Steering::hardware, 2>,
+    RuntimeCase<Placement::shared, RwLockTable<SwissTable<V4>>, Steering::software, 2>,
+    RuntimeCase<Placement::shared, ChainedTable<V4, ChainLocking::striped>, Steering::hardware, 2>,
+    RuntimeCase<Placement::shared, LockFreeTable<CuckooTable<V4, CuckooPrefetch::secondary_on_demand, CuckooReaders::optimistic>>,
+                Steering::hardware, 2>,
+    RuntimeCase<Placement::shared, LockFreeTable<DpdkTable<V4, DpdkMode::lock_free>>, Steering::software, 2>,
+    RuntimeCase<Placement::shared, LibcuckooTable<V4>, Steering::hardware, 2>>;
 
-TEST_P(RuntimeRun, EveryPacketOnceEveryFlowInsertedOnce) {
-  const Case c = GetParam();
+struct RuntimeCaseName {
+  template <class C>
+  static std::string GetName(int) {
+    std::string name = fmt::format("{}_{}_{}{}", C::kPlacement == Placement::sharded ? "sharded" : "shared", C::Table::kName,
+                                   C::kSteering == Steering::hardware ? "hw" : "sw", C::kWorkers);
+    std::ranges::replace(name, '-', '_');
+    return name;
+  }
+};
+
+template <class C>
+class RuntimeRun : public ::testing::Test {};
+TYPED_TEST_SUITE(RuntimeRun, RuntimeCases, RuntimeCaseName);
+
+TYPED_TEST(RuntimeRun, EveryPacketOnceEveryFlowInsertedOnce) {
+  using C = TypeParam;
   const PacketStore& trace = campus_trace();
   RunOptions options;
-  options.workers = c.workers;
-  options.steering = c.steering;
+  options.workers = C::kWorkers;
+  options.steering = C::kSteering;
   options.passes = 2;  // the second pass finds every flow
   options.pin = false;  // the test machine may have fewer cores than threads
-  RunReport report;
-  const bool known = with_strategy<FlowKeyV4>(c.strategy, c.table, [&]<class T, Placement P>(
-                                                                       std::type_identity<T>, std::integral_constant<Placement, P>) {
-    report = run_trace<P, T>(trace, options);
-  });
-  ASSERT_TRUE(known);
+  const RunReport report = run_trace<C::kPlacement, typename C::Table>(trace, options);
   EXPECT_EQ(report.total.packets, 2 * trace.size());
   EXPECT_EQ(report.total.tracked + report.total.drops(), report.total.packets);
   EXPECT_EQ(report.total.drops(), 0u);  // the campus trace is all well-formed IPv4
@@ -100,23 +134,6 @@ TEST_P(RuntimeRun, EveryPacketOnceEveryFlowInsertedOnce) {
   EXPECT_LE(report.load(), 0.76);
   EXPECT_GT(report.mpps(), 0);
 }
-
-INSTANTIATE_TEST_SUITE_P(
-    Strategies, RuntimeRun,
-    ::testing::Values(Case{"sharded", "cuckoo", Steering::hardware, 2}, Case{"sharded", "chained", Steering::software, 2},
-                      Case{"sharded", "dpdk", Steering::hardware, 1}, Case{"spinlock", "cuckoo", Steering::hardware, 2},
-                      Case{"spinlock-packet", "robinhood", Steering::hardware, 2},
-                      Case{"rwlock", "swiss", Steering::software, 2}, Case{"striped", "chained", Steering::hardware, 2},
-                      Case{"lockfree", "cuckoo", Steering::hardware, 2}, Case{"lockfree", "dpdk", Steering::software, 2},
-                      Case{"concurrent", "libcuckoo", Steering::hardware, 2}),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      std::string name = std::string(info.param.strategy) + "_" + info.param.table + "_" +
-                         (info.param.steering == Steering::hardware ? "hw" : "sw") + std::to_string(info.param.workers);
-      for (char& ch : name) {
-        if (ch == '-') ch = '_';
-      }
-      return name;
-    });
 
 // With aging, flows that go idle longer than the timeout leave the table and come back as new flows;
 // every expiry is of a flow that was inserted, and the table never holds more than was inserted.
@@ -133,10 +150,8 @@ TEST(RuntimeAging, IdleFlowsExpireAndReturn) {
   options.load = 0.1;
   options.aging = {.timeout = 20 * kNanosPerMicro, .tick = 10 * kNanosPerMicro};
   options.pps_per_worker = 2e6;  // paced, so that whole passes take milliseconds and flows go idle
-  RunReport report;
-  with_strategy<FlowKeyV4>("lockfree", "cuckoo", [&]<class T, Placement P>(std::type_identity<T>, std::integral_constant<Placement, P>) {
-    report = run_trace<P, T>(trace, options);
-  });
+  using LockFreeCuckoo = LockFreeTable<CuckooTable<FlowKeyV4, CuckooPrefetch::secondary_on_demand, CuckooReaders::optimistic>>;
+  const RunReport report = run_trace<Placement::shared, LockFreeCuckoo>(trace, options);
   const std::size_t flows = distinct_ipv4_keys(trace);
   EXPECT_GT(report.total.expired_flows, 0u);
   EXPECT_GT(report.total.new_flows, flows);  // some came back after expiring

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
@@ -36,10 +38,14 @@ StatefulLbConfig lb_config() {
   return c;
 }
 
-std::vector<std::vector<std::uint8_t>> sorted_output(const std::vector<WorkerResult>& results) {
-  std::vector<std::vector<std::uint8_t>> frames;
+// Frames as strings of bytes: sortable, and comparable as a whole.
+std::vector<std::string> sorted_output(const std::vector<WorkerResult>& results) {
+  std::vector<std::string> frames;
   for (const WorkerResult& r : results) {
-    for (std::size_t i = 0; i < r.out.size(); ++i) frames.emplace_back(r.out[i].bytes.begin(), r.out[i].bytes.end());
+    for (std::size_t i = 0; i < r.out.size(); ++i) {
+      const auto bytes = r.out[i].bytes;
+      frames.emplace_back(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    }
   }
   std::ranges::sort(frames);
   return frames;

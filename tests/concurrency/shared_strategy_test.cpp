@@ -16,7 +16,13 @@
 #include <vector>
 
 #include "flowtrack/hash/crc32c.hpp"
-#include "flowtrack/sync/strategy.hpp"
+#include "flowtrack/sync/lock_free_table.hpp"
+#include "flowtrack/sync/locked_table.hpp"
+#include "flowtrack/table/chained.hpp"
+#include "flowtrack/table/cuckoo.hpp"
+#include "flowtrack/table/dpdk_table.hpp"
+#include "flowtrack/table/libcuckoo_table.hpp"
+#include "flowtrack/table/robin_hood.hpp"
 #include "support/numbered_keys.hpp"
 
 namespace flowtrack {

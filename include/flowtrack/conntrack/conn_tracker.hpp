@@ -43,6 +43,7 @@
 #include "flowtrack/packet/parser.hpp"
 #include "flowtrack/table/flow_table.hpp"
 #include "flowtrack/table/id_pool.hpp"
+#include "flowtrack/util/assert.hpp"
 
 namespace flowtrack {
 
@@ -133,8 +134,8 @@ class ConnTracker {
       }
       reply_id = second.id;
     }
-    // size_ < max_connections here, so the pool has an id.
     const ConnId conn = conn_ids_.allocate();
+    FLOWTRACK_ASSERT(conn != kNoConn, "size_ < max_connections here, so the pool has an id");
     links_[first.id] = {conn, Direction::original};
     if (reply_id != kNoFlow) links_[reply_id] = {conn, Direction::reply};
     Connection& c = connections_[conn];

@@ -57,6 +57,7 @@
 #include "flowtrack/nf/fragment_cache.hpp"
 #include "flowtrack/nf/fragment_hold.hpp"
 #include "flowtrack/nf/icmp_answer.hpp"
+#include "flowtrack/nf/nat44_config.hpp"
 #include "flowtrack/nf/nf_packet.hpp"
 #include "flowtrack/nf/port_allocator.hpp"
 #include "flowtrack/packet/bytes.hpp"
@@ -64,44 +65,6 @@
 #include "flowtrack/table/id_pool.hpp"
 
 namespace flowtrack {
-
-enum class NatFiltering : std::uint8_t { endpoint_independent, address_dependent };
-
-// Session timeouts at or above the RFC minimums: UDP 2 min (RFC 4787 REQ-5; 5 min once replied, its
-// recommendation), TCP established 2 h 4 min and transitory 4 min (RFC 5382 REQ-5), 4 min after a RST
-// (RFC 7857), ICMP queries 60 s (RFC 5508).
-ConntrackTimeouts nat_timeouts();
-
-struct NatConfig {
-  std::uint32_t inside_network = 0;  // network order
-  std::uint8_t inside_prefix_length = 8;
-  std::vector<std::uint32_t> pool;   // public addresses, network order
-  std::uint16_t port_first = 1024;   // host order; the range is cut in equal slices, one per core
-  std::uint16_t port_last = 65535;
-  NatFiltering filtering = NatFiltering::endpoint_independent;
-  Nanos port_quarantine = 120 * kNanosPerSecond;
-  std::size_t max_sessions = 1 << 20;  // per core
-  std::size_t max_mappings = 1 << 18;  // per core
-  // Per-subscriber port quota (RFC 6888 REQ-4): at most this many mappings per inside address and
-  // protocol (TCP, UDP, ICMP counted apart), on each core; 0: no quota. A refused mapping is a drop
-  // counted as port_quota.
-  std::uint32_t port_quota = 0;
-  // Answer a new mapping refused for want of a port (no_port) or by the quota (port_quota) with an ICMP
-  // "communication administratively prohibited" (type 3, code 13) to the inside host, from the public
-  // address paired with it (icmp_answer.hpp); the drop is still counted.
-  bool icmp_on_exhaustion = false;
-  // Fragments (RFC 4787 REQ-14, fragment_cache.hpp, fragment_hold.hpp): how many datagrams' translations
-  // are remembered from their first fragments, how many later fragments may wait for their first one,
-  // and how long either lasts. Per core.
-  std::size_t fragment_datagrams = 1024;
-  std::size_t fragments_held = 64;
-  Nanos fragment_timeout = 5 * kNanosPerSecond;
-  ConntrackTimeouts timeouts = nat_timeouts();
-  std::uint64_t seed = 1;
-};
-
-// The core that owns an external port (host order) when the range is cut among `cores`.
-unsigned nat_owner_of_port(const NatConfig& config, unsigned cores, std::uint16_t port);
 
 struct NatMapping {
   std::uint32_t inside_addr = 0, external_addr = 0;  // network order

@@ -28,8 +28,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "flowtrack/nf/nat44.hpp"
-#include "flowtrack/nf/stateful_lb.hpp"
+#include "flowtrack/nf/nat44_config.hpp"
+#include "flowtrack/nf/stateful_lb_config.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
 
 namespace flowtrack {

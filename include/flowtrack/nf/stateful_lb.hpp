@@ -41,24 +41,10 @@
 #include "flowtrack/nf/backend_pool.hpp"
 #include "flowtrack/nf/nf_packet.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
+#include "flowtrack/nf/stateful_lb_config.hpp"
 #include "flowtrack/packet/rewrite.hpp"
 
 namespace flowtrack {
-
-// What a TCP first packet without SYN gets (see above).
-enum class NonSynFirst : std::uint8_t { consistent, policy, drop };
-
-struct StatefulLbConfig {
-  std::vector<ServiceConfig> services;
-  LbPolicy policy = LbPolicy::maglev;
-  std::size_t max_connections = 1 << 20;
-  bool stateless_when_full = false;
-  NonSynFirst non_syn_first = NonSynFirst::consistent;
-  std::vector<PoolChange> changes;  // any order; the balancer sorts them by time
-  ConntrackTimeouts timeouts;
-  std::uint32_t maglev_size = MaglevTable::kDefaultSize;
-  std::uint64_t seed = 1;  // weighted_random's generator
-};
 
 // The backend a connection was given, kept in its tracker record.
 struct LbAssignment {

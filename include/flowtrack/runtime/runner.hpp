@@ -33,7 +33,8 @@
 #include "flowtrack/runtime/rss_steering.hpp"
 #include "flowtrack/runtime/spsc_ring.hpp"
 #include "flowtrack/runtime/worker.hpp"
-#include "flowtrack/sync/strategy.hpp"
+#include "flowtrack/sync/placement.hpp"
+#include "flowtrack/table/flow_table.hpp"
 #include "flowtrack/util/tsc.hpp"
 
 namespace flowtrack {

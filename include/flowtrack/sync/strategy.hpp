@@ -3,56 +3,78 @@
 // says where it lives:
 //
 //   sharded     any table, one per worker (Placement::sharded); no sharing at all
-//   spinlock    any table, one for all, every call under a Spinlock           (locked_table.hpp)
+//   spinlock    a single-thread table, one for all, every call under a Spinlock (locked_table.hpp)
 //   spinlock-packet  the same, but a lookup burst locks once per packet (seed 002's setting)
-//   rwlock      any table, one for all, std::shared_mutex                     (locked_table.hpp)
+//   rwlock      a single-thread table, one for all, std::shared_mutex         (locked_table.hpp)
 //   striped     chained only: per-bucket locks ("chained-striped", chained.hpp)
 //   lockfree    cuckoo-lf or dpdk-lf ("cuckoo" and "dpdk" mean their lock-free modes here): lock-free
 //               lookups, serialised writes, grace-period reuse of ids        (lock_free_table.hpp)
 //   concurrent  a table that is many_writers by itself: libcuckoo
+//
+// A lock around a table that brings its own concurrency (cuckoo-lf, the dpdk modes, libcuckoo) would
+// pay twice for one guarantee, so the locks wrap single-thread tables only. The tables are those of
+// this build's grid (table/registry.hpp); striped, lockfree and concurrent name their tables themselves.
 #pragma once
 
+#include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
 
-#include "flowtrack/sync/locked_table.hpp"
 #include "flowtrack/sync/lock_free_table.hpp"
+#include "flowtrack/sync/locked_table.hpp"
+#include "flowtrack/sync/placement.hpp"
 #include "flowtrack/table/registry.hpp"
 
 namespace flowtrack {
 
-enum class Placement : std::uint8_t { sharded, shared };
+enum class Strategy : std::uint8_t { sharded, spinlock, spinlock_packet, rwlock, striped, lockfree, concurrent };
 
-inline std::vector<std::string> strategy_names() {
-  return {"sharded", "spinlock", "spinlock-packet", "rwlock", "striped", "lockfree", "concurrent"};
+inline constexpr std::array<std::string_view, 7> kStrategyNames{"sharded", "spinlock", "spinlock-packet", "rwlock",
+                                                                "striped", "lockfree", "concurrent"};
+
+inline std::vector<std::string> strategy_names() { return {kStrategyNames.begin(), kStrategyNames.end()}; }
+
+constexpr std::optional<Strategy> strategy_of(std::string_view name) {
+  for (std::size_t i = 0; i < kStrategyNames.size(); ++i) {
+    if (kStrategyNames[i] == name) return static_cast<Strategy>(i);
+  }
+  return std::nullopt;
 }
 
-// Calls fn(std::type_identity<T>{}, std::integral_constant<Placement, P>{}) for the strategy applied to
-// the named table; false when the strategy is unknown or does not apply to that table.
-template <FlowKeyType Key, class Fn>
-bool with_strategy(std::string_view strategy, std::string_view table, Fn&& fn) {
-  constexpr auto sharded = std::integral_constant<Placement, Placement::sharded>{};
+// Calls fn(std::type_identity<T>{}, std::integral_constant<Placement, P>{}) for strategy S applied to
+// the named table; false when S does not apply to that table. Only S's types are instantiated.
+template <FlowKeyType Key, Strategy S, class Fn>
+bool with_strategy(std::string_view table, Fn&& fn) {
   constexpr auto shared = std::integral_constant<Placement, Placement::shared>{};
-  if (strategy == "sharded") {
-    return with_table<Key>(table, [&]<class T>(std::type_identity<T> type) { fn(type, sharded); });
-  }
-  if (strategy == "spinlock") {
-    return with_table<Key>(table, [&]<class T>(std::type_identity<T>) { fn(std::type_identity<SpinlockTable<T>>{}, shared); });
-  }
-  if (strategy == "spinlock-packet") {
-    return with_table<Key>(table, [&]<class T>(std::type_identity<T>) { fn(std::type_identity<PacketSpinlockTable<T>>{}, shared); });
-  }
-  if (strategy == "rwlock") {
-    return with_table<Key>(table, [&]<class T>(std::type_identity<T>) { fn(std::type_identity<RwLockTable<T>>{}, shared); });
-  }
-  if (strategy == "striped") {
+  // Calls fn with Lock<T> for a single-thread table T; false for any other.
+  const auto locked = [&]<template <class> class Lock>() {
+    bool applies = false;
+    with_table<Key>(table, [&]<class T>(std::type_identity<T>) {
+      if constexpr (T::kConcurrency == Concurrency::single_thread) {
+        fn(std::type_identity<Lock<T>>{}, shared);
+        applies = true;
+      }
+    });
+    return applies;
+  };
+  if constexpr (S == Strategy::sharded) {
+    return with_table<Key>(table, [&]<class T>(std::type_identity<T> type) {
+      fn(type, std::integral_constant<Placement, Placement::sharded>{});
+    });
+  } else if constexpr (S == Strategy::spinlock) {
+    return locked.template operator()<SpinlockTable>();
+  } else if constexpr (S == Strategy::spinlock_packet) {
+    return locked.template operator()<PacketSpinlockTable>();
+  } else if constexpr (S == Strategy::rwlock) {
+    return locked.template operator()<RwLockTable>();
+  } else if constexpr (S == Strategy::striped) {
     if (table != "chained" && table != "chained-striped") return false;
     fn(std::type_identity<ChainedTable<Key, ChainLocking::striped>>{}, shared);
     return true;
-  }
-  if (strategy == "lockfree") {
+  } else if constexpr (S == Strategy::lockfree) {
     if (table == "cuckoo" || table == "cuckoo-lf") {
       fn(std::type_identity<LockFreeTable<CuckooTable<Key, CuckooPrefetch::secondary_on_demand, CuckooReaders::optimistic>>>{}, shared);
       return true;
@@ -62,13 +84,12 @@ bool with_strategy(std::string_view strategy, std::string_view table, Fn&& fn) {
       return true;
     }
     return false;
-  }
-  if (strategy == "concurrent") {
+  } else {
+    static_assert(S == Strategy::concurrent);
     if (table != "libcuckoo") return false;
     fn(std::type_identity<LibcuckooTable<Key>>{}, shared);
     return true;
   }
-  return false;
 }
 
 }  // namespace flowtrack

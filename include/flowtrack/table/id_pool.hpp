@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "flowtrack/table/flow_table.hpp"
+#include "flowtrack/util/assert.hpp"
 
 namespace flowtrack {
 
@@ -28,7 +29,9 @@ class IdPool {
     return id;
   }
 
+  // id must be live: releasing it twice would hand it out twice and push past the reserved stack.
   void release(FlowId id) {
+    FLOWTRACK_ASSERT(is_live(id), "IdPool::release of an id that is not in use");
     live_[id] = false;
     free_.push_back(id);
   }

@@ -1,4 +1,6 @@
-#include "flowtrack/nf/nat44.hpp"
+#include "flowtrack/nf/nat44_config.hpp"
+
+#include <algorithm>
 
 namespace flowtrack {
 

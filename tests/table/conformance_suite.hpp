@@ -1,22 +1,32 @@
 // The conformance suite: every table, both key types, held to the FlowTable contract
-// (include/flowtrack/table/flow_table.hpp) against a reference map.
+// (include/flowtrack/table/flow_table.hpp) against a reference map. A type-parameterised suite, so
+// that its instantiations (conformance_*_test.cpp, each a share of the tables) are compiled in
+// translation units of their own, in parallel.
+#pragma once
+
 #include <absl/container/flat_hash_map.h>
+#include <gtest/gtest.h>
 #include <fmt/core.h>
 
 #include <cstdlib>
 #include <random>
+#include <tuple>
+#include <utility>
 
 #include "flowtrack/hash/crc32c.hpp"
+#include "flowtrack/table/flow_table.hpp"
 #include "support/numbered_keys.hpp"
-#include "table_types.hpp"
 
-namespace flowtrack {
-namespace {
+namespace flowtrack::conformance {
 
 using testing::numbered_key;
 using testing::test_scale;
 
-static_assert(FlowTable<ChainedTable<FlowKeyV4>>);
+// The tables First..Last-1 of a std::tuple of tables, as the type list a typed suite is instantiated with.
+template <class Tuple, std::size_t First, std::size_t... I>
+::testing::Types<std::tuple_element_t<First + I, Tuple>...> types_of(std::index_sequence<I...>);
+template <class Tuple, std::size_t First, std::size_t Last>
+using TableSlice = decltype(types_of<Tuple, First>(std::make_index_sequence<Last - First>{}));
 
 struct KeyHash {
   template <class Key>
@@ -31,7 +41,7 @@ class Conformance : public ::testing::Test {
   static std::uint32_t hash(const Key& k) { return flow_hash(k); }
 };
 
-TYPED_TEST_SUITE(Conformance, testing::AllTables);
+TYPED_TEST_SUITE_P(Conformance);
 
 // Every live entry of the table, visited through one full scan, equals the reference exactly, and ids
 // are unique and below capacity.
@@ -52,7 +62,7 @@ void expect_same_contents(Table& table, const Reference& reference) {
   ASSERT_EQ(visited, reference.size());
 }
 
-TYPED_TEST(Conformance, RandomOperationsMatchAReferenceMap) {
+TYPED_TEST_P(Conformance, RandomOperationsMatchAReferenceMap) {
   using Key = typename TestFixture::Key;
   constexpr std::size_t kCapacity = 4096;
   for (std::uint64_t seed : {1u, 2u, 3u}) {
@@ -105,7 +115,7 @@ TYPED_TEST(Conformance, RandomOperationsMatchAReferenceMap) {
   }
 }
 
-TYPED_TEST(Conformance, BulkFindEqualsSingleFindWithDuplicates) {
+TYPED_TEST_P(Conformance, BulkFindEqualsSingleFindWithDuplicates) {
   using Key = typename TestFixture::Key;
   TypeParam table(2048);
   for (std::uint64_t n = 0; n < 1000; ++n) {
@@ -134,7 +144,7 @@ TYPED_TEST(Conformance, BulkFindEqualsSingleFindWithDuplicates) {
   }
 }
 
-TYPED_TEST(Conformance, ForcedCollisionsStayCorrect) {
+TYPED_TEST_P(Conformance, ForcedCollisionsStayCorrect) {
   using Key = typename TestFixture::Key;
   // Every key gets the same hash: more keys than any bucket (or bucket pair) holds.
   constexpr std::uint32_t kHash = 0x5eed1234;
@@ -162,7 +172,7 @@ TYPED_TEST(Conformance, ForcedCollisionsStayCorrect) {
   for (std::uint64_t n = 0; n < 40; ++n) EXPECT_EQ(table.find(TestFixture::key(n), kHash), kNoFlow);
 }
 
-TYPED_TEST(Conformance, FillUntilTheFirstFailureThenStayCorrect) {
+TYPED_TEST_P(Conformance, FillUntilTheFirstFailureThenStayCorrect) {
   using Key = typename TestFixture::Key;
   constexpr std::size_t kCapacity = 1 << 14;
   TypeParam table(kCapacity);
@@ -196,7 +206,7 @@ TYPED_TEST(Conformance, FillUntilTheFirstFailureThenStayCorrect) {
   for (std::size_t i = 1; i < inserted.size(); i += 2) ASSERT_NE(table.find(inserted[i], TestFixture::hash(inserted[i])), kNoFlow);
 }
 
-TYPED_TEST(Conformance, IdsAreDenseStableAndReused) {
+TYPED_TEST_P(Conformance, IdsAreDenseStableAndReused) {
   using Key = typename TestFixture::Key;
   constexpr std::size_t kCapacity = 512;
   TypeParam table(kCapacity);
@@ -225,7 +235,7 @@ TYPED_TEST(Conformance, IdsAreDenseStableAndReused) {
   ASSERT_LT(r.id, kCapacity);
 }
 
-TYPED_TEST(Conformance, ScanVisitsEveryEntryOnceWhileErasing) {
+TYPED_TEST_P(Conformance, ScanVisitsEveryEntryOnceWhileErasing) {
   using Key = typename TestFixture::Key;
   constexpr std::size_t kCapacity = 4096;
   TypeParam table(kCapacity);
@@ -259,7 +269,7 @@ TYPED_TEST(Conformance, ScanVisitsEveryEntryOnceWhileErasing) {
   expect_same_contents(table, reference);
 }
 
-TYPED_TEST(Conformance, MemoryBytesCoversTheEntries) {
+TYPED_TEST_P(Conformance, MemoryBytesCoversTheEntries) {
   constexpr std::size_t kCapacity = 1 << 15;
   TypeParam table(kCapacity);
   using Key = typename TestFixture::Key;
@@ -273,5 +283,9 @@ TYPED_TEST(Conformance, MemoryBytesCoversTheEntries) {
   EXPECT_EQ(table.capacity(), kCapacity);
 }
 
-}  // namespace
-}  // namespace flowtrack
+REGISTER_TYPED_TEST_SUITE_P(Conformance, RandomOperationsMatchAReferenceMap, BulkFindEqualsSingleFindWithDuplicates,
+                            ForcedCollisionsStayCorrect, FillUntilTheFirstFailureThenStayCorrect,
+                            IdsAreDenseStableAndReused, ScanVisitsEveryEntryOnceWhileErasing,
+                            MemoryBytesCoversTheEntries);
+
+}  // namespace flowtrack::conformance

@@ -1,0 +1,22 @@
+// The stateful functions' part of the launch grid (nf_launch.hpp): for one function and one tracker
+// aging policy, every connection table of this build's grid (table/registry.hpp) under both scalings.
+// Each (function, aging) pair is explicitly instantiated in a translation unit of its own
+// (nf_grid_<function>_<aging>.cpp), so that a build compiles each instantiation once and its jobs share
+// the work.
+#pragma once
+
+#include <vector>
+
+#include "nf_launch.hpp"
+
+namespace flowtrack::cli {
+
+// Throw UserError for a table outside the grid or one that brings its own concurrency.
+template <class Aging>
+std::vector<WorkerResult> run_stateful_lb(const NfChoice& choice, NfScaling scaling, const NfConfigs& configs,
+                                          const PacketStore& trace, const PacketPartition& partition);
+template <class Aging>
+std::vector<WorkerResult> run_nat(const NfChoice& choice, NfScaling scaling, const NfConfigs& configs,
+                                  const PacketStore& trace, const PacketPartition& partition);
+
+}  // namespace flowtrack::cli

@@ -1,0 +1,8 @@
+// The strategies whose tables bring their own concurrency.
+#include "scale_grid.hpp"
+
+namespace flowtrack::cli {
+template RunReport run_scale_config<Strategy::striped>(std::string_view, const PacketStore&, const RunOptions&);
+template RunReport run_scale_config<Strategy::lockfree>(std::string_view, const PacketStore&, const RunOptions&);
+template RunReport run_scale_config<Strategy::concurrent>(std::string_view, const PacketStore&, const RunOptions&);
+}  // namespace flowtrack::cli

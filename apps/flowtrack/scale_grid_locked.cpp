@@ -1,0 +1,8 @@
+// The strategies that put one lock around a single-thread table.
+#include "scale_grid.hpp"
+
+namespace flowtrack::cli {
+template RunReport run_scale_config<Strategy::spinlock>(std::string_view, const PacketStore&, const RunOptions&);
+template RunReport run_scale_config<Strategy::spinlock_packet>(std::string_view, const PacketStore&, const RunOptions&);
+template RunReport run_scale_config<Strategy::rwlock>(std::string_view, const PacketStore&, const RunOptions&);
+}  // namespace flowtrack::cli
