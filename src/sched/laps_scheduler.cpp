@@ -1,0 +1,67 @@
+#include "flowtrack/sched/laps_scheduler.hpp"
+
+namespace flowtrack {
+namespace {
+
+std::vector<LinearHashMap> initial_maps(const SchedulerConfig& config) {
+  std::vector<LinearHashMap> maps;
+  maps.reserve(config.services);
+  for (unsigned s = 0; s < config.services; ++s) {
+    std::vector<std::uint16_t> cores;
+    for (unsigned c = s * config.cores / config.services; c < (s + 1) * config.cores / config.services; ++c) {
+      cores.push_back(static_cast<std::uint16_t>(c));
+    }
+    maps.emplace_back(std::move(cores));
+  }
+  return maps;
+}
+
+}  // namespace
+
+LapsScheduler::LapsScheduler(const SchedulerConfig& config, const CoreLoads& loads)
+    : config_((validate(config), config)),
+      loads_(loads),
+      detector_(config.detector),
+      migrations_(config.cores),
+      maps_(initial_maps(config)),
+      owner_(config.cores),
+      next_growth_(config.services, 0) {
+  for (unsigned s = 0; s < config.services; ++s) {
+    for (std::uint16_t core : maps_[s].cores()) owner_[core] = static_cast<int>(s);
+  }
+}
+
+unsigned LapsScheduler::relieve(const PacketRef& packet, unsigned core, Picos now) {
+  const unsigned lightest = loads_.least_loaded(maps_[packet.service].cores());
+  if (loads_.load(lightest) >= config_.overload_low_water) take_surplus_core(packet.service, now);
+  if (!detector_.aggressive(packet.flow) || loads_.load(lightest) >= loads_.load(core)) return core;
+  migrations_.assign(packet.flow, lightest);
+  ++counters_.migrations;
+  return lightest;
+}
+
+void LapsScheduler::take_surplus_core(unsigned service, Picos now) {
+  if (now < next_growth_[service]) return;
+  // The surplus list, kept implicitly: a core is surplus from idle_since + idle threshold on, so the one
+  // marked longest is the idle core with the earliest idle_since. Its service must be able to spare it.
+  int chosen = -1;
+  for (unsigned core = 0; core < config_.cores; ++core) {
+    const int donor = owner_[core];
+    if (donor == static_cast<int>(service) || !loads_.idle(core)) continue;
+    if (now - loads_.idle_since(core) < config_.idle_threshold) continue;
+    if (maps_[donor].buckets() <= config_.min_cores_per_service) continue;
+    if (chosen < 0 || loads_.idle_since(core) < loads_.idle_since(static_cast<unsigned>(chosen))) {
+      chosen = static_cast<int>(core);
+    }
+  }
+  if (chosen < 0) return;
+  const auto core = static_cast<unsigned>(chosen);
+  maps_[owner_[core]].remove_core(core);
+  migrations_.invalidate_core(core);
+  maps_[service].add_core(core);
+  owner_[core] = static_cast<int>(service);
+  next_growth_[service] = now + config_.idle_threshold;
+  ++counters_.core_moves;
+}
+
+}  // namespace flowtrack
