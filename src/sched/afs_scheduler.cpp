@@ -24,7 +24,8 @@ unsigned AfsScheduler::core_for(const PacketRef& packet, Picos /*now*/) {
   const unsigned core = migrated ? *migrated : map_.core_of(packet.crc16);
   if (loads_.load(core) < queue_threshold_) return core;
   const unsigned lightest = loads_.least_loaded();
-  if (loads_.load(lightest) >= loads_.load(core)) return core;
+  // As in LAPS, never onto a core that is overloaded itself.
+  if (loads_.load(lightest) >= queue_threshold_) return core;
   migrations_.assign(packet.flow, lightest);
   ++counters_.migrations;
   return lightest;

@@ -34,7 +34,9 @@ LapsScheduler::LapsScheduler(const SchedulerConfig& config, const CoreLoads& loa
 unsigned LapsScheduler::relieve(const PacketRef& packet, unsigned core, Picos now) {
   const unsigned lightest = loads_.least_loaded(maps_[packet.service].cores());
   if (loads_.load(lightest) >= config_.overload_low_water) take_surplus_core(packet.service, now);
-  if (!detector_.aggressive(packet.flow) || loads_.load(lightest) >= loads_.load(core)) return core;
+  // Moving onto a core that is itself overloaded would only shuffle the flow: the target must be below
+  // the threshold.
+  if (!detector_.aggressive(packet.flow) || loads_.load(lightest) >= config_.queue_threshold) return core;
   migrations_.assign(packet.flow, lightest);
   ++counters_.migrations;
   return lightest;

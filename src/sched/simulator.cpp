@@ -1,9 +1,7 @@
 #include "flowtrack/sched/simulator.hpp"
 
 #include <chrono>
-#include <functional>
 #include <memory>
-#include <queue>
 #include <stdexcept>
 
 #include "flowtrack/sched/core_loads.hpp"
@@ -23,10 +21,61 @@ struct Descriptor {
   std::uint8_t service;
 };
 
+// Everything the simulator touches per packet of a flow, in 16 bytes: one cache access per packet.
 struct FlowState {
   std::uint32_t arrived = 0;         // packets of the flow that have arrived (the last seq handed out)
   std::uint32_t last_delivered = 0;  // highest seq delivered so far (0: none)
+  std::uint32_t rss_hash = 0;
+  std::uint16_t crc16 = 0;
   std::uint16_t last_core = kNoCore; // core that processed the flow's previous packet
+};
+static_assert(sizeof(FlowState) == 16);
+
+// Busy cores by completion time, ties to the lower core: a binary min-heap of keys time << 8 | core
+// (times stay below 2^55 ps, cores below 256), at most one entry per core. A core that finishes and
+// starts its next packet replaces its own entry at the top: one sift instead of a pop and a push.
+class CompletionHeap {
+ public:
+  explicit CompletionHeap(unsigned cores) { keys_.reserve(cores); }
+
+  bool empty() const { return keys_.empty(); }
+  Picos top_time() const { return keys_[0] >> 8; }
+  unsigned top_core() const { return static_cast<unsigned>(keys_[0] & 0xff); }
+
+  void push(Picos time, unsigned core) {
+    std::size_t i = keys_.size();
+    keys_.push_back(0);
+    const std::int64_t key = encode(time, core);
+    while (i > 0 && key < keys_[(i - 1) / 2]) {
+      keys_[i] = keys_[(i - 1) / 2];
+      i = (i - 1) / 2;
+    }
+    keys_[i] = key;
+  }
+  void pop() {
+    const std::int64_t last = keys_.back();
+    keys_.pop_back();
+    if (!keys_.empty()) sift_down(last);
+  }
+  void replace_top(Picos time, unsigned core) { sift_down(encode(time, core)); }
+
+ private:
+  static std::int64_t encode(Picos time, unsigned core) { return (time << 8) | core; }
+  // Places `key` at the root's place and lets it sink.
+  void sift_down(std::int64_t key) {
+    std::size_t i = 0;
+    for (;;) {
+      std::size_t child = 2 * i + 1;
+      if (child >= keys_.size()) break;
+      if (child + 1 < keys_.size() && keys_[child + 1] < keys_[child]) ++child;
+      if (keys_[child] >= key) break;
+      keys_[i] = keys_[child];
+      i = child;
+    }
+    keys_[i] = key;
+  }
+
+  std::vector<std::int64_t> keys_;
 };
 
 struct CoreState {
@@ -39,11 +88,13 @@ struct CoreState {
 
 // One service's packet source: its trace, looped, and its arrival clock.
 struct ServiceStream {
-  const HeaderTrace* trace;
-  std::vector<std::uint32_t> work_ps;  // per trace packet: the service's processing time
+  struct Packet {
+    std::uint32_t flow;     // global flow index
+    std::uint32_t work_ps;  // the service's processing time for it
+  };
+  std::vector<Packet> packets;  // the trace, as this service replays it
   ArrivalClock clock;
   std::size_t cursor;
-  std::uint32_t flow_base;  // global index of the trace's flow 0 for this service
   Picos next_arrival;
   std::uint64_t arrivals_in_step = 0;
 };
@@ -62,6 +113,8 @@ void check(const SimConfig& config, std::span<const HeaderTrace> traces) {
   if (config.queue_capacity == 0) throw std::invalid_argument("the input queues need at least one descriptor");
   if (config.duration <= 0) throw std::invalid_argument("the simulated duration must be positive");
   if (config.timeline_step < 0) throw std::invalid_argument("the timeline step cannot be negative");
+  if (config.duration > (Picos{1} << 50)) throw std::invalid_argument("the simulated duration is at most 1125 s");
+  if (config.scheduler.cores > 256) throw std::invalid_argument("the simulator handles at most 256 cores");
 }
 
 class Simulation {
@@ -72,6 +125,7 @@ class Simulation {
         scheduler_(make_scheduler(policy, config.scheduler, loads_)),
         cores_(config.scheduler.cores),
         rings_(static_cast<std::size_t>(config.scheduler.cores) * config.queue_capacity),
+        completions_(config.scheduler.cores),
         next_sample_(config.timeline_step > 0 ? config.timeline_step : ArrivalClock::kNever) {
     result_.policy = std::string(policy);
     result_.duration_s = picos_to_seconds(config.duration);
@@ -79,29 +133,33 @@ class Simulation {
     const std::span<const ServiceCost> costs =
         config.services.empty() ? paper_services() : std::span<const ServiceCost>(config.services);
     std::uint64_t flows = 0;
+    for (unsigned s = 0; s < services; ++s) flows += traces[s % traces.size()].flows();
+    if (flows >= UINT32_MAX) throw std::invalid_argument("too many flows for the simulator's 32-bit flow index");
+    flows_.resize(flows);
     streams_.reserve(services);
+    std::uint32_t flow_base = 0;
     for (unsigned s = 0; s < services; ++s) {
       const HeaderTrace& trace = traces[s % traces.size()];
-      std::vector<std::uint32_t> work(trace.packets());
-      for (std::size_t i = 0; i < work.size(); ++i) {
-        work[i] = static_cast<std::uint32_t>(processing_time(costs[s], trace.bytes_of_packet[i]));
+      std::vector<ServiceStream::Packet> packets(trace.packets());
+      for (std::size_t i = 0; i < packets.size(); ++i) {
+        packets[i] = {flow_base + trace.flow_of_packet[i],
+                      static_cast<std::uint32_t>(processing_time(costs[s], trace.bytes_of_packet[i]))};
+      }
+      for (std::size_t f = 0; f < trace.flows(); ++f) {
+        flows_[flow_base + f].rss_hash = trace.rss_hash_of_flow[f];
+        flows_[flow_base + f].crc16 = trace.crc16_of_flow[f];
       }
       // Services sharing a trace start at different places in it.
       const std::size_t start = (s / traces.size()) * trace.packets() * traces.size() / services % trace.packets();
       ArrivalClock clock(config.rates[s], config.rate_epoch, config.duration, config.seed * 1000003 + s);
-      streams_.push_back({&trace, std::move(work), clock, start, static_cast<std::uint32_t>(flows), 0});
+      streams_.push_back({std::move(packets), clock, start, 0});
       streams_.back().next_arrival = streams_.back().clock.next();
-      flows += trace.flows();
+      flow_base += static_cast<std::uint32_t>(trace.flows());
     }
-    if (flows >= UINT32_MAX) throw std::invalid_argument("too many flows for the simulator's 32-bit flow index");
-    flows_.resize(flows);
     for (unsigned c = 0; c < cores_.size(); ++c) {
       const int owner = scheduler_->core_owner(c);
       cores_[c].last_service = owner == FlowScheduler::kSharedCore ? kNoService : static_cast<std::uint8_t>(owner);
     }
-    std::vector<std::pair<Picos, unsigned>> heap_storage;
-    heap_storage.reserve(cores_.size());
-    completions_ = decltype(completions_)(std::greater<>(), std::move(heap_storage));
   }
 
   SimResult run() {
@@ -128,23 +186,21 @@ class Simulation {
 
  private:
   void arrive(ServiceStream& stream, Picos now) {
-    const HeaderTrace& trace = *stream.trace;
-    const std::uint32_t local = trace.flow_of_packet[stream.cursor];
-    const std::uint32_t work = stream.work_ps[stream.cursor];
-    if (++stream.cursor == trace.packets()) stream.cursor = 0;
+    const ServiceStream::Packet next = stream.packets[stream.cursor];
+    if (++stream.cursor == stream.packets.size()) stream.cursor = 0;
     const auto service = static_cast<std::uint8_t>(&stream - streams_.data());
-    const std::uint32_t flow = stream.flow_base + local;
     ++stream.arrivals_in_step;
     ++result_.offered;
-    const std::uint32_t seq = ++flows_[flow].arrived;
+    FlowState& flow = flows_[next.flow];
+    const std::uint32_t seq = ++flow.arrived;
 
-    const PacketRef packet{flow, trace.rss_hash_of_flow[local], trace.crc16_of_flow[local], service};
+    const PacketRef packet{next.flow, flow.rss_hash, flow.crc16, service};
     const unsigned core = scheduler_->core_for(packet, now);
     CoreState& state = cores_[core];
-    const Descriptor descriptor{flow, seq, work, service};
+    const Descriptor descriptor{next.flow, seq, next.work_ps, service};
     if (!state.busy) {
       loads_.arrive(core);
-      start(core, descriptor, now);
+      completions_.push(start(core, descriptor, now), core);
       return;
     }
     if (state.waiting == config_.queue_capacity) {
@@ -156,7 +212,8 @@ class Simulation {
     ++state.waiting;
   }
 
-  void start(unsigned core, const Descriptor& descriptor, Picos now) {
+  // Puts the packet in service; returns when it completes.
+  Picos start(unsigned core, const Descriptor& descriptor, Picos now) {
     CoreState& state = cores_[core];
     Picos done = now + descriptor.work_ps;
     if (state.last_service != descriptor.service) {
@@ -172,23 +229,25 @@ class Simulation {
     flow.last_core = static_cast<std::uint16_t>(core);
     state.serving = descriptor;
     state.busy = true;
-    completions_.push({done, core});
+    return done;
   }
 
   void complete_until(Picos horizon) {
-    while (!completions_.empty() && completions_.top().first <= horizon) {
-      const auto [now, core] = completions_.top();
-      completions_.pop();
+    while (!completions_.empty() && completions_.top_time() <= horizon) {
+      const Picos now = completions_.top_time();
+      const unsigned core = completions_.top_core();
       CoreState& state = cores_[core];
       deliver(state.serving);
       loads_.depart(core, now);
       state.busy = false;
-      if (state.waiting > 0) {
-        const Descriptor next = rings_[ring_slot(core, state.head)];
-        state.head = (state.head + 1) % config_.queue_capacity;
-        --state.waiting;
-        start(core, next, now);
+      if (state.waiting == 0) {
+        completions_.pop();
+        continue;
       }
+      const Descriptor next = rings_[ring_slot(core, state.head)];
+      if (++state.head == config_.queue_capacity) state.head = 0;
+      --state.waiting;
+      completions_.replace_top(start(core, next, now), core);
     }
   }
 
@@ -221,7 +280,9 @@ class Simulation {
   }
 
   std::size_t ring_slot(unsigned core, std::uint32_t position) const {
-    return static_cast<std::size_t>(core) * config_.queue_capacity + position % config_.queue_capacity;
+    // position < 2 x capacity (head and waiting are both below it): one compare instead of a division.
+    if (position >= config_.queue_capacity) position -= config_.queue_capacity;
+    return static_cast<std::size_t>(core) * config_.queue_capacity + position;
   }
 
   const SimConfig& config_;
@@ -229,10 +290,9 @@ class Simulation {
   std::unique_ptr<FlowScheduler> scheduler_;
   std::vector<CoreState> cores_;
   std::vector<Descriptor> rings_;  // per core, queue_capacity descriptors
+  CompletionHeap completions_;
   std::vector<ServiceStream> streams_;
   std::vector<FlowState> flows_;
-  // Busy cores by completion time (ties: lower core first): at most one entry per core.
-  std::priority_queue<std::pair<Picos, unsigned>, std::vector<std::pair<Picos, unsigned>>, std::greater<>> completions_;
   Picos next_sample_;
   SimResult result_;
 };
