@@ -1,5 +1,7 @@
 #include "flowtrack/sched/laps_scheduler.hpp"
 
+#include <algorithm>
+
 namespace flowtrack {
 namespace {
 
@@ -46,17 +48,27 @@ void LapsScheduler::take_surplus_core(unsigned service, Picos now) {
   if (now < next_growth_[service]) return;
   // The surplus list, kept implicitly: a core is surplus from idle_since + idle threshold on, so the one
   // marked longest is the idle core with the earliest idle_since. Its service must be able to spare it.
+  // When there is none, no core can turn surplus before the earliest of: an idle core reaching the
+  // threshold, or a core going idle now and waiting the whole threshold; the search rests until then.
   int chosen = -1;
+  Picos next_surplus = now + config_.idle_threshold;
   for (unsigned core = 0; core < config_.cores; ++core) {
     const int donor = owner_[core];
     if (donor == static_cast<int>(service) || !loads_.idle(core)) continue;
-    if (now - loads_.idle_since(core) < config_.idle_threshold) continue;
     if (maps_[donor].buckets() <= config_.min_cores_per_service) continue;
+    const Picos surplus_from = loads_.idle_since(core) + config_.idle_threshold;
+    if (now < surplus_from) {
+      next_surplus = std::min(next_surplus, surplus_from);
+      continue;
+    }
     if (chosen < 0 || loads_.idle_since(core) < loads_.idle_since(static_cast<unsigned>(chosen))) {
       chosen = static_cast<int>(core);
     }
   }
-  if (chosen < 0) return;
+  if (chosen < 0) {
+    next_growth_[service] = next_surplus;
+    return;
+  }
   const auto core = static_cast<unsigned>(chosen);
   maps_[owner_[core]].remove_core(core);
   migrations_.invalidate_core(core);

@@ -52,11 +52,17 @@ std::uint64_t LfuCache::hit(std::uint64_t tag) {
 
 std::optional<LfuCache::Entry> LfuCache::insert(std::uint64_t tag, std::uint64_t count) {
   if (capacity_ == 0) throw std::logic_error("LfuCache::insert on a zero-capacity cache");
-  std::optional<Entry> evicted;
   if (full()) {
+    // The newcomer takes the victim's slot and its place at the root, then sinks: one sift.
     const std::uint32_t victim = heap_[0];
-    evicted = Entry{slots_[victim].tag, slots_[victim].count};
-    remove(slots_[victim].tag);
+    const Entry evicted{slots_[victim].tag, slots_[victim].count};
+    index_.erase(evicted.tag);
+    index_.assign(tag, victim);
+    slots_[victim].tag = tag;
+    slots_[victim].count = count;
+    slots_[victim].stamp = next_stamp_++;
+    sift_down(0);
+    return evicted;
   }
   const std::uint32_t slot = free_slots_.back();
   free_slots_.pop_back();
@@ -64,7 +70,7 @@ std::optional<LfuCache::Entry> LfuCache::insert(std::uint64_t tag, std::uint64_t
   index_.assign(tag, slot);
   heap_.push_back(slot);
   sift_up(heap_.size() - 1);
-  return evicted;
+  return std::nullopt;
 }
 
 std::uint64_t LfuCache::remove(std::uint64_t tag) {

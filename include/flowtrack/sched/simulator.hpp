@@ -57,11 +57,11 @@ struct SimResult {
   std::uint64_t flow_moves = 0;        // packets that paid the flow-migration penalty
   double duration_s = 0;
   double wall_s = 0;                   // the simulation alone, traces excluded
+  double cpu_s = 0;                    // its thread's CPU time (differs from wall_s on a shared machine)
   std::vector<TimelinePoint> timeline;
 
   double offered_mpps() const { return static_cast<double>(offered) / duration_s / 1e6; }
   double throughput_mpps() const { return static_cast<double>(delivered) / duration_s / 1e6; }
-  double simulated_pps() const { return static_cast<double>(offered) / wall_s; }
 };
 
 // Service s replays traces[s % traces.size()], from packet s * size / services when a trace is shared,
