@@ -83,8 +83,8 @@ PacketStore load_one_pcap(const std::string& path) {
     return PacketStore::load_pcap(path);
   } catch (const PcapError& e) {
     throw UserError(e.what());
-  } catch (const std::runtime_error& e) {
-    throw UserError(fmt::format("{}: {}", path, e.what()));
+  } catch (const std::runtime_error& e) {  // unreadable file: the message names it
+    throw UserError(e.what());
   }
 }
 
