@@ -1,8 +1,8 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Turns the JSON lines of scripts/sched-experiments.sh into CSV files, PNG plots and the markdown tables
 of docs/results/sched.md (printed on stdout).
 
-Usage: scripts/plot-sched.py [docs/results/sched]
+Usage: scripts/plot-sched.py [docs/results/sched]   (Debian's python3 with python3-matplotlib)
 """
 import csv
 import json

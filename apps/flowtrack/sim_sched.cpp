@@ -44,6 +44,7 @@ struct SimOptions {
   unsigned queue = 32;
   unsigned qthresh = 16;
   unsigned low_water = 8;
+  bool migrate_to_any_lighter = false;
   std::size_t annex = 512;
   double sampling = 1.0;
   double idle_us = 10;
@@ -141,6 +142,7 @@ SimConfig base_config(const SimOptions& o) {
   config.scheduler.cores = o.cores;
   config.scheduler.queue_threshold = o.qthresh;
   config.scheduler.overload_low_water = o.low_water;
+  config.scheduler.migration_target = o.migrate_to_any_lighter ? MigrationTarget::any_lighter : MigrationTarget::under_threshold;
   config.scheduler.idle_threshold = micros_to_picos(o.idle_us);
   config.scheduler.detector.annex_entries = o.annex;
   config.scheduler.detector.sampling = o.sampling;
@@ -185,6 +187,7 @@ void print_result(const SimOptions& o, const std::string& policy, const SimResul
   const double offered = static_cast<double>(std::max<std::uint64_t>(r.offered, 1));
   if (o.json) {
     nlohmann::json j = {{"policy", policy}, {"scenario", o.scenario}, {"rates", o.rates}, {"trace", trace_label(o.trace)},
+                        {"migration_target", o.migrate_to_any_lighter ? "any-lighter" : "under-threshold"},
                         {"cores", o.cores}, {"seed", o.seed}, {"duration_s", r.duration_s},
                         {"offered_mpps", r.offered_mpps()}, {"throughput_mpps", r.throughput_mpps()},
                         {"packets", r.offered}, {"delivered", r.delivered}, {"drops", r.dropped},
@@ -309,6 +312,8 @@ void add_sim_commands(CLI::App& app) {
   sched->add_option("--queue", o->queue, "input queue descriptors per core")->check(CLI::Range(1u, 65536u));
   sched->add_option("--qthresh", o->qthresh, "load at which a core is overloaded")->check(CLI::Range(1u, 65536u));
   sched->add_option("--low-water", o->low_water, "LAPS: least load of a service at which it asks for a core")->check(CLI::Range(1u, 65536u));
+  sched->add_flag("--migrate-to-any-lighter", o->migrate_to_any_lighter,
+                  "LAPS, AFS: migrate onto any lighter core, not only one under --qthresh");
   sched->add_option("--annex", o->annex, "annex cache entries of the detector")->check(CLI::Range(0, 1 << 24));
   sched->add_option("--sampling", o->sampling, "probability that a packet feeds the detector")->check(CLI::Range(1e-9, 1.0));
   sched->add_option("--idle-us", o->idle_us, "idle time after which a core is surplus");

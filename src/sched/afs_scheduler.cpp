@@ -1,31 +1,19 @@
 #include "flowtrack/sched/afs_scheduler.hpp"
 
-#include <numeric>
-
 namespace flowtrack {
-namespace {
-
-std::vector<std::uint16_t> all_cores(unsigned cores) {
-  std::vector<std::uint16_t> list(cores);
-  std::iota(list.begin(), list.end(), std::uint16_t{0});
-  return list;
-}
-
-}  // namespace
 
 AfsScheduler::AfsScheduler(const SchedulerConfig& config, const CoreLoads& loads)
-    : queue_threshold_((validate(config), config.queue_threshold)),
+    : config_((validate(config), config)),
       loads_(loads),
-      map_(all_cores(config.cores)),
+      map_(LinearHashMap::core_range(0, config.cores)),
       migrations_(config.cores) {}
 
 unsigned AfsScheduler::core_for(const PacketRef& packet, Picos /*now*/) {
   const std::optional<unsigned> migrated = migrations_.find(packet.flow);
   const unsigned core = migrated ? *migrated : map_.core_of(packet.crc16);
-  if (loads_.load(core) < queue_threshold_) return core;
+  if (loads_.load(core) < config_.queue_threshold) return core;
   const unsigned lightest = loads_.least_loaded();
-  // As in LAPS, never onto a core that is overloaded itself.
-  if (loads_.load(lightest) >= queue_threshold_) return core;
+  if (!worth_migrating(config_, loads_.load(core), loads_.load(lightest))) return core;
   migrations_.assign(packet.flow, lightest);
   ++counters_.migrations;
   return lightest;

@@ -9,11 +9,7 @@ std::vector<LinearHashMap> initial_maps(const SchedulerConfig& config) {
   std::vector<LinearHashMap> maps;
   maps.reserve(config.services);
   for (unsigned s = 0; s < config.services; ++s) {
-    std::vector<std::uint16_t> cores;
-    for (unsigned c = s * config.cores / config.services; c < (s + 1) * config.cores / config.services; ++c) {
-      cores.push_back(static_cast<std::uint16_t>(c));
-    }
-    maps.emplace_back(std::move(cores));
+    maps.emplace_back(LinearHashMap::core_range(s * config.cores / config.services, (s + 1) * config.cores / config.services));
   }
   return maps;
 }
@@ -36,9 +32,9 @@ LapsScheduler::LapsScheduler(const SchedulerConfig& config, const CoreLoads& loa
 unsigned LapsScheduler::relieve(const PacketRef& packet, unsigned core, Picos now) {
   const unsigned lightest = loads_.least_loaded(maps_[packet.service].cores());
   if (loads_.load(lightest) >= config_.overload_low_water) take_surplus_core(packet.service, now);
-  // Moving onto a core that is itself overloaded would only shuffle the flow: the target must be below
-  // the threshold.
-  if (!detector_.aggressive(packet.flow) || loads_.load(lightest) >= config_.queue_threshold) return core;
+  if (!detector_.aggressive(packet.flow) || !worth_migrating(config_, loads_.load(core), loads_.load(lightest))) {
+    return core;
+  }
   migrations_.assign(packet.flow, lightest);
   ++counters_.migrations;
   return lightest;

@@ -12,7 +12,7 @@ LfuCache::LfuCache(std::size_t capacity) : capacity_(capacity), slots_(capacity)
 
 void LfuCache::place(std::size_t position, std::uint32_t slot) {
   heap_[position] = slot;
-  slots_[slot].heap_position = static_cast<std::uint32_t>(position);
+  slots_[slot].previous = static_cast<std::uint32_t>(position);
 }
 
 void LfuCache::sift_down(std::size_t position) {
@@ -39,38 +39,80 @@ void LfuCache::sift_up(std::size_t position) {
   place(position, slot);
 }
 
+void LfuCache::fifo_append(std::uint32_t slot) {
+  slots_[slot].previous = fifo_tail_;
+  slots_[slot].next = kNone;
+  if (fifo_tail_ != kNone) {
+    slots_[fifo_tail_].next = slot;
+  } else {
+    fifo_head_ = slot;
+  }
+  fifo_tail_ = slot;
+}
+
+void LfuCache::fifo_unlink(std::uint32_t slot) {
+  const Slot& s = slots_[slot];
+  (s.previous != kNone ? slots_[s.previous].next : fifo_head_) = s.next;
+  (s.next != kNone ? slots_[s.next].previous : fifo_tail_) = s.previous;
+}
+
+void LfuCache::heap_push(std::uint32_t slot) {
+  heap_.push_back(slot);
+  sift_up(heap_.size() - 1);
+}
+
+void LfuCache::heap_erase(std::uint32_t slot) {
+  const std::size_t position = slots_[slot].previous;
+  const std::uint32_t last = heap_.back();
+  heap_.pop_back();
+  if (last == slot) return;
+  // The last heap entry takes the erased one's place, then moves whichever way its key says.
+  place(position, last);
+  sift_down(position);
+  sift_up(slots_[last].previous);
+}
+
+void LfuCache::fill(std::uint32_t slot, std::uint64_t tag, std::uint64_t count) {
+  slots_[slot].tag = tag;
+  slots_[slot].count = count;
+  slots_[slot].stamp = next_stamp_++;
+  index_.assign(tag, slot);
+  if (count == 1) {
+    fifo_append(slot);
+  } else {
+    heap_push(slot);
+  }
+}
+
 std::uint64_t LfuCache::hit(std::uint64_t tag) {
-  const std::uint32_t* slot = index_.find(tag);
-  if (slot == nullptr) return 0;
-  Slot& entry = slots_[*slot];
-  ++entry.count;
+  const std::uint32_t* found = index_.find(tag);
+  if (found == nullptr) return 0;
+  const std::uint32_t slot = *found;
+  Slot& entry = slots_[slot];
   entry.stamp = next_stamp_++;
-  // The key only grew: the entry can only sink.
-  sift_down(entry.heap_position);
+  if (++entry.count == 2) {
+    fifo_unlink(slot);
+    heap_push(slot);
+  } else {
+    sift_down(entry.previous);  // the key only grew: the entry can only sink
+  }
   return entry.count;
 }
 
 std::optional<LfuCache::Entry> LfuCache::insert(std::uint64_t tag, std::uint64_t count) {
   if (capacity_ == 0) throw std::logic_error("LfuCache::insert on a zero-capacity cache");
+  if (count == 0) throw std::logic_error("LfuCache::insert with a zero count");
+  std::optional<Entry> evicted;
   if (full()) {
-    // The newcomer takes the victim's slot and its place at the root, then sinks: one sift.
-    const std::uint32_t victim = heap_[0];
-    const Entry evicted{slots_[victim].tag, slots_[victim].count};
-    index_.erase(evicted.tag);
-    index_.assign(tag, victim);
-    slots_[victim].tag = tag;
-    slots_[victim].count = count;
-    slots_[victim].stamp = next_stamp_++;
-    sift_down(0);
-    return evicted;
+    const std::uint32_t victim = fifo_head_ != kNone ? fifo_head_ : heap_[0];
+    evicted = Entry{slots_[victim].tag, slots_[victim].count};
+    remove(evicted->tag);
   }
   const std::uint32_t slot = free_slots_.back();
   free_slots_.pop_back();
-  slots_[slot] = {tag, count, next_stamp_++, 0};
-  index_.assign(tag, slot);
-  heap_.push_back(slot);
-  sift_up(heap_.size() - 1);
-  return std::nullopt;
+  fill(slot, tag, count);
+  ++size_;
+  return evicted;
 }
 
 std::uint64_t LfuCache::remove(std::uint64_t tag) {
@@ -79,22 +121,20 @@ std::uint64_t LfuCache::remove(std::uint64_t tag) {
   const std::uint32_t slot = *found;
   index_.erase(tag);
   const std::uint64_t count = slots_[slot].count;
-  const std::size_t position = slots_[slot].heap_position;
-  const std::uint32_t last = heap_.back();
-  heap_.pop_back();
-  if (last != slot) {
-    // The last heap entry takes the removed one's place, then moves whichever way its key says.
-    place(position, last);
-    sift_down(position);
-    sift_up(slots_[last].heap_position);
+  if (count == 1) {
+    fifo_unlink(slot);
+  } else {
+    heap_erase(slot);
   }
   free_slots_.push_back(slot);
+  --size_;
   return count;
 }
 
 std::vector<LfuCache::Entry> LfuCache::entries() const {
   std::vector<Entry> out;
-  out.reserve(heap_.size());
+  out.reserve(size_);
+  for (std::uint32_t slot = fifo_head_; slot != kNone; slot = slots_[slot].next) out.push_back({slots_[slot].tag, 1});
   for (std::uint32_t slot : heap_) out.push_back({slots_[slot].tag, slots_[slot].count});
   return out;
 }

@@ -11,6 +11,12 @@ LinearHashMap::Shape LinearHashMap::shape_of(unsigned buckets) {
   return {round, buckets - (1u << round)};
 }
 
+std::vector<std::uint16_t> LinearHashMap::core_range(unsigned first, unsigned end) {
+  std::vector<std::uint16_t> cores;
+  for (unsigned core = first; core < end; ++core) cores.push_back(static_cast<std::uint16_t>(core));
+  return cores;
+}
+
 LinearHashMap::LinearHashMap(std::vector<std::uint16_t> cores) : buckets_(std::move(cores)) {
   if (buckets_.empty()) throw std::invalid_argument("a map table needs at least one core");
   reshape();

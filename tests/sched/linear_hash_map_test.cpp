@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <numeric>
 #include <vector>
 
 #include "flowtrack/sched/linear_hash_map.hpp"
@@ -11,11 +10,7 @@
 namespace flowtrack {
 namespace {
 
-std::vector<std::uint16_t> cores_upto(unsigned n) {
-  std::vector<std::uint16_t> cores(n);
-  std::iota(cores.begin(), cores.end(), std::uint16_t{0});
-  return cores;
-}
+std::vector<std::uint16_t> cores_upto(unsigned n) { return LinearHashMap::core_range(0, n); }
 
 TEST(LinearHashMap, RoundAndSplitFollowFromTheBucketCountWithTheErratumFixed) {
   for (unsigned b = 1; b <= 1000; ++b) {

@@ -19,7 +19,7 @@ class AfsScheduler final : public FlowScheduler {
   unsigned core_for(const PacketRef& packet, Picos now) override;
 
  private:
-  unsigned queue_threshold_;
+  SchedulerConfig config_;
   const CoreLoads& loads_;
   LinearHashMap map_;  // fixed: one bucket per core, never grown
   MigrationTable migrations_;

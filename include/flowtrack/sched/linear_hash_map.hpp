@@ -30,6 +30,9 @@ class LinearHashMap {
   // Round and split pointer of a table of `buckets` (>= 1) buckets: the corrected formula.
   static Shape shape_of(unsigned buckets);
 
+  // Cores first, first + 1, ..., end - 1: the usual initial bucket list.
+  static std::vector<std::uint16_t> core_range(unsigned first, unsigned end);
+
   // One bucket per core, in order. Throws std::invalid_argument when `cores` is empty.
   explicit LinearHashMap(std::vector<std::uint16_t> cores);
 
