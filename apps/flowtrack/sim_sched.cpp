@@ -127,6 +127,10 @@ std::vector<HeaderTrace> load_traces(const TraceOptions& t, unsigned services) {
       throw UserError(fmt::format("trace for service {}: {}", s + 1, e.what()));
     }
     if (t.kind == "zipf") traces.back().bytes_of_packet.assign(traces.back().packets(), static_cast<std::uint16_t>(t.packet_bytes));
+    if (traces.back().skipped > 0) {
+      fmt::print(stderr, "flowtrack: note: trace for service {}: {} packets are not IP and were skipped\n", s + 1,
+                 traces.back().skipped);
+    }
   }
   return traces;
 }
@@ -156,8 +160,9 @@ SimConfig base_config(const SimOptions& o) {
 
 void validate(const SimOptions& o) {
   if (o.reps == 0) throw UserError("sim sched: --reps must be at least 1");
-  if (!(o.duration_s > 0 && o.duration_s <= 3600)) throw UserError("sim sched: --duration-s must be in (0, 3600]");
-  if (!(o.idle_us >= 0) || !(o.timeline_ms >= 0)) throw UserError("sim sched: --idle-us and --timeline-ms cannot be negative");
+  if (!(o.duration_s > 0 && o.duration_s <= 1000)) throw UserError("sim sched: --duration-s must be in (0, 1000]");
+  if (!(o.idle_us >= 0 && o.idle_us <= 1e9)) throw UserError("sim sched: --idle-us must be in [0, 1e9]");
+  if (!(o.timeline_ms >= 0 && o.timeline_ms <= 1e6)) throw UserError("sim sched: --timeline-ms must be in [0, 1e6]");
   if (o.rates != "underload" && o.rates != "overload" && o.rates != "equal") {
     throw UserError(fmt::format("sim sched: unknown rates '{}' (underload, overload, equal)", o.rates));
   }

@@ -56,6 +56,7 @@ TEST(SimSchedCli, BadRequestsAreRefusedWithAMessage) {
       {"sim sched --rates sometimes --duration-s 0.01", "unknown rates 'sometimes'"},
       {"sim sched --offered -3 --duration-s 0.01", "--offered must be in"},
       {"sim sched --duration-s 0", "--duration-s must be in"},
+      {"sim sched --idle-us 1e300 --duration-s 0.01", "--idle-us must be in"},
       {"sim sched --trace pcap --duration-s 0.01", "--trace pcap needs --pcap"},
       {"sim sched --trace pcap --pcap /nonexistent.pcap --duration-s 0.01", "nonexistent"},
       {"sim afd --sampling 2", "--sampling values must be in"},

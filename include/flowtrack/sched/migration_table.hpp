@@ -36,9 +36,6 @@ class MigrationTable {
   // Every entry that points at `core` dies (its epoch moves on).
   void invalidate_core(unsigned core) { epochs_[core] = (epochs_[core] + 1) & kEpochMask; }
 
-  // Entries stored, dead ones not yet found included.
-  std::size_t size() const { return entries_.size(); }
-
  private:
   static constexpr unsigned kCoreBits = 8;  // at most 256 cores
   static constexpr std::uint32_t kCoreMask = (1u << kCoreBits) - 1;
