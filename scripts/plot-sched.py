@@ -31,6 +31,15 @@ def write_csv(path, rows, fields):
         writer.writerows(rows)
 
 
+def finish(fig, axes, path, ncol=1):
+    """Grid and legend on every panel, then the file."""
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(ncol=ncol, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def reduction(laps, other):
     return "n/a" if other == 0 else f"{100 * (laps - other) / other:+.0f} %"
 
@@ -107,10 +116,7 @@ def throughput(out):
             sustained[policy] = max([r["throughput_mpps"] for r in mine if r["drop_pct"] < 1] or [0])
     ax.set_xlabel("offered Mpps (split equally among the 4 services)")
     ax.set_ylabel("output Mpps")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "sched-throughput.png", dpi=110)
+    finish(fig, [ax], out / "sched-throughput.png")
     print("| policy | highest output Mpps | LAPS / policy | carried with < 1 % drops, Mpps | LAPS / policy |")
     print("|---|---|---|---|---|")
     for policy, mpps in saturation.items():
@@ -144,11 +150,7 @@ def afd(out):
     right.set_xscale("log")
     right.set_xlabel("sampling probability (annex 512)")
     right.set_ylabel("% of the 16 AFC entries")
-    for ax in (left, right):
-        ax.grid(alpha=0.3)
-        ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "sched-afd.png", dpi=110)
+    finish(fig, [left, right], out / "sched-afd.png")
     print("| trace | annex | sampling | top-16 found | false positives |")
     print("|---|---|---|---|---|")
     for r in rows:
@@ -177,12 +179,8 @@ def timeline(out, rates):
     top.set_ylabel("demand (cores: Mpps x us)")
     bottom.set_ylabel("cores held (LAPS)")
     bottom.set_xlabel("time (s)")
-    for ax in (top, bottom):
-        ax.grid(alpha=0.3)
-        ax.legend(ncol=4, fontsize=8)
     top.set_title(f"LAPS, rate set {1 if rates == 'underload' else 2} ({rates})")
-    fig.tight_layout()
-    fig.savefig(out / f"sched-timeline-{rates}.png", dpi=110)
+    finish(fig, [top, bottom], out / f"sched-timeline-{rates}.png", ncol=4)
 
 
 def speed(out):

@@ -46,17 +46,19 @@ void LapsScheduler::take_surplus_core(unsigned service, Picos now) {
   // marked longest is the idle core with the earliest idle_since. Its service must be able to spare it.
   // When there is none, no core can turn surplus before the earliest of: an idle core reaching the
   // threshold, or a core going idle now and waiting the whole threshold; the search rests until then.
+  // (One case is seen late, by at most one threshold: a surplus core whose service was down to its
+  // minimum and has since gained a core.)
   int chosen = -1;
   Picos next_surplus = now + config_.idle_threshold;
   for (unsigned core = 0; core < config_.cores; ++core) {
     const int donor = owner_[core];
     if (donor == static_cast<int>(service) || !loads_.idle(core)) continue;
-    if (maps_[donor].buckets() <= config_.min_cores_per_service) continue;
     const Picos surplus_from = loads_.idle_since(core) + config_.idle_threshold;
     if (now < surplus_from) {
       next_surplus = std::min(next_surplus, surplus_from);
       continue;
     }
+    if (maps_[donor].buckets() <= config_.min_cores_per_service) continue;
     if (chosen < 0 || loads_.idle_since(core) < loads_.idle_since(static_cast<unsigned>(chosen))) {
       chosen = static_cast<int>(core);
     }
