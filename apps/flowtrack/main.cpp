@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   flowtrack::cli::add_trace_commands(app);
   flowtrack::cli::add_bench_commands(app);
   flowtrack::cli::add_run_command(app);
+  flowtrack::cli::add_sim_commands(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,91 @@
+// `flowtrack sim sched` and `sim afd` as a user runs them: one JSON object per run with the fields the
+// lab reads, and bad requests refused with a message and a non-zero exit.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "support/cli_runner.hpp"
+
+namespace {
+
+using flowtrack::testing::run_cli;
+
+const std::string kSmallRun = "sim sched --zipf-flows 2000 --zipf-packets 20000 --duration-s 0.01 --json";
+
+std::vector<nlohmann::json> json_lines(const std::string& output) {
+  std::vector<nlohmann::json> objects;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.find('{') == 0) objects.push_back(nlohmann::json::parse(line));
+  }
+  return objects;
+}
+
+TEST(SimSchedCli, OneJsonObjectPerPolicyWithTheFieldsTheLabReads) {
+  const auto result = run_cli(kSmallRun + " --policy laps,afs,fcfs,rss,ideal");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::set<std::string> policies;
+  for (const auto& j : json_lines(result.output)) {
+    for (const char* field : {"policy", "offered_mpps", "throughput_mpps", "drops", "out_of_order", "migrations", "packets"}) {
+      ASSERT_TRUE(j.contains(field)) << field << " missing in " << j.dump();
+    }
+    EXPECT_EQ(j["packets"].get<std::uint64_t>(), j["delivered"].get<std::uint64_t>() + j["drops"].get<std::uint64_t>());
+    policies.insert(j["policy"].get<std::string>());
+  }
+  EXPECT_EQ(policies, (std::set<std::string>{"laps", "afs", "fcfs", "rss", "ideal"}));
+}
+
+TEST(SimSchedCli, AnOfferedLoadSweepGivesOneRunPerPoint) {
+  const auto result = run_cli(kSmallRun + " --policy laps --offered 1,2,3");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(json_lines(result.output).size(), 3u);
+}
+
+TEST(SimSchedCli, BadRequestsAreRefusedWithAMessage) {
+  const struct {
+    const char* arguments;
+    const char* message;
+  } cases[] = {
+      {"sim sched --policy roundrobin --duration-s 0.01", "unknown policy 'roundrobin'"},
+      {"sim sched --scenario T9 --duration-s 0.01", "unknown scenario 'T9'"},
+      {"sim sched --rates sometimes --duration-s 0.01", "unknown rates 'sometimes'"},
+      {"sim sched --offered -3 --duration-s 0.01", "--offered must be in"},
+      {"sim sched --duration-s 0", "--duration-s must be in"},
+      {"sim sched --idle-us 1e300 --duration-s 0.01", "--idle-us must be in"},
+      {"sim sched --trace pcap --duration-s 0.01", "--trace pcap needs --pcap"},
+      {"sim sched --trace pcap --pcap /nonexistent.pcap --duration-s 0.01", "nonexistent"},
+      {"sim afd --sampling 2", "--sampling values must be in"},
+  };
+  for (const auto& c : cases) {
+    const auto result = run_cli(c.arguments);
+    EXPECT_NE(result.exit_code, 0) << c.arguments;
+    EXPECT_NE(result.output.find(c.message), std::string::npos) << c.arguments << "\n" << result.output;
+  }
+}
+
+TEST(SimSchedCli, ABrokenPcapIsAnErrorNotACrash) {
+  const std::string path = ::testing::TempDir() + "/broken_sim.pcap";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "this is not a capture file at all";
+  }
+  const auto result = run_cli("sim sched --trace pcap --pcap " + path + " --duration-s 0.01");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("error"), std::string::npos) << result.output;
+  std::remove(path.c_str());
+}
+
+TEST(SimAfdCli, FalsePositivesForEachAnnexSize) {
+  const auto result = run_cli("sim afd --zipf-flows 5000 --zipf-packets 50000 --annex 0,512 --json");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto rows = json_lines(result.output);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& j : rows) EXPECT_LE(j["false_positive_rate"].get<double>(), 1.0);
+}
+
+}  // namespace
