@@ -30,6 +30,7 @@
 // Packets that are neither to a service nor of a tracked connection pass untouched.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -62,7 +63,10 @@ class StatefulLb {
       : config_(config),
         tracker_(config.max_connections, config.timeouts, {.tick = 100 * kNanosPerMilli, .levels = 4, .start = start}),
         rng_(config.seed) {
-    for (const ServiceConfig& s : config.services) services_.emplace_back(s, config.maglev_size);
+    for (const ServiceConfig& s : config.services) {
+      service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), static_cast<std::uint32_t>(services_.size()));
+      services_.emplace_back(s, config.maglev_size);
+    }
     sort_pool_changes(config_.changes);
     if (const auto problem = check_pool_changes(config_.changes, config.services, config.maglev_size)) {
       throw std::invalid_argument(fmt::format("lb: change {}: {}: {}", problem->index, problem->key, problem->problem));
@@ -145,11 +149,8 @@ class StatefulLb {
   static constexpr std::uint32_t kNoService = LbAssignment::kNone;
 
   std::uint32_t service_of(const FlowKeyV4& key) const {
-    for (std::uint32_t i = 0; i < services_.size(); ++i) {
-      const ServiceConfig& s = services_[i].config();
-      if (s.vip == key.dst_addr && s.port == key.dst_port && s.protocol == key.protocol) return i;
-    }
-    return kNoService;
+    const auto it = service_index_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
+    return it == service_index_.end() ? kNoService : it->second;
   }
 
   // A packet of no connection from a backend's endpoint: the reply of a connection forwarded without
@@ -204,6 +205,7 @@ class StatefulLb {
   StatefulLbConfig config_;
   ConnTracker<Table, LbAssignment, Aging> tracker_;
   std::vector<Service> services_;
+  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_index_;  // endpoint_key(vip, port, protocol) -> service
   Random rng_;
   NfCounters counters_;
   // The schedule: config_.changes[next_change_] is the next change due, at origin_ + its `at`, which
