@@ -1,7 +1,7 @@
 // libFuzzer target: arbitrary frames through every network function (fwd, slb, lb, nat), which keep their state across
 // inputs (connections, backend counts, timers), so sequences of odd packets are exercised too.
 // The first input byte steers: bit 0 aims the frame at a service (VIP:443 or :53), bit 1 makes it
-// come from a backend (a reply), bits 2-3 pick the link type; the rest is the frame. Time moves one
+// come from a backend (a reply), bits 2-4 pick the link type; the rest is the frame. Time moves one
 // second per input, so connections also expire. Must never crash, never read or write out of bounds,
 // and forwarded, answered (reply) and released (held fragments) frames must still parse.
 #include <cstdint>
@@ -59,8 +59,6 @@ struct Functions {
   Nanos now = 0;
 };
 
-constexpr LinkType kLinks[] = {LinkType::ethernet, LinkType::raw_ip, LinkType::linux_sll, LinkType::linux_sll2};
-
 void expect_parses(std::span<const std::uint8_t> frame, LinkType link) {
   ParsedPacket after;
   if (parse_frame(frame, link, after) != ParseStatus::ok) __builtin_trap();  // a rewrite broke the frame
@@ -91,7 +89,7 @@ void through(Nf& nf, const std::vector<std::uint8_t>& input, LinkType link, std:
     // A held fragment came with an earlier input, whose link type may differ from this one's.
     nf.release([](std::span<const std::uint8_t> held, std::uint32_t) {
       ParsedPacket after;
-      for (const LinkType held_link : kLinks) {
+      for (const LinkType held_link : kLinkTypes) {
         if (parse_frame(held, held_link, after) == ParseStatus::ok) return;
       }
       __builtin_trap();
@@ -106,7 +104,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static Functions functions;
   if (size < 1) return 0;
   const std::uint8_t control = data[0];
-  const LinkType link = kLinks[(control >> 2) & 3];
+  const LinkType link = kLinkTypes[(control >> 2) & 7];
   const std::vector<std::uint8_t> frame(data + 1, data + size);
   functions.now += kNanosPerSecond;
   through(functions.fwd, frame, link, control, functions.now);

@@ -8,7 +8,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace flowtrack;
-  for (LinkType link : {LinkType::ethernet, LinkType::raw_ip, LinkType::linux_sll, LinkType::linux_sll2}) {
+  for (const LinkType link : kLinkTypes) {
     // An exact-size heap copy, so ASan sees any read or write past the frame.
     std::vector<std::uint8_t> frame(data, data + size);
     ParsedPacket packet;

@@ -40,7 +40,7 @@ class LbClientSideReplay {
     return lb_.process(packet, now);
   }
 
-  std::size_t expire(Nanos now, std::size_t budget = 4096) { return lb_.expire(now, budget); }
+  std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget) { return lb_.expire(now, budget); }
   const NfCounters& counters() const { return lb_.counters(); }
   const StatefulLb<Table, Aging>& lb() const { return lb_; }
   void set_link(LinkType link) { link_ = link; }

@@ -35,9 +35,8 @@ class NatInsideReplay {
     return nat_.process(packet, now);
   }
 
-  std::size_t expire(Nanos now, std::size_t budget = 4096) { return nat_.expire(now, budget); }
+  std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget) { return nat_.expire(now, budget); }
   template <class Emit>
-    requires requires(Nat44<Table, Aging>& nat, Emit& emit) { nat.release(emit); }
   void release(Emit&& emit) {
     nat_.release(emit);
   }

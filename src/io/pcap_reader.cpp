@@ -12,6 +12,9 @@ namespace {
 constexpr int kDltIpv4 = 228;
 constexpr int kDltIpv6 = 229;
 constexpr int kDltLinuxSll2 = 276;
+constexpr int kDltLoop = 108;        // LINKTYPE_LOOP (OpenBSD's own DLT_LOOP is 12; libpcap maps it to 108)
+constexpr int kDltPppSerial = 50;    // PPP in HDLC-like framing (RFC 1662)
+constexpr int kDltCiscoHdlc = 104;
 
 std::optional<LinkType> link_type_of(int dlt) {
   switch (dlt) {
@@ -21,6 +24,11 @@ std::optional<LinkType> link_type_of(int dlt) {
     case kDltIpv6: return LinkType::raw_ip;
     case DLT_LINUX_SLL: return LinkType::linux_sll;
     case kDltLinuxSll2: return LinkType::linux_sll2;
+    case DLT_NULL: return LinkType::bsd_null;
+    case kDltLoop: return LinkType::bsd_loop;
+    case DLT_PPP:
+    case kDltPppSerial: return LinkType::ppp;
+    case kDltCiscoHdlc: return LinkType::cisco_hdlc;
     default: return std::nullopt;
   }
 }

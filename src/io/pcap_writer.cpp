@@ -17,6 +17,10 @@ std::uint16_t linktype_number(LinkType link) {
     case LinkType::raw_ip: return 101;
     case LinkType::linux_sll: return 113;
     case LinkType::linux_sll2: return 276;
+    case LinkType::bsd_null: return 0;
+    case LinkType::bsd_loop: return 108;
+    case LinkType::ppp: return 9;
+    case LinkType::cisco_hdlc: return 104;
   }
   return 1;
 }
@@ -29,6 +33,10 @@ int dlt_of(LinkType link) {
     case LinkType::raw_ip: return DLT_RAW;
     case LinkType::linux_sll: return DLT_LINUX_SLL;
     case LinkType::linux_sll2: return 276;
+    case LinkType::bsd_null: return DLT_NULL;
+    case LinkType::bsd_loop: return 108;
+    case LinkType::ppp: return DLT_PPP;
+    case LinkType::cisco_hdlc: return 104;
   }
   return DLT_EN10MB;
 }

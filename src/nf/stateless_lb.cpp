@@ -50,23 +50,17 @@ Verdict StatelessLb::process(NfPacket& packet, Nanos) {
       if (backend.port != 0) rewrite_dst_port(packet.frame, p, backend.port);
       if (b >= sent_[s].size()) sent_[s].resize(b + 1, 0);
       ++sent_[s][b];
-      ++counters_.rewritten;
-      ++counters_.forwarded;
-      return Verdict::forward;
+      return counters_.rewrite();
     }
     if (const auto it = service_of_backend_.find(endpoint_key(key.src_addr, key.src_port, key.protocol));
         it != service_of_backend_.end()) {
       const ServiceConfig& c = services_[it->second].config();
       rewrite_ipv4_src(packet.frame, p, c.vip);
       rewrite_src_port(packet.frame, p, c.port);
-      ++counters_.rewritten;
-      ++counters_.forwarded;
-      return Verdict::forward;
+      return counters_.rewrite();
     }
   }
-  ++counters_.passed;
-  ++counters_.forwarded;
-  return Verdict::forward;
+  return counters_.pass();
 }
 
 }  // namespace flowtrack

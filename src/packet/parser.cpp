@@ -235,6 +235,43 @@ ParseStatus parse_ip(const std::uint8_t* p, std::size_t off, std::size_t len, Ke
   return parse_transport(p, ip.header_end, out.l3_end, key, out);
 }
 
+// The BSD loopback header's address family, as an EtherType (0 for any family but IPv4 and IPv6). DLT_NULL
+// stores it in the byte order of the host that captured (either), DLT_LOOP in network order. IPv6 has
+// three numbers, one per BSD family (24 NetBSD/OpenBSD, 28 FreeBSD, 30 macOS).
+std::uint16_t ethertype_of_address_family(const std::uint8_t* header, bool network_order_only) {
+  const std::uint32_t big = load_be32(header);
+  const std::uint32_t little = std::uint32_t{header[0]} | std::uint32_t{header[1]} << 8 |
+                               std::uint32_t{header[2]} << 16 | std::uint32_t{header[3]} << 24;
+  const auto of = [](std::uint32_t family) -> std::uint16_t {
+    if (family == 2) return kEtherTypeIpv4;
+    if (family == 24 || family == 28 || family == 30) return kEtherTypeIpv6;
+    return 0;
+  };
+  if (const std::uint16_t type = of(big); type != 0 || network_order_only) return type;
+  return of(little);
+}
+
+// PPP: an optional HDLC address and control pair (0xff 0x03, absent under address-and-control-field
+// compression), then the protocol, one byte when its low bit is set (protocol-field compression), else
+// two. Sets the offset of the payload and its protocol as an EtherType (0 for any but IPv4 and IPv6);
+// false when the header does not fit.
+bool strip_ppp_header(const std::uint8_t* p, std::size_t len, std::size_t& off, std::uint16_t& ethertype) {
+  off = len >= 2 && p[0] == 0xff && p[1] == 0x03 ? 2 : 0;
+  if (len <= off) return false;
+  std::uint16_t protocol;
+  if (p[off] & 1) {
+    protocol = p[off];
+    off += 1;
+  } else {
+    if (len - off < 2) return false;
+    protocol = load_be16(p + off);
+    off += 2;
+  }
+  constexpr std::uint16_t kPppIpv4 = 0x0021, kPppIpv6 = 0x0057;
+  ethertype = protocol == kPppIpv4 ? kEtherTypeIpv4 : protocol == kPppIpv6 ? kEtherTypeIpv6 : 0;
+  return true;
+}
+
 }  // namespace
 
 std::string_view parse_status_name(ParseStatus status) {
@@ -300,6 +337,20 @@ ParseStatus parse_frame(std::span<const std::uint8_t> frame, LinkType link, Pars
       if (len < 20) return ParseStatus::truncated_link;
       ethertype = load_be16(p);
       off = 20;
+      break;
+    case LinkType::bsd_null:
+    case LinkType::bsd_loop:
+      if (len < 4) return ParseStatus::truncated_link;
+      ethertype = ethertype_of_address_family(p, link == LinkType::bsd_loop);
+      off = 4;
+      break;
+    case LinkType::ppp:
+      if (!strip_ppp_header(p, len, off, ethertype)) return ParseStatus::truncated_link;
+      break;
+    case LinkType::cisco_hdlc:
+      if (len < 4) return ParseStatus::truncated_link;
+      ethertype = load_be16(p + 2);
+      off = 4;
       break;
   }
 

@@ -8,6 +8,8 @@
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/io/pcap_writer.hpp"
 #include "flowtrack/packet/frame_builder.hpp"
+#include "flowtrack/packet/parser.hpp"
+#include "support/link_headers.hpp"
 
 namespace flowtrack {
 namespace {
@@ -26,12 +28,7 @@ PacketStore sample_store(LinkType link) {
   for (std::uint32_t i = 0; i < 5; ++i) {
     FrameSpec spec = FrameSpec::udp4(FlowKeyV4::from_host(0x0a000001 + i, 0xc6120001, 1000, 53, ipproto::kUdp), 3 * i);
     spec.ethernet = link == LinkType::ethernet;
-    auto frame = build_frame(spec);
-    if (link == LinkType::linux_sll || link == LinkType::linux_sll2) {
-      std::vector<std::uint8_t> header(link == LinkType::linux_sll ? 16 : 20, 0);
-      header[link == LinkType::linux_sll ? 14 : 0] = 0x08;
-      frame.insert(frame.begin(), header.begin(), header.end());
-    }
+    const auto frame = testing::behind_link_header(link, build_frame(spec));
     // Timestamps with nanosecond digits and beyond 2^32 ns, to catch precision and width loss.
     store.append(frame, 1'700'000'000'123'456'789ull + i * 1'000'000'001ull, static_cast<std::uint32_t>(frame.size() + i));
   }
@@ -54,12 +51,14 @@ TEST_P(PcapRoundTrip, EveryFieldSurvives) {
     EXPECT_EQ(loaded[i].wire_length, original[i].wire_length);
     EXPECT_TRUE(std::equal(loaded[i].bytes.begin(), loaded[i].bytes.end(), original[i].bytes.begin(),
                            original[i].bytes.end()));
+    ParsedPacket parsed;  // and the link header read back says where the IP packet starts
+    ASSERT_EQ(parse_frame(loaded[i].bytes, loaded.link_type(), parsed), ParseStatus::ok);
+    EXPECT_EQ(parsed.key4.src_addr, to_network32(0x0a000001 + static_cast<std::uint32_t>(i)));
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLinksAndFormats, PcapRoundTrip,
-                         ::testing::Combine(::testing::Values(LinkType::ethernet, LinkType::raw_ip, LinkType::linux_sll,
-                                                              LinkType::linux_sll2),
+                         ::testing::Combine(::testing::ValuesIn(kLinkTypes),
                                             ::testing::Values(CaptureFormat::pcap, CaptureFormat::pcapng)));
 
 class PcapTruncation : public ::testing::TestWithParam<CaptureFormat> {};

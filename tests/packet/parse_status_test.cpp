@@ -66,6 +66,14 @@ std::vector<StatusCase> status_cases() {
   add("raw ip empty", {}, ParseStatus::truncated_link, LinkType::raw_ip);
   add("sll header cut", std::vector<std::uint8_t>(15, 0), ParseStatus::truncated_link, LinkType::linux_sll);
   add("sll2 header cut", std::vector<std::uint8_t>(19, 0), ParseStatus::truncated_link, LinkType::linux_sll2);
+  add("bsd null header cut", std::vector<std::uint8_t>(3, 2), ParseStatus::truncated_link, LinkType::bsd_null);
+  add("bsd loop header cut", std::vector<std::uint8_t>(3, 0), ParseStatus::truncated_link, LinkType::bsd_loop);
+  add("ppp address and control only", {0xff, 0x03}, ParseStatus::truncated_link, LinkType::ppp);
+  add("ppp protocol cut", {0xff, 0x03, 0x00}, ParseStatus::truncated_link, LinkType::ppp);
+  add("cisco hdlc header cut", {0x0f, 0x00, 0x08}, ParseStatus::truncated_link, LinkType::cisco_hdlc);
+  add("bsd null carrying appletalk", {16, 0, 0, 0, 0x45}, ParseStatus::unsupported_link_protocol, LinkType::bsd_null);
+  add("bsd loop in host order", {2, 0, 0, 0, 0x45}, ParseStatus::unsupported_link_protocol, LinkType::bsd_loop);
+  add("ppp carrying lcp", {0xff, 0x03, 0xc0, 0x21, 0x01}, ParseStatus::unsupported_link_protocol, LinkType::ppp);
 
   auto vlan = prefix(tcp4, 12);
   vlan.insert(vlan.end(), {0x81, 0x00, 0x00});  // a tag announced, but only one byte of it present

@@ -5,6 +5,7 @@
 #include "flowtrack/packet/bytes.hpp"
 #include "flowtrack/packet/frame_builder.hpp"
 #include "frame_edits.hpp"
+#include "support/link_headers.hpp"
 
 namespace flowtrack {
 namespace {
@@ -101,6 +102,54 @@ TEST(Parser, RawIpAndCookedCaptures) {
   ASSERT_EQ(parse(sll2, pkt, LinkType::linux_sll2), ParseStatus::ok);
   EXPECT_EQ(pkt.key4, kTcpKey);
   EXPECT_EQ(pkt.l3_offset, 20);
+}
+
+// Every link type the pcap reader accepts: the IP packet found behind its header, IPv4 and IPv6.
+TEST(Parser, EveryLinkTypeFindsTheIpPacketBehindItsHeader) {
+  FrameSpec spec4 = FrameSpec::tcp4(kTcpKey, tcpflag::kAck);
+  spec4.ethernet = false;
+  const auto ip4 = build_frame(spec4);
+  const FlowKeyV6 key6 = v6_key(ipproto::kUdp, 5353, 53);
+  FrameSpec spec6;
+  spec6.ethernet = false;
+  spec6.ip_version = 6;
+  spec6.key6 = key6;
+  const auto ip6 = build_frame(spec6);
+  for (const LinkType link : kLinkTypes) {
+    if (link == LinkType::ethernet) continue;
+    SCOPED_TRACE(static_cast<int>(link));
+    const auto frame4 = testing::behind_link_header(link, ip4);
+    ParsedPacket pkt;
+    ASSERT_EQ(parse(frame4, pkt, link), ParseStatus::ok);
+    EXPECT_EQ(pkt.key4, kTcpKey);
+    EXPECT_EQ(pkt.l3_offset, frame4.size() - ip4.size());
+    const auto frame6 = testing::behind_link_header(link, ip6);
+    ASSERT_EQ(parse(frame6, pkt, link), ParseStatus::ok);
+    EXPECT_EQ(pkt.key6, key6);
+  }
+}
+
+// BSD NULL carries the address family in the capturing host's byte order, either one; PPP may omit the
+// HDLC address and control bytes and shorten the protocol to one byte (RFC 1661 section 6.5, 6.6).
+TEST(Parser, BsdNullInEitherByteOrderAndCompressedPppHeaders) {
+  FrameSpec spec = FrameSpec::tcp4(kTcpKey, tcpflag::kAck);
+  spec.ethernet = false;
+  const auto ip = build_frame(spec);
+  ParsedPacket pkt;
+  for (const std::vector<std::uint8_t>& header : {std::vector<std::uint8_t>{2, 0, 0, 0}, std::vector<std::uint8_t>{0, 0, 0, 2}}) {
+    auto frame = header;
+    frame.insert(frame.end(), ip.begin(), ip.end());
+    ASSERT_EQ(parse(frame, pkt, LinkType::bsd_null), ParseStatus::ok);
+    EXPECT_EQ(pkt.key4, kTcpKey);
+  }
+  for (const std::vector<std::uint8_t>& header :
+       {std::vector<std::uint8_t>{0x00, 0x21}, std::vector<std::uint8_t>{0x21}, std::vector<std::uint8_t>{0xff, 0x03, 0x21}}) {
+    auto frame = header;
+    frame.insert(frame.end(), ip.begin(), ip.end());
+    ASSERT_EQ(parse(frame, pkt, LinkType::ppp), ParseStatus::ok);
+    EXPECT_EQ(pkt.key4, kTcpKey);
+    EXPECT_EQ(pkt.l3_offset, header.size());
+  }
 }
 
 TEST(Parser, Ipv4OptionsAreSkipped) {

@@ -2,18 +2,14 @@
 #pragma once
 
 #include "flowtrack/aging/clock.hpp"
-#include "flowtrack/nf/nf_packet.hpp"
+#include "flowtrack/nf/network_function.hpp"
 
 namespace flowtrack {
 
 class Forwarder {
  public:
-  Verdict process(NfPacket&, Nanos) {
-    ++counters_.forwarded;
-    ++counters_.passed;
-    return Verdict::forward;
-  }
-  std::size_t expire(Nanos, std::size_t = 0) { return 0; }
+  Verdict process(NfPacket&, Nanos) { return counters_.pass(); }
+  std::size_t expire(Nanos, std::size_t = kDefaultExpireBudget) { return 0; }
   const NfCounters& counters() const { return counters_; }
 
  private:

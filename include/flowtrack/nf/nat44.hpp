@@ -58,7 +58,7 @@
 #include "flowtrack/nf/fragment_hold.hpp"
 #include "flowtrack/nf/icmp_answer.hpp"
 #include "flowtrack/nf/nat44_config.hpp"
-#include "flowtrack/nf/nf_packet.hpp"
+#include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/nf/port_allocator.hpp"
 #include "flowtrack/packet/bytes.hpp"
 #include "flowtrack/packet/rewrite.hpp"
@@ -89,7 +89,7 @@ class Nat44 {
   Nat44(const NatConfig& config, unsigned core, unsigned cores, Nanos start = 0);
 
   Verdict process(NfPacket& packet, Nanos now);
-  std::size_t expire(Nanos now, std::size_t budget = 4096);
+  std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget);
   // Hands out the held fragments whose first fragment has since been translated, translated too:
   // emit(std::span<const std::uint8_t> frame, std::uint32_t wire_length) for each (nf_packet.hpp).
   template <class Emit>
@@ -138,6 +138,16 @@ class Nat44 {
   // Each returns forward once it has translated the packet (process() counts it), else a counted drop.
   Verdict outbound(NfPacket& packet, const FlowKeyV4& key, Nanos now);
   Verdict inbound(NfPacket& packet, const FlowKeyV4& key, Nanos now);
+  // A connection's first packet, out of line: the mapping (found or made), the session. An empty match
+  // when refused, with the packet's verdict in `refused` (a counted drop, or an ICMP answer).
+  [[gnu::noinline]] ConnMatch open_outbound(NfPacket& packet, const FlowKeyV4& key, std::uint32_t hash, Nanos now,
+                                            Verdict& refused);
+  [[gnu::noinline]] ConnMatch open_inbound(const NfPacket& packet, const FlowKeyV4& key, std::uint32_t hash, Nanos now,
+                                           Verdict& refused);
+  // The address-dependent filter's key: a mapping and a remote address it has sent to.
+  static std::uint64_t remote_key(std::uint32_t mapping, std::uint32_t remote_addr) {
+    return (std::uint64_t{mapping} << 32) | remote_addr;
+  }
   Verdict icmp_error(NfPacket& packet);
   // A fragment other than the first: translated as its first fragment was, else held for it.
   Verdict later_fragment(NfPacket& packet, Nanos now);
@@ -154,16 +164,6 @@ class Nat44 {
   void translate(NfPacket& packet, const NatSession& s, Direction direction);
   static void set_source(NfPacket& packet, std::uint32_t addr, std::uint16_t port);
   static void set_destination(NfPacket& packet, std::uint32_t addr, std::uint16_t port);
-  Verdict forward_rewritten() {
-    ++counters_.rewritten;
-    ++counters_.forwarded;
-    return Verdict::forward;
-  }
-  Verdict pass() {
-    ++counters_.passed;
-    ++counters_.forwarded;
-    return Verdict::forward;
-  }
 
   NatConfig config_;
   std::uint32_t inside_net_, inside_mask_;  // host order

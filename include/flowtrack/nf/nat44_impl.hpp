@@ -55,11 +55,11 @@ template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
 Verdict Nat44<Table, Aging>::process(NfPacket& packet, Nanos now) {
   const ParsedPacket& p = packet.parsed;
-  if (p.ip_version != 4) return pass();
+  if (p.ip_version != 4) return counters_.pass();
   const FlowKeyV4& key = p.key4;
   const bool out = is_inside(key.src_addr) && !is_inside(key.dst_addr);
   const bool in = !out && is_public(key.dst_addr);
-  if (!out && !in) return pass();
+  if (!out && !in) return counters_.pass();
   if (p.fragment_offset != 0) return later_fragment(packet, now);
   Verdict verdict;
   if (p.icmp_is_error) verdict = icmp_error(packet);
@@ -67,7 +67,7 @@ Verdict Nat44<Table, Aging>::process(NfPacket& packet, Nanos now) {
   else verdict = out ? outbound(packet, key, now) : inbound(packet, key, now);
   if (verdict != Verdict::forward) return verdict;
   if (p.is_fragment && !remember_first_fragment(packet, now)) return counters_.drop(NfDrop::fragment_full);
-  return forward_rewritten();
+  return counters_.rewrite();
 }
 
 template <FlowTable Table, AgingPolicy Aging>
@@ -83,7 +83,7 @@ Verdict Nat44<Table, Aging>::later_fragment(NfPacket& packet, Nanos now) {
   const FragmentKey key = FragmentKey::of(packet.parsed);
   if (const FragmentTranslation* t = fragments_.find(key, now)) {
     rewrite_addresses(packet.frame, packet.parsed, *t);
-    return forward_rewritten();
+    return counters_.rewrite();
   }
   if (!held_.hold(packet, key, now)) return counters_.drop(NfDrop::fragment_full);
   return Verdict::held;
@@ -196,43 +196,9 @@ Verdict Nat44<Table, Aging>::outbound(NfPacket& packet, const FlowKeyV4& key, Na
   const std::uint32_t hash = flow_hash(key);
   ConnMatch match = sessions_.find(key, hash);
   if (!match) {
-    // Hairpinning: the destination is a public endpoint of this NAT; the session leads to its inside host.
-    std::uint32_t peer = kNone;
-    if (is_public(key.dst_addr)) {
-      const auto it = by_external_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
-      if (it == by_external_.end()) return counters_.drop(NfDrop::no_mapping);
-      peer = it->second;
-    }
-    NfDrop refusal = NfDrop::no_port;
-    const std::uint32_t id = find_or_create_mapping(key, now, refusal);
-    if (id == kNone) return refuse(packet, refusal);
-    const NatMapping& m = mappings_[id];
-    FlowKeyV4 reply = key;  // what the remote (or the hairpinned peer) sends back
-    if (peer != kNone) {
-      reply.src_addr = mappings_[peer].inside_addr;
-      reply.src_port = mappings_[peer].inside_port;
-    } else {
-      reply.src_addr = key.dst_addr;
-      reply.src_port = key.dst_port;
-    }
-    reply.dst_addr = m.external_addr;
-    reply.dst_port = m.external_port;
-    if (packet.parsed.icmp_is_query) {
-      // A query has one identifier for both ends: the one its answerer sees, which is the external
-      // identifier, or for a hairpin the peer's inside identifier (the last one translate() writes).
-      reply.src_port = reply.dst_port = peer != kNone ? mappings_[peer].inside_port : m.external_port;
-    }
-    const CreateResult created = sessions_.create(key, hash, reply, flow_hash(reply), key.protocol, now);
-    if (created.status != CreateStatus::created) {
-      drop_mapping_if_unused(id, now);
-      return counters_.drop(created.status == CreateStatus::full ? NfDrop::table_full : NfDrop::tuple_conflict);
-    }
-    match = created.match;
-    sessions_.payload(match.conn) = {id, peer};
-    ++mappings_[id].sessions;
-    if (peer != kNone) ++mappings_[peer].sessions;
-    if (config_.filtering == NatFiltering::address_dependent) ++remotes_[(std::uint64_t{id} << 32) | reply.src_addr];
-    ++counters_.connections_created;
+    Verdict refused = Verdict::drop;
+    match = open_outbound(packet, key, hash, now, refused);
+    if (!match) return refused;
   }
   translate(packet, sessions_.payload(match.conn), match.direction);
   sessions_.update(match, packet.parsed, packet.wire_length, now);
@@ -241,36 +207,99 @@ Verdict Nat44<Table, Aging>::outbound(NfPacket& packet, const FlowKeyV4& key, Na
 
 template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
+ConnMatch Nat44<Table, Aging>::open_outbound(NfPacket& packet, const FlowKeyV4& key, std::uint32_t hash, Nanos now,
+                                            Verdict& refused) {
+  // Hairpinning: the destination is a public endpoint of this NAT; the session leads to its inside host.
+  std::uint32_t peer = kNone;
+  if (is_public(key.dst_addr)) {
+    const auto it = by_external_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
+    if (it == by_external_.end()) {
+      refused = counters_.drop(NfDrop::no_mapping);
+      return {};
+    }
+    peer = it->second;
+  }
+  NfDrop refusal = NfDrop::no_port;
+  const std::uint32_t id = find_or_create_mapping(key, now, refusal);
+  if (id == kNone) {
+    refused = refuse(packet, refusal);
+    return {};
+  }
+  const NatMapping& m = mappings_[id];
+  FlowKeyV4 reply = key;  // what the remote (or the hairpinned peer) sends back
+  if (peer != kNone) {
+    reply.src_addr = mappings_[peer].inside_addr;
+    reply.src_port = mappings_[peer].inside_port;
+  } else {
+    reply.src_addr = key.dst_addr;
+    reply.src_port = key.dst_port;
+  }
+  reply.dst_addr = m.external_addr;
+  reply.dst_port = m.external_port;
+  if (packet.parsed.icmp_is_query) {
+    // A query has one identifier for both ends: the one its answerer sees, which is the external
+    // identifier, or for a hairpin the peer's inside identifier (the last one translate() writes).
+    reply.src_port = reply.dst_port = peer != kNone ? mappings_[peer].inside_port : m.external_port;
+  }
+  const CreateResult created = sessions_.create(key, hash, reply, flow_hash(reply), key.protocol, now);
+  if (created.status != CreateStatus::created) {
+    drop_mapping_if_unused(id, now);
+    refused = counters_.drop(created.status == CreateStatus::full ? NfDrop::table_full : NfDrop::tuple_conflict);
+    return {};
+  }
+  sessions_.payload(created.match.conn) = {id, peer};
+  ++mappings_[id].sessions;
+  if (peer != kNone) ++mappings_[peer].sessions;
+  if (config_.filtering == NatFiltering::address_dependent) ++remotes_[remote_key(id, reply.src_addr)];
+  ++counters_.connections_created;
+  return created.match;
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
 Verdict Nat44<Table, Aging>::inbound(NfPacket& packet, const FlowKeyV4& key, Nanos now) {
   const std::uint32_t hash = flow_hash(key);
   ConnMatch match = sessions_.find(key, hash);
   if (!match) {
-    const auto it = by_external_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
-    if (it == by_external_.end()) return counters_.drop(NfDrop::no_mapping);
-    const std::uint32_t id = it->second;
-    if (config_.filtering == NatFiltering::address_dependent &&
-        !remotes_.contains((std::uint64_t{id} << 32) | key.src_addr)) {
-      return counters_.drop(NfDrop::filtered);
-    }
-    const NatMapping& m = mappings_[id];
-    FlowKeyV4 original = key;  // the session as if the inside host had opened it
-    original.src_addr = m.inside_addr;
-    original.src_port = m.inside_port;
-    original.dst_addr = key.src_addr;
-    original.dst_port = packet.parsed.icmp_is_query ? m.inside_port : key.src_port;
-    const CreateResult created = sessions_.create(original, flow_hash(original), key, hash, key.protocol, now);
-    if (created.status != CreateStatus::created) {
-      return counters_.drop(created.status == CreateStatus::full ? NfDrop::table_full : NfDrop::tuple_conflict);
-    }
-    sessions_.payload(created.match.conn) = {id, kNone};
-    ++mappings_[id].sessions;
-    if (config_.filtering == NatFiltering::address_dependent) ++remotes_[(std::uint64_t{id} << 32) | key.src_addr];
-    ++counters_.connections_created;
-    match = {created.match.conn, Direction::reply};
+    Verdict refused = Verdict::drop;
+    match = open_inbound(packet, key, hash, now, refused);
+    if (!match) return refused;
   }
   translate(packet, sessions_.payload(match.conn), match.direction);
   sessions_.update(match, packet.parsed, packet.wire_length, now);
   return Verdict::forward;
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+ConnMatch Nat44<Table, Aging>::open_inbound(const NfPacket& packet, const FlowKeyV4& key, std::uint32_t hash, Nanos now,
+                                           Verdict& refused) {
+  const auto it = by_external_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
+  if (it == by_external_.end()) {
+    refused = counters_.drop(NfDrop::no_mapping);
+    return {};
+  }
+  const std::uint32_t id = it->second;
+  if (config_.filtering == NatFiltering::address_dependent && !remotes_.contains(remote_key(id, key.src_addr))) {
+    refused = counters_.drop(NfDrop::filtered);
+    return {};
+  }
+  const NatMapping& m = mappings_[id];
+  FlowKeyV4 original = key;  // the session as if the inside host had opened it
+  original.src_addr = m.inside_addr;
+  original.src_port = m.inside_port;
+  original.dst_addr = key.src_addr;
+  original.dst_port = packet.parsed.icmp_is_query ? m.inside_port : key.src_port;
+  const CreateResult created = sessions_.create(original, flow_hash(original), key, hash, key.protocol, now);
+  if (created.status != CreateStatus::created) {
+    refused = counters_.drop(created.status == CreateStatus::full ? NfDrop::table_full : NfDrop::tuple_conflict);
+    return {};
+  }
+  sessions_.payload(created.match.conn) = {id, kNone};
+  ++mappings_[id].sessions;
+  if (config_.filtering == NatFiltering::address_dependent) ++remotes_[remote_key(id, key.src_addr)];
+  ++counters_.connections_created;
+  return {created.match.conn, Direction::reply};
 }
 
 template <FlowTable Table, AgingPolicy Aging>
@@ -324,7 +353,7 @@ std::size_t Nat44<Table, Aging>::expire(Nanos now, std::size_t budget) {
   const std::size_t n = sessions_.expire(now, budget, [&](ConnId, const auto& connection) {
     const NatSession& s = connection.payload;
     if (config_.filtering == NatFiltering::address_dependent) {
-      const std::uint64_t remote = (std::uint64_t{s.mapping} << 32) | connection.reply.src_addr;
+      const std::uint64_t remote = remote_key(s.mapping, connection.reply.src_addr);
       if (auto it = remotes_.find(remote); it != remotes_.end() && --it->second == 0) remotes_.erase(it);
     }
     for (const std::uint32_t id : {s.mapping, s.hairpin_mapping}) {

@@ -59,9 +59,20 @@ struct NfCounters {
   std::uint64_t connections_expired = 0;
   std::array<std::uint64_t, kNfDropCount> drops{};
 
+  // Each counts one packet and returns its verdict, so a function ends a path with `return counters_.x()`.
   Verdict drop(NfDrop reason) {
     ++drops[static_cast<std::size_t>(reason)];
     return Verdict::drop;
+  }
+  Verdict pass() {
+    ++passed;
+    ++forwarded;
+    return Verdict::forward;
+  }
+  Verdict rewrite() {
+    ++rewritten;
+    ++forwarded;
+    return Verdict::forward;
   }
 };
 

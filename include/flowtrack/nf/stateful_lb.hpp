@@ -30,6 +30,7 @@
 // Packets that are neither to a service nor of a tracked connection pass untouched.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -39,7 +40,7 @@
 #include "flowtrack/conntrack/conn_tracker.hpp"
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
-#include "flowtrack/nf/nf_packet.hpp"
+#include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
 #include "flowtrack/nf/stateful_lb_config.hpp"
 #include "flowtrack/packet/rewrite.hpp"
@@ -62,58 +63,31 @@ class StatefulLb {
       : config_(config),
         tracker_(config.max_connections, config.timeouts, {.tick = 100 * kNanosPerMilli, .levels = 4, .start = start}),
         rng_(config.seed) {
-    for (const ServiceConfig& s : config.services) services_.emplace_back(s, config.maglev_size);
+    for (const ServiceConfig& s : config.services) {
+      service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), static_cast<std::uint32_t>(services_.size()));
+      services_.emplace_back(s, config.maglev_size);
+    }
     sort_pool_changes(config_.changes);
     if (const auto problem = check_pool_changes(config_.changes, config.services, config.maglev_size)) {
       throw std::invalid_argument(fmt::format("lb: change {}: {}: {}", problem->index, problem->key, problem->problem));
     }
   }
 
+  // The established path: one lookup, the rewrite the connection was given, the tracker's update. A
+  // packet of no tracked connection takes open() first.
   Verdict process(NfPacket& packet, Nanos now) {
     if (now >= next_change_at_) apply_due_changes(now);
     const ParsedPacket& p = packet.parsed;
-    if (p.ip_version != 4 || !p.has_ports) return pass();
-    const FlowKeyV4& key = p.key4;
-    const std::uint32_t hash = flow_hash(key);
-    ConnMatch match = tracker_.find(key, hash);
+    if (p.ip_version != 4 || !p.has_ports) return counters_.pass();
+    const std::uint32_t hash = flow_hash(p.key4);
+    ConnMatch match = tracker_.find(p.key4, hash);
     if (!match) {
-      const std::uint32_t service = service_of(key);
-      if (service == kNoService) {
-        if (config_.stateless_when_full && restore_untracked_reply(packet)) return rewritten();
-        return pass();
-      }
-      const bool lost_state = key.protocol == ipproto::kTcp && (p.tcp_flags & tcpflag::kSyn) == 0;
-      if (lost_state && config_.non_syn_first == NonSynFirst::drop) return counters_.drop(NfDrop::non_syn_first);
-      Service& svc = services_[service];
-      const bool consistent = lost_state && config_.non_syn_first == NonSynFirst::consistent;
-      const std::uint32_t backend = svc.choose(consistent ? LbPolicy::maglev : config_.policy, hash, rng_);
-      if (backend == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);
-      const BackendConfig& b = svc.backends()[backend].config;
-      FlowKeyV4 reply = key;  // what the backend's answers carry
-      reply.src_addr = b.address;
-      reply.dst_addr = key.src_addr;
-      reply.src_port = b.port != 0 ? b.port : key.dst_port;
-      reply.dst_port = key.src_port;
-      const CreateResult created = tracker_.create(key, hash, reply, flow_hash(reply), key.protocol, now);
-      if (created.status == CreateStatus::full) {
-        if (!config_.stateless_when_full) return counters_.drop(NfDrop::table_full);
-        const std::uint32_t fallback = svc.choose(LbPolicy::maglev, hash, rng_);
-        if (fallback == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);
-        to_backend(packet, svc.backends()[fallback].config);
-        return rewritten();
-      }
-      if (created.status == CreateStatus::reply_taken) return counters_.drop(NfDrop::tuple_conflict);
-      match = created.match;
-      if (created.status == CreateStatus::created) {
-        tracker_.payload(match.conn) = {service, backend};
-        Backend& chosen = svc.backends()[backend];
-        ++chosen.connections;
-        ++chosen.total_connections;
-        ++counters_.connections_created;
-      }
+      const Opening opening = open(packet, hash, now);
+      if (!opening.match) return opening.verdict;
+      match = opening.match;
     }
     const LbAssignment a = tracker_.payload(match.conn);
-    Service& svc = services_[a.service];
+    const Service& svc = services_[a.service];
     if (match.direction == Direction::original) {
       to_backend(packet, svc.backends()[a.backend].config);
     } else {
@@ -121,11 +95,11 @@ class StatefulLb {
       rewrite_src_port(packet.frame, p, svc.config().port);
     }
     tracker_.update(match, p, packet.wire_length, now);
-    return rewritten();
+    return counters_.rewrite();
   }
 
   // Ages connections out; their backends' live counts drop.
-  std::size_t expire(Nanos now, std::size_t budget = 4096) {
+  std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget) {
     const std::size_t n = tracker_.expire(now, budget, [&](ConnId, const auto& connection) {
       const LbAssignment a = connection.payload;
       --services_[a.service].backends()[a.backend].connections;
@@ -144,12 +118,57 @@ class StatefulLb {
  private:
   static constexpr std::uint32_t kNoService = LbAssignment::kNone;
 
-  std::uint32_t service_of(const FlowKeyV4& key) const {
-    for (std::uint32_t i = 0; i < services_.size(); ++i) {
-      const ServiceConfig& s = services_[i].config();
-      if (s.vip == key.dst_addr && s.port == key.dst_port && s.protocol == key.protocol) return i;
+  // What open() did with a connection's first packet: a match to continue on the established path, or
+  // no match and the packet's final verdict (passed, dropped, or forwarded without state).
+  struct Opening {
+    ConnMatch match;
+    Verdict verdict = Verdict::drop;
+  };
+
+  // The first packet of a connection, out of line: the service, the policy's backend, the tracker's
+  // new connection (both tuples), the backend's counts.
+  [[gnu::noinline]] Opening open(NfPacket& packet, std::uint32_t hash, Nanos now) {
+    const ParsedPacket& p = packet.parsed;
+    const FlowKeyV4& key = p.key4;
+    const std::uint32_t service = service_of(key);
+    if (service == kNoService) {
+      if (config_.stateless_when_full && restore_untracked_reply(packet)) return {{}, counters_.rewrite()};
+      return {{}, counters_.pass()};
     }
-    return kNoService;
+    const bool lost_state = key.protocol == ipproto::kTcp && (p.tcp_flags & tcpflag::kSyn) == 0;
+    if (lost_state && config_.non_syn_first == NonSynFirst::drop) return {{}, counters_.drop(NfDrop::non_syn_first)};
+    Service& svc = services_[service];
+    const bool consistent = lost_state && config_.non_syn_first == NonSynFirst::consistent;
+    const std::uint32_t backend = svc.choose(consistent ? LbPolicy::maglev : config_.policy, hash, rng_);
+    if (backend == Service::kNoBackend) return {{}, counters_.drop(NfDrop::no_backend)};
+    const BackendConfig& b = svc.backends()[backend].config;
+    FlowKeyV4 reply = key;  // what the backend's answers carry
+    reply.src_addr = b.address;
+    reply.dst_addr = key.src_addr;
+    reply.src_port = b.port != 0 ? b.port : key.dst_port;
+    reply.dst_port = key.src_port;
+    const CreateResult created = tracker_.create(key, hash, reply, flow_hash(reply), key.protocol, now);
+    if (created.status == CreateStatus::full) {
+      if (!config_.stateless_when_full) return {{}, counters_.drop(NfDrop::table_full)};
+      const std::uint32_t fallback = svc.choose(LbPolicy::maglev, hash, rng_);
+      if (fallback == Service::kNoBackend) return {{}, counters_.drop(NfDrop::no_backend)};
+      to_backend(packet, svc.backends()[fallback].config);
+      return {{}, counters_.rewrite()};
+    }
+    if (created.status == CreateStatus::reply_taken) return {{}, counters_.drop(NfDrop::tuple_conflict)};
+    if (created.status == CreateStatus::created) {
+      tracker_.payload(created.match.conn) = {service, backend};
+      Backend& chosen = svc.backends()[backend];
+      ++chosen.connections;
+      ++chosen.total_connections;
+      ++counters_.connections_created;
+    }
+    return {created.match, Verdict::forward};
+  }
+
+  std::uint32_t service_of(const FlowKeyV4& key) const {
+    const auto it = service_index_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
+    return it == service_index_.end() ? kNoService : it->second;
   }
 
   // A packet of no connection from a backend's endpoint: the reply of a connection forwarded without
@@ -190,20 +209,11 @@ class StatefulLb {
     if (b.port != 0) rewrite_dst_port(packet.frame, packet.parsed, b.port);
   }
 
-  Verdict pass() {
-    ++counters_.passed;
-    ++counters_.forwarded;
-    return Verdict::forward;
-  }
-  Verdict rewritten() {
-    ++counters_.rewritten;
-    ++counters_.forwarded;
-    return Verdict::forward;
-  }
 
   StatefulLbConfig config_;
   ConnTracker<Table, LbAssignment, Aging> tracker_;
   std::vector<Service> services_;
+  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_index_;  // endpoint_key(vip, port, protocol) -> service
   Random rng_;
   NfCounters counters_;
   // The schedule: config_.changes[next_change_] is the next change due, at origin_ + its `at`, which

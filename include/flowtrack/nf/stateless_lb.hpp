@@ -14,7 +14,7 @@
 
 #include "flowtrack/aging/clock.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
-#include "flowtrack/nf/nf_packet.hpp"
+#include "flowtrack/nf/network_function.hpp"
 
 namespace flowtrack {
 
@@ -31,7 +31,7 @@ class StatelessLb {
   explicit StatelessLb(const StatelessLbConfig& config);
 
   Verdict process(NfPacket& packet, Nanos now);
-  std::size_t expire(Nanos, std::size_t = 0) { return 0; }
+  std::size_t expire(Nanos, std::size_t = kDefaultExpireBudget) { return 0; }
 
   // Backend changes go through the services; call reindex() after adding or removing backends.
   std::vector<Service>& services() { return services_; }

@@ -25,7 +25,7 @@
 
 #include "flowtrack/aging/clock.hpp"
 #include "flowtrack/io/packet_store.hpp"
-#include "flowtrack/nf/nf_packet.hpp"
+#include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/runtime/cpu.hpp"
 #include "flowtrack/packet/parser.hpp"
 #include "flowtrack/runtime/rss_steering.hpp"
@@ -44,7 +44,7 @@ struct WorkerResult {
   std::map<std::string, std::uint64_t> backends;  // name -> connections (lb) or packets (slb)
 };
 
-template <class Nf>
+template <NetworkFunction Nf>
 void run_worker(Nf& nf, const PacketStore& queue, WorkerResult& result) {
   std::array<std::uint8_t, 65536> scratch;
   result.out = PacketStore(queue.link_type());
@@ -68,7 +68,7 @@ void run_worker(Nf& nf, const PacketStore& queue, WorkerResult& result) {
       result.out.append(p.frame, packet.timestamp_ns, p.wire_length);
       ++(verdict == Verdict::forward ? result.forwarded : result.replied);
     }
-    if constexpr (requires { nf.release([](std::span<const std::uint8_t>, std::uint32_t) {}); }) {
+    if constexpr (HoldsPackets<Nf>) {
       nf.release([&](std::span<const std::uint8_t> held, std::uint32_t wire_length) {
         result.out.append(held, packet.timestamp_ns, wire_length);
         ++result.forwarded;
@@ -83,7 +83,7 @@ void run_worker(Nf& nf, const PacketStore& queue, WorkerResult& result) {
 enum class NfScaling : std::uint8_t { sharded, spinlock };
 
 // The spinlock scaling's view of the one shared instance, one per worker.
-template <class Nf>
+template <NetworkFunction Nf>
 class LockedNf {
  public:
   struct Shared {
@@ -98,12 +98,12 @@ class LockedNf {
     std::lock_guard guard(shared_.lock);
     return shared_.nf->process(packet, advance(now));
   }
-  std::size_t expire(Nanos now, std::size_t budget = 4096) {
+  std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget) {
     std::lock_guard guard(shared_.lock);
     return shared_.nf->expire(advance(now), budget);
   }
   template <class Emit>
-    requires requires(Nf& nf, Emit& emit) { nf.release(emit); }
+    requires HoldsPackets<Nf>
   void release(Emit&& emit) {
     std::lock_guard guard(shared_.lock);
     shared_.nf->release(emit);
