@@ -47,6 +47,11 @@ class OthelloBuilder {
   OthelloMessage assign(std::span<const Key> keys, std::span<const std::uint64_t> values);
 
   std::optional<std::uint64_t> value_of(const Key& key) const;
+  // A[ha(k)] xor B[hb(k)] from the control plane's own arrays (value bits; arbitrary for an alien).
+  std::uint64_t lookup(const Key& key) const {
+    const OthelloProbe p = othello_probe(shape_, key);
+    return (payload(p.a) ^ payload(p.b)) & ((1ull << shape_.value_bits) - 1);
+  }
   std::size_t size() const { return keys_.size(); }
   std::uint32_t capacity() const { return capacity_; }
   const OthelloShape& shape() const { return shape_; }
