@@ -20,5 +20,6 @@ void add_table_bench(CLI::App& bench);
 void add_scale_bench(CLI::App& bench);
 void add_aging_bench(CLI::App& bench);
 void add_nf_bench(CLI::App& bench);
+void add_compact_bench(CLI::App& bench);
 
 }  // namespace flowtrack::cli

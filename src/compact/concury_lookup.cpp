@@ -24,10 +24,12 @@ void ConcuryLookup::apply(std::uint32_t index, const ConcuryVipImage& image) {
   for (std::size_t d = 0; d < vip.dips.size(); ++d) store_relaxed(vip.dips[d], image.dips[d]);
 }
 
+// The VIP's guard covers its Othello too (every write to it happens inside the guard's exclusive
+// section), so the Othello is read unguarded and validated once here.
 std::uint16_t ConcuryLookup::read(const Vip& vip, std::uint64_t key) const {
   for (;;) {
     const auto snap = vip.guard->stripes_begin(vip.guard->epoch_begin(), 0, 0);
-    const std::uint16_t dip = load_relaxed(vip.dips[vip.codes->lookup(key)]);
+    const std::uint16_t dip = load_relaxed(vip.dips[vip.codes->value_at(vip.codes->probe(key))]);
     if (vip.guard->read_valid(snap, 0, 0)) return dip;
   }
 }
@@ -36,10 +38,22 @@ std::uint16_t ConcuryLookup::lookup(std::uint32_t vip, std::uint64_t key) const 
 
 void ConcuryLookup::lookup_bulk(std::span<const ConcuryQuery> queries, std::span<std::uint16_t> dips) const {
   constexpr std::size_t kChunk = 32;
+  VersionStripes::Snapshot snaps[kChunk];
+  OthelloProbe probes[kChunk];
   for (std::size_t base = 0; base < queries.size(); base += kChunk) {
     const std::size_t n = std::min(kChunk, queries.size() - base);
-    for (std::size_t i = 0; i < n; ++i) vips_[queries[base + i].vip].codes->prefetch(queries[base + i].key);
-    for (std::size_t i = 0; i < n; ++i) dips[base + i] = read(vips_[queries[base + i].vip], queries[base + i].key);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Vip& vip = vips_[queries[base + i].vip];
+      snaps[i] = vip.guard->stripes_begin(vip.guard->epoch_begin(), 0, 0);
+      probes[i] = vip.codes->probe(queries[base + i].key);
+      vip.codes->prefetch(probes[i]);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const Vip& vip = vips_[queries[base + i].vip];
+      const std::uint16_t dip = load_relaxed(vip.dips[vip.codes->value_at(probes[i])]);
+      // A rewrite of this VIP raced with the burst: read this one again alone.
+      dips[base + i] = vip.guard->read_valid(snaps[i], 0, 0) ? dip : read(vip, queries[base + i].key);
+    }
   }
 }
 

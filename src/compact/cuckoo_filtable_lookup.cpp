@@ -65,8 +65,7 @@ std::optional<std::uint64_t> FiltableLookup<Key>::find(const Key& key) const {
   const std::uint64_t fp_mask = (1ull << shape_.fingerprint_bits) - 1;
   for (;;) {
     const std::uint32_t epoch = stripes_.epoch_begin();
-    FiltableShape shape = shape_;
-    shape.seed = load_relaxed(shape_.seed);
+    const FiltableShape shape = current_shape();
     const FiltableProbe p = filtable_probe(shape, key);
     const std::uint32_t s0 = stripes_.stripe_of(p.bucket[0]), s1 = stripes_.stripe_of(p.bucket[1]);
     const auto snap = stripes_.stripes_begin(epoch, s0, s1);
@@ -92,8 +91,7 @@ void FiltableLookup<Key>::find_bulk(std::span<const Key> keys, std::span<std::op
   constexpr std::size_t kChunk = 32;
   for (std::size_t base = 0; base < keys.size(); base += kChunk) {
     const std::size_t n = std::min(kChunk, keys.size() - base);
-    FiltableShape shape = shape_;
-    shape.seed = load_relaxed(shape_.seed);
+    const FiltableShape shape = current_shape();
     for (std::size_t i = 0; i < n; ++i) {
       const FiltableProbe p = filtable_probe(shape, keys[base + i]);
       __builtin_prefetch(level1_.address_of(p.bucket[0] * kFiltableSlots));

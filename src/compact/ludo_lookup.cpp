@@ -96,7 +96,7 @@ std::uint32_t LudoLookup<Key>::seed_of(std::uint32_t bucket) const {
   const auto seed = static_cast<std::uint32_t>(seeds_.get(bucket));
   if (seed != shape_.overflow_marker()) return seed;
   const auto overflow_buckets = static_cast<std::uint32_t>(overflow_.size() / kLudoSlots);
-  const std::uint64_t h = seeded_hash(std::uint64_t{bucket}, shape_.bucket_seed);
+  const std::uint64_t h = seeded_hash(std::uint64_t{bucket}, load_relaxed(shape_.bucket_seed));
   for (const std::uint32_t ob : {reduce(low_half(h), overflow_buckets), reduce(high_half(h), overflow_buckets)}) {
     for (std::size_t s = 0; s < kLudoSlots; ++s) {
       const std::uint32_t entry = load_relaxed(overflow_[ob * kLudoSlots + s]);

@@ -110,6 +110,11 @@ class FiltableLookup {
 
  private:
   std::optional<std::uint64_t> find_level2(const Key& key) const;
+  // The seed changes under readers (a same-geometry image); it is read with a relaxed atomic load, the
+  // other fields (fixed but for images of another geometry) plainly.
+  FiltableShape current_shape() const {
+    return {load_relaxed(shape_.seed), shape_.buckets, shape_.level2_slots, shape_.fingerprint_bits, shape_.value_bits};
+  }
 
   FiltableShape shape_;
   PackedCells level1_;

@@ -105,10 +105,21 @@ class OthelloLookup {
   // Brings the key's two cells towards the cache (bulk lookups of structures built on Othello).
   template <CompactKey Key>
   void prefetch(const Key& key) const {
-    const OthelloProbe p = othello_probe(current_shape(), key);
+    prefetch(othello_probe(current_shape(), key));
+  }
+  void prefetch(const OthelloProbe& p) const {
     __builtin_prefetch(cells_.address_of(p.a));
     __builtin_prefetch(cells_.address_of(p.b));
   }
+
+  // Unguarded access, for an owner that guards every write itself (its only writes are whole images
+  // applied inside its own exclusive section, as ConcuryLookup's are) and validates its readers: the
+  // key's probe (hash and cells) and the value at a probe, without this structure's stripes.
+  template <CompactKey Key>
+  OthelloProbe probe(const Key& key) const {
+    return othello_probe(current_shape(), key);
+  }
+  std::uint64_t value_at(const OthelloProbe& p) const { return value_of(read_at(p)); }
 
   OthelloImage image() const { return {shape_, cells_}; }  // with no concurrent writer
   const OthelloShape& shape() const { return shape_; }    // with no concurrent writer
@@ -124,8 +135,13 @@ class OthelloLookup {
   // The seed is the one shape field a same-geometry image changes under readers; it is read inside the
   // epoch with a relaxed atomic load.
   OthelloShape current_shape() const {
-    OthelloShape s = shape_;
+    OthelloShape s;  // field by field: a plain copy would read the seed non-atomically
     s.seed = load_relaxed(shape_.seed);
+    s.size_a = shape_.size_a;
+    s.size_b = shape_.size_b;
+    s.value_bits = shape_.value_bits;
+    s.fingerprint_bits = shape_.fingerprint_bits;
+    s.emptiness = shape_.emptiness;
     return s;
   }
 
