@@ -103,6 +103,27 @@ std::uint64_t count_wrong(const Workload& w, Read&& read) {
 
 double bits_per_key(std::size_t bytes, std::size_t keys) { return static_cast<double>(bytes) * 8 / static_cast<double>(keys); }
 
+// Construction by inserting every key in turn (the control plane's serial construction).
+template <class Builder>
+double insert_all(Builder& builder, const Workload& w) {
+  return seconds_of([&] {
+    for (std::size_t i = 0; i < w.keys.size(); ++i) builder.insert(w.keys[i], w.values[i]);
+  });
+}
+
+// Lookups and wrong answers of a structure answering lookup(key) -> value (Othello, Ludo).
+template <class Lookup>
+void measure_value_lookups(CompactRep& r, const Lookup& lookup, const Workload& w) {
+  time_lookups(
+      r, [&](std::size_t q) { return lookup.lookup(w.query_keys[q]); },
+      [&](std::size_t q) {
+        std::array<std::uint64_t, kBurst> out;
+        lookup.lookup_bulk(std::span(w.query_keys).subspan(q, kBurst), out);
+        return out[0];
+      });
+  r.wrong_answers = count_wrong(w, [&](std::size_t i) { return lookup.lookup(w.keys[i]); });
+}
+
 CompactRep run_othello(const CompactBenchSetup& s, const Workload& w) {
   CompactRep r;
   OthelloConfig c;
@@ -115,14 +136,7 @@ CompactRep run_othello(const CompactBenchSetup& s, const Workload& w) {
   r.bytes = lookup.array_bytes();
   r.bits_per_key = bits_per_key(r.bytes, s.keys);
   r.formula_bits_per_key = 2.33 * s.value_bits;
-  time_lookups(
-      r, [&](std::size_t q) { return lookup.lookup(w.query_keys[q]); },
-      [&](std::size_t q) {
-        std::array<std::uint64_t, kBurst> out;
-        lookup.lookup_bulk(std::span(w.query_keys).subspan(q, kBurst), out);
-        return out[0];
-      });
-  r.wrong_answers = count_wrong(w, [&](std::size_t i) { return lookup.lookup(w.keys[i]); });
+  measure_value_lookups(r, lookup, w);
   const std::size_t rebuilds = builder.rebuilds();
   r.update_mops = time_updates(builder, lookup, w, (1ull << s.value_bits) - 1);
   r.extra["rebuilds_during_updates"] = builder.rebuilds() - rebuilds;
@@ -137,9 +151,7 @@ CompactRep run_ludo(const CompactBenchSetup& s, const Workload& w) {
   c.seed_bits = s.seed_bits;
   c.seed = s.seed;
   LudoBuilder<std::uint64_t> builder(c);
-  r.build_seconds = seconds_of([&] {
-    for (std::size_t i = 0; i < s.keys; ++i) builder.insert(w.keys[i], w.values[i]);
-  });
+  r.build_seconds = insert_all(builder, w);
   LudoLookup<std::uint64_t> lookup(builder.export_image());
   r.bytes = lookup.array_bytes();
   r.bits_per_key = bits_per_key(r.bytes, s.keys);
@@ -155,14 +167,7 @@ CompactRep run_ludo(const CompactBenchSetup& s, const Workload& w) {
   r.extra["formula_measured_overflow"] =
       (2.33 * slots + s.seed_bits * buckets + 37 * overflow_rate * buckets + s.value_bits * slots) / n;
   r.extra["cuckoo_moves_per_insert"] = static_cast<double>(builder.moves()) / n;
-  time_lookups(
-      r, [&](std::size_t q) { return lookup.lookup(w.query_keys[q]); },
-      [&](std::size_t q) {
-        std::array<std::uint64_t, kBurst> out;
-        lookup.lookup_bulk(std::span(w.query_keys).subspan(q, kBurst), out);
-        return out[0];
-      });
-  r.wrong_answers = count_wrong(w, [&](std::size_t i) { return lookup.lookup(w.keys[i]); });
+  measure_value_lookups(r, lookup, w);
   r.update_mops = time_updates(builder, lookup, w, (1ull << s.value_bits) - 1);
   return r;
 }
@@ -175,9 +180,7 @@ CompactRep run_filtable(const CompactBenchSetup& s, const Workload& w) {
   c.fingerprint_bits = s.fingerprint_bits;
   c.seed = s.seed;
   FiltableBuilder<std::uint64_t> builder(c);
-  r.build_seconds = seconds_of([&] {
-    for (std::size_t i = 0; i < s.keys; ++i) builder.insert(w.keys[i], w.values[i]);
-  });
+  r.build_seconds = insert_all(builder, w);
   FiltableLookup<std::uint64_t> lookup(builder.export_image());
   r.bytes = lookup.array_bytes();
   r.bits_per_key = bits_per_key(r.bytes, s.keys);

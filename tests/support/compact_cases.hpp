@@ -25,64 +25,67 @@ Key compact_key(std::uint64_t n) {
   }
 }
 
-template <class KeyT>
-struct OthelloCase {
+// What every case shares: export a lookup structure, compare it with a fresh export.
+template <class BuilderT, class LookupT>
+struct CaseCommon {
+  using Builder = BuilderT;
+  using Lookup = LookupT;
+  static std::unique_ptr<Lookup> export_lookup(const Builder& b) { return std::make_unique<Lookup>(b.export_image()); }
+  static bool identical(const Lookup& l, const Builder& b) { return l.image() == b.export_image(); }
+};
+
+// Structures answering lookup(key) -> value (Othello, Ludo).
+template <class KeyT, class BuilderT, class LookupT>
+struct ValueCase : CaseCommon<BuilderT, LookupT> {
   using Key = KeyT;
-  using Builder = compact::OthelloBuilder<Key>;
-  using Lookup = compact::OthelloLookup;
-  static Builder make(std::uint32_t capacity, unsigned value_bits, std::uint64_t seed) {
+  static std::uint64_t read(const LookupT& l, const Key& k) { return l.lookup(k); }
+  static void read_bulk(const LookupT& l, std::span<const Key> keys, std::span<std::uint64_t> out) {
+    l.lookup_bulk(keys, out);
+  }
+};
+
+template <class KeyT>
+struct OthelloCase : ValueCase<KeyT, compact::OthelloBuilder<KeyT>, compact::OthelloLookup> {
+  static compact::OthelloBuilder<KeyT> make(std::uint32_t capacity, unsigned value_bits, std::uint64_t seed) {
     compact::OthelloConfig c;
     c.capacity = capacity;
     c.value_bits = value_bits;
     c.emptiness = true;
     c.seed = seed;
-    return Builder(c);
+    return compact::OthelloBuilder<KeyT>(c);
   }
-  static std::unique_ptr<Lookup> export_lookup(const Builder& b) { return std::make_unique<Lookup>(b.export_image()); }
-  static std::uint64_t read(const Lookup& l, const Key& k) { return l.lookup(k); }
-  static void read_bulk(const Lookup& l, std::span<const Key> keys, std::span<std::uint64_t> out) { l.lookup_bulk(keys, out); }
-  static bool identical(const Lookup& l, const Builder& b) { return l.image() == b.export_image(); }
 };
 
 template <class KeyT>
-struct FiltableCase {
+struct LudoCase : ValueCase<KeyT, compact::LudoBuilder<KeyT>, compact::LudoLookup<KeyT>> {
+  static compact::LudoBuilder<KeyT> make(std::uint32_t capacity, unsigned value_bits, std::uint64_t seed) {
+    compact::LudoConfig c;
+    c.capacity = capacity;
+    c.value_bits = value_bits;
+    c.seed = seed;
+    return compact::LudoBuilder<KeyT>(c);
+  }
+};
+
+// Cuckoo Filtable answers find(key) -> optional; a miss reads as ~0.
+template <class KeyT>
+struct FiltableCase : CaseCommon<compact::FiltableBuilder<KeyT>, compact::FiltableLookup<KeyT>> {
   using Key = KeyT;
-  using Builder = compact::FiltableBuilder<Key>;
   using Lookup = compact::FiltableLookup<Key>;
-  static Builder make(std::uint32_t capacity, unsigned value_bits, std::uint64_t seed) {
+  static compact::FiltableBuilder<Key> make(std::uint32_t capacity, unsigned value_bits, std::uint64_t seed) {
     compact::FiltableConfig c;
     c.capacity = capacity;
     c.value_bits = value_bits;
     c.fingerprint_bits = 8;  // short: collisions (and level 2) happen in small tests too
     c.seed = seed;
-    return Builder(c);
+    return compact::FiltableBuilder<Key>(c);
   }
-  static std::unique_ptr<Lookup> export_lookup(const Builder& b) { return std::make_unique<Lookup>(b.export_image()); }
   static std::uint64_t read(const Lookup& l, const Key& k) { return l.find(k).value_or(~0ull); }
   static void read_bulk(const Lookup& l, std::span<const Key> keys, std::span<std::uint64_t> out) {
     std::vector<std::optional<std::uint64_t>> found(keys.size());
     l.find_bulk(keys, found);
     for (std::size_t i = 0; i < keys.size(); ++i) out[i] = found[i].value_or(~0ull);
   }
-  static bool identical(const Lookup& l, const Builder& b) { return l.image() == b.export_image(); }
-};
-
-template <class KeyT>
-struct LudoCase {
-  using Key = KeyT;
-  using Builder = compact::LudoBuilder<Key>;
-  using Lookup = compact::LudoLookup<Key>;
-  static Builder make(std::uint32_t capacity, unsigned value_bits, std::uint64_t seed) {
-    compact::LudoConfig c;
-    c.capacity = capacity;
-    c.value_bits = value_bits;
-    c.seed = seed;
-    return Builder(c);
-  }
-  static std::unique_ptr<Lookup> export_lookup(const Builder& b) { return std::make_unique<Lookup>(b.export_image()); }
-  static std::uint64_t read(const Lookup& l, const Key& k) { return l.lookup(k); }
-  static void read_bulk(const Lookup& l, std::span<const Key> keys, std::span<std::uint64_t> out) { l.lookup_bulk(keys, out); }
-  static bool identical(const Lookup& l, const Builder& b) { return l.image() == b.export_image(); }
 };
 
 }  // namespace flowtrack::testing
