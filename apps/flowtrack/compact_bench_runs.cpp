@@ -103,6 +103,22 @@ std::uint64_t count_wrong(const Workload& w, Read&& read) {
 
 double bits_per_key(std::size_t bytes, std::size_t keys) { return static_cast<double>(bytes) * 8 / static_cast<double>(keys); }
 
+// A structure's configuration sized for the setup's keys (the fields every compact config has).
+template <class Config>
+Config sized_config(const CompactBenchSetup& s) {
+  Config c;
+  c.capacity = static_cast<std::uint32_t>(s.keys);
+  c.value_bits = s.value_bits;
+  c.seed = s.seed;
+  return c;
+}
+
+template <class Lookup>
+void record_memory(CompactRep& r, const Lookup& lookup, std::size_t keys) {
+  r.bytes = lookup.array_bytes();
+  r.bits_per_key = bits_per_key(r.bytes, keys);
+}
+
 // Construction by inserting every key in turn (the control plane's serial construction).
 template <class Builder>
 double insert_all(Builder& builder, const Workload& w) {
@@ -126,15 +142,11 @@ void measure_value_lookups(CompactRep& r, const Lookup& lookup, const Workload& 
 
 CompactRep run_othello(const CompactBenchSetup& s, const Workload& w) {
   CompactRep r;
-  OthelloConfig c;
-  c.capacity = static_cast<std::uint32_t>(s.keys);
-  c.value_bits = s.value_bits;
-  c.seed = s.seed;
+  OthelloConfig c = sized_config<OthelloConfig>(s);
   OthelloBuilder<std::uint64_t> builder(c);
   r.build_seconds = seconds_of([&] { builder.assign(w.keys, w.values); });
   OthelloLookup lookup(builder.export_image());
-  r.bytes = lookup.array_bytes();
-  r.bits_per_key = bits_per_key(r.bytes, s.keys);
+  record_memory(r, lookup, s.keys);
   r.formula_bits_per_key = 2.33 * s.value_bits;
   measure_value_lookups(r, lookup, w);
   const std::size_t rebuilds = builder.rebuilds();
@@ -145,16 +157,12 @@ CompactRep run_othello(const CompactBenchSetup& s, const Workload& w) {
 
 CompactRep run_ludo(const CompactBenchSetup& s, const Workload& w) {
   CompactRep r;
-  LudoConfig c;
-  c.capacity = static_cast<std::uint32_t>(s.keys);
-  c.value_bits = s.value_bits;
+  LudoConfig c = sized_config<LudoConfig>(s);
   c.seed_bits = s.seed_bits;
-  c.seed = s.seed;
   LudoBuilder<std::uint64_t> builder(c);
   r.build_seconds = insert_all(builder, w);
   LudoLookup<std::uint64_t> lookup(builder.export_image());
-  r.bytes = lookup.array_bytes();
-  r.bits_per_key = bits_per_key(r.bytes, s.keys);
+  record_memory(r, lookup, s.keys);
   r.formula_bits_per_key = 3.76 + 1.05 * s.value_bits;
   const double n = static_cast<double>(s.keys), buckets = builder.buckets();
   const double overflow_rate = static_cast<double>(builder.overflowing_buckets()) / buckets;
@@ -174,16 +182,12 @@ CompactRep run_ludo(const CompactBenchSetup& s, const Workload& w) {
 
 CompactRep run_filtable(const CompactBenchSetup& s, const Workload& w) {
   CompactRep r;
-  FiltableConfig c;
-  c.capacity = static_cast<std::uint32_t>(s.keys);
-  c.value_bits = s.value_bits;
+  FiltableConfig c = sized_config<FiltableConfig>(s);
   c.fingerprint_bits = s.fingerprint_bits;
-  c.seed = s.seed;
   FiltableBuilder<std::uint64_t> builder(c);
   r.build_seconds = insert_all(builder, w);
   FiltableLookup<std::uint64_t> lookup(builder.export_image());
-  r.bytes = lookup.array_bytes();
-  r.bits_per_key = bits_per_key(r.bytes, s.keys);
+  record_memory(r, lookup, s.keys);
   // Eq. A.2 of the thesis with the measured share E of keys in level 1 (full keys of 64 bits in level 2).
   const double n = static_cast<double>(s.keys);
   const double e_l = static_cast<double>(builder.shape().buckets) * kFiltableSlots / n;
