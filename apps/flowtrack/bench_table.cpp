@@ -332,6 +332,7 @@ void add_bench_commands(CLI::App& app) {
   add_scale_bench(*bench);
   add_aging_bench(*bench);
   add_nf_bench(*bench);
+  add_compact_bench(*bench);
 }
 
 void add_table_bench(CLI::App& bench) {

@@ -15,6 +15,8 @@ void add_table_bench(CLI::App& bench);
 void add_scale_bench(CLI::App& bench);
 void add_aging_bench(CLI::App& bench);
 void add_nf_bench(CLI::App& bench);
+void add_compact_bench(CLI::App& bench);
+// `flowtrack sim`: the simulators.
 void add_sim_commands(CLI::App& app);
 
 }  // namespace flowtrack::cli

@@ -1,0 +1,376 @@
+// Each structure's repetition, measured alike: TSC time of construction, of kQueries lookups of
+// stored keys drawn uniformly (single, then in bursts of kBurst through the bulk path, which hashes and
+// prefetches the whole burst before reading), and of an update mix (equal thirds: delete, insert, value
+// change; the lookup structure applies every message, so update = control plane + message + data plane).
+// Wrong answers are counted on every stored key outside the timed loops.
+#include "compact_bench_runs.hpp"
+
+#include <array>
+#include <cmath>
+#include <span>
+
+#include "flowtrack/compact/concury_control.hpp"
+#include "flowtrack/compact/cuckoo_filtable_builder.hpp"
+#include "flowtrack/compact/digest_conn_table.hpp"
+#include "flowtrack/compact/ludo_builder.hpp"
+#include "flowtrack/compact/othello_builder.hpp"
+#include "flowtrack/compact/silkroad_table.hpp"
+#include "flowtrack/compact/weighted_codes.hpp"
+#include "flowtrack/io/random.hpp"
+#include "flowtrack/util/tsc.hpp"
+
+namespace flowtrack::cli {
+namespace {
+
+using namespace compact;
+
+constexpr std::size_t kBurst = 32;
+constexpr std::size_t kQueries = std::size_t{1} << 21;
+constexpr std::size_t kMaxUpdates = std::size_t{1} << 18;
+constexpr std::uint64_t kRowHashSeed = 0x77;  // the baselines' DIP choice for a new connection
+
+volatile std::uint64_t g_sink;  // what the timed loops compute goes here, so it is not optimised away
+
+struct Workload {
+  std::vector<std::uint64_t> keys, values, fresh;
+  std::vector<std::uint32_t> queries;  // indices into keys
+  std::vector<std::uint64_t> query_keys;
+};
+
+Workload make_workload(const CompactBenchSetup& s) {
+  Random rng(s.seed * 1000003 + s.keys);
+  Workload w;
+  const std::uint64_t mask = (1ull << s.value_bits) - 1;
+  w.keys.resize(s.keys);
+  w.values.resize(s.keys);
+  for (std::size_t i = 0; i < s.keys; ++i) {
+    w.keys[i] = rng.next();
+    w.values[i] = rng.next() & mask;
+  }
+  w.fresh.resize(std::min(s.keys, kMaxUpdates));
+  for (auto& k : w.fresh) k = rng.next();
+  w.queries.resize(kQueries);
+  w.query_keys.resize(kQueries);
+  for (std::size_t q = 0; q < kQueries; ++q) {
+    w.queries[q] = static_cast<std::uint32_t>(rng.below(s.keys));
+    w.query_keys[q] = w.keys[w.queries[q]];
+  }
+  return w;
+}
+
+template <class Work>
+double seconds_of(Work&& work) {
+  const std::uint64_t start = tsc_begin();
+  work();
+  return static_cast<double>(tsc_end() - start) / tsc_hz();
+}
+
+// single(q) answers query q; bulk(q) answers queries q .. q + kBurst - 1.
+template <class Single, class Bulk>
+void time_lookups(CompactRep& r, Single&& single, Bulk&& bulk) {
+  std::uint64_t acc = 0;
+  r.single_mqps = kQueries / seconds_of([&] {
+                    for (std::size_t q = 0; q < kQueries; ++q) acc += single(q);
+                  }) / 1e6;
+  r.bulk_mqps = kQueries / seconds_of([&] {
+                  for (std::size_t q = 0; q < kQueries; q += kBurst) acc += bulk(q);
+                }) / 1e6;
+  g_sink = acc;
+}
+
+// The update mix over a structure holding w.keys: deletes take stored keys from the front, inserts add
+// fresh keys, value changes touch stored keys from the back; the size stays within one of where it was.
+template <class Builder, class Lookup>
+double time_updates(Builder& builder, Lookup& lookup, const Workload& w, std::uint64_t mask) {
+  const std::size_t ops = w.fresh.size() * 3 / 2;
+  return static_cast<double>(ops) / seconds_of([&] {
+           for (std::size_t i = 0, erased = 0, added = 0, changed = 0; i < ops; ++i) {
+             switch (i % 3) {
+               case 0: lookup.apply(builder.erase(w.keys[erased++])); break;
+               case 1: lookup.apply(builder.insert(w.fresh[added], added & mask)); ++added; break;
+               default: lookup.apply(builder.insert(w.keys[w.keys.size() - 1 - changed++], 1)); break;
+             }
+           }
+         }) / 1e6;
+}
+
+template <class Read>
+std::uint64_t count_wrong(const Workload& w, Read&& read) {
+  std::uint64_t wrong = 0;
+  for (std::size_t i = 0; i < w.keys.size(); ++i) wrong += read(i) != w.values[i];
+  return wrong;
+}
+
+double bits_per_key(std::size_t bytes, std::size_t keys) { return static_cast<double>(bytes) * 8 / static_cast<double>(keys); }
+
+// A structure's configuration sized for the setup's keys (the fields every compact config has).
+template <class Config>
+Config sized_config(const CompactBenchSetup& s) {
+  Config c;
+  c.capacity = static_cast<std::uint32_t>(s.keys);
+  c.value_bits = s.value_bits;
+  c.seed = s.seed;
+  return c;
+}
+
+template <class Lookup>
+void record_memory(CompactRep& r, const Lookup& lookup, std::size_t keys) {
+  r.bytes = lookup.array_bytes();
+  r.bits_per_key = bits_per_key(r.bytes, keys);
+}
+
+// Construction by inserting every key in turn (the control plane's serial construction).
+template <class Builder>
+double insert_all(Builder& builder, const Workload& w) {
+  return seconds_of([&] {
+    for (std::size_t i = 0; i < w.keys.size(); ++i) builder.insert(w.keys[i], w.values[i]);
+  });
+}
+
+// Lookups and wrong answers of a structure answering lookup(key) -> value (Othello, Ludo).
+template <class Lookup>
+void measure_value_lookups(CompactRep& r, const Lookup& lookup, const Workload& w) {
+  time_lookups(
+      r, [&](std::size_t q) { return lookup.lookup(w.query_keys[q]); },
+      [&](std::size_t q) {
+        std::array<std::uint64_t, kBurst> out;
+        lookup.lookup_bulk(std::span(w.query_keys).subspan(q, kBurst), out);
+        return out[0];
+      });
+  r.wrong_answers = count_wrong(w, [&](std::size_t i) { return lookup.lookup(w.keys[i]); });
+}
+
+CompactRep run_othello(const CompactBenchSetup& s, const Workload& w) {
+  CompactRep r;
+  OthelloConfig c = sized_config<OthelloConfig>(s);
+  OthelloBuilder<std::uint64_t> builder(c);
+  r.build_seconds = seconds_of([&] { builder.assign(w.keys, w.values); });
+  OthelloLookup lookup(builder.export_image());
+  record_memory(r, lookup, s.keys);
+  r.formula_bits_per_key = 2.33 * s.value_bits;
+  measure_value_lookups(r, lookup, w);
+  const std::size_t rebuilds = builder.rebuilds();
+  r.update_mops = time_updates(builder, lookup, w, (1ull << s.value_bits) - 1);
+  r.extra["rebuilds_during_updates"] = builder.rebuilds() - rebuilds;
+  return r;
+}
+
+CompactRep run_ludo(const CompactBenchSetup& s, const Workload& w) {
+  CompactRep r;
+  LudoConfig c = sized_config<LudoConfig>(s);
+  c.seed_bits = s.seed_bits;
+  LudoBuilder<std::uint64_t> builder(c);
+  r.build_seconds = insert_all(builder, w);
+  LudoLookup<std::uint64_t> lookup(builder.export_image());
+  record_memory(r, lookup, s.keys);
+  r.formula_bits_per_key = 3.76 + 1.05 * s.value_bits;
+  const double n = static_cast<double>(s.keys), buckets = builder.buckets();
+  const double overflow_rate = static_cast<double>(builder.overflowing_buckets()) / buckets;
+  // The thesis's formula with this table's load and overflow rate: locator (sized for every slot, as in
+  // the reference), seeds, 37-bit overflow entries, values.
+  const double slots = buckets * kLudoSlots;
+  r.extra["overflow_rate"] = overflow_rate;
+  r.extra["load"] = builder.load();
+  r.extra["fallback_keys"] = builder.fallback_size();
+  r.extra["formula_measured_overflow"] =
+      (2.33 * slots + s.seed_bits * buckets + 37 * overflow_rate * buckets + s.value_bits * slots) / n;
+  r.extra["cuckoo_moves_per_insert"] = static_cast<double>(builder.moves()) / n;
+  measure_value_lookups(r, lookup, w);
+  r.update_mops = time_updates(builder, lookup, w, (1ull << s.value_bits) - 1);
+  return r;
+}
+
+CompactRep run_filtable(const CompactBenchSetup& s, const Workload& w) {
+  CompactRep r;
+  FiltableConfig c = sized_config<FiltableConfig>(s);
+  c.fingerprint_bits = s.fingerprint_bits;
+  FiltableBuilder<std::uint64_t> builder(c);
+  r.build_seconds = insert_all(builder, w);
+  FiltableLookup<std::uint64_t> lookup(builder.export_image());
+  record_memory(r, lookup, s.keys);
+  // Eq. A.2 of the thesis with the measured share E of keys in level 1 (full keys of 64 bits in level 2).
+  const double n = static_cast<double>(s.keys);
+  const double e_l = static_cast<double>(builder.shape().buckets) * kFiltableSlots / n;
+  const double in_level1 = 1 - static_cast<double>(builder.level2_size()) / n;
+  r.formula_bits_per_key = e_l * (in_level1 * (s.fingerprint_bits + s.value_bits) + (1 - in_level1) * (64 + s.value_bits));
+  r.extra["level2_fraction"] = 1 - in_level1;
+  r.extra["fingerprint_bits"] = s.fingerprint_bits;
+  time_lookups(
+      r, [&](std::size_t q) { return lookup.find(w.query_keys[q]).value_or(0); },
+      [&](std::size_t q) {
+        std::array<std::optional<std::uint64_t>, kBurst> out;
+        lookup.find_bulk(std::span(w.query_keys).subspan(q, kBurst), out);
+        return out[0].value_or(0);
+      });
+  r.wrong_answers = count_wrong(w, [&](std::size_t i) { return lookup.find(w.keys[i]).value_or(~0ull); });
+  r.update_mops = time_updates(builder, lookup, w, (1ull << s.value_bits) - 1);
+  return r;
+}
+
+// ---- the load-balancer structures: connection i belongs to VIP i % vips; VIP v's DIPs are
+// v * dips_per_vip .. + dips_per_vip - 1, equal weights.
+
+constexpr unsigned kDcodeBits = 12;
+
+std::vector<std::uint16_t> dips_of(const CompactBenchSetup& s, unsigned vip) {
+  std::vector<std::uint16_t> dips(s.dips_per_vip);
+  for (unsigned d = 0; d < s.dips_per_vip; ++d) dips[d] = static_cast<std::uint16_t>(vip * s.dips_per_vip + d);
+  return dips;
+}
+
+std::vector<std::vector<std::uint16_t>> new_connection_rows(const CompactBenchSetup& s) {
+  std::vector<std::vector<std::uint16_t>> rows;
+  const std::vector<double> weights(s.dips_per_vip, 1.0);
+  for (unsigned v = 0; v < s.vips; ++v) rows.push_back(weighted_code_table(dips_of(s, v), weights, kDcodeBits));
+  return rows;
+}
+
+std::uint16_t row_pick(const std::vector<std::uint16_t>& row, std::uint64_t key) {
+  return row[seeded_hash(key, kRowHashSeed) & (row.size() - 1)];
+}
+
+std::uint32_t per_vip_capacity(const CompactBenchSetup& s) {
+  return static_cast<std::uint32_t>((s.keys + s.vips - 1) / s.vips + 1);
+}
+
+double row_bytes(const CompactBenchSetup& s) { return static_cast<double>(s.vips) * (1u << kDcodeBits) * sizeof(std::uint16_t); }
+
+CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
+  CompactRep r;
+  ConcuryControl control(kDcodeBits, s.seed);
+  ConcuryLookup lookup;
+  Random rng(s.seed);
+  std::vector<std::uint16_t> expected(s.keys);
+  r.build_seconds = seconds_of([&] {
+    for (unsigned v = 0; v < s.vips; ++v) control.add_vip(dips_of(s, v), std::vector<double>(s.dips_per_vip, 1.0), per_vip_capacity(s));
+    // Each connection learnt with the Dcode an unknown connection gets: uniform over the codes.
+    for (std::size_t i = 0; i < s.keys; ++i) {
+      control.learn(static_cast<std::uint32_t>(i % s.vips), w.keys[i], static_cast<std::uint32_t>(rng.below(1u << kDcodeBits)));
+    }
+    for (unsigned v = 0; v < s.vips; ++v) lookup.add_vip(control.image(v));
+  });
+  r.bytes = lookup.bytes();
+  r.bits_per_key = bits_per_key(r.bytes, s.keys);
+  r.formula_bits_per_key = 2.33 * kDcodeBits + (64 + (1u << kDcodeBits) * 16.0) * s.vips / static_cast<double>(s.keys);
+  std::vector<ConcuryQuery> queries(kQueries);
+  for (std::size_t q = 0; q < kQueries; ++q) queries[q] = {w.queries[q] % s.vips, w.query_keys[q]};
+  time_lookups(
+      r, [&](std::size_t q) { return lookup.lookup(queries[q].vip, queries[q].key); },
+      [&](std::size_t q) {
+        std::array<std::uint16_t, kBurst> out;
+        lookup.lookup_bulk(std::span(queries).subspan(q, kBurst), out);
+        return out[0];
+      });
+  for (std::size_t i = 0; i < s.keys; ++i) {
+    const auto v = static_cast<std::uint32_t>(i % s.vips);
+    r.wrong_answers += lookup.lookup(v, w.keys[i]) != control.dip_of(v, w.keys[i]);
+  }
+  // A DIP change of one VIP: the control plane's response (new row, Dcodes moved, refill) and the copy.
+  std::vector<double> rewrite_ms;
+  for (unsigned v = 0; v < std::min(3u, s.vips); ++v) {
+    std::vector<std::uint16_t> dips = dips_of(s, v);
+    dips.pop_back();
+    rewrite_ms.push_back(1e3 * seconds_of([&] {
+                           control.set_pool(v, dips, std::vector<double>(dips.size(), 1.0));
+                           lookup.apply(v, control.image(v));
+                         }));
+  }
+  r.extra["dip_change_ms_per_vip"] = median(rewrite_ms);
+  r.update_mops = static_cast<double>(w.fresh.size()) / seconds_of([&] {
+                    for (std::size_t i = 0; i < w.fresh.size(); ++i) control.learn(static_cast<std::uint32_t>(i % s.vips), w.fresh[i], 1);
+                  }) / 1e6;
+  r.extra["update"] = "connection learnt (control plane only: no data-plane write)";
+  return r;
+}
+
+CompactRep run_maglev_digest(const CompactBenchSetup& s, const Workload& w) {
+  CompactRep r;
+  const auto rows = new_connection_rows(s);
+  std::vector<DigestConnTable> tables;
+  r.build_seconds = seconds_of([&] {
+    for (unsigned v = 0; v < s.vips; ++v) tables.emplace_back(per_vip_capacity(s), s.seed + v);
+    for (std::size_t i = 0; i < s.keys; ++i) tables[i % s.vips].insert(w.keys[i], row_pick(rows[i % s.vips], w.keys[i]));
+  });
+  for (const auto& t : tables) r.bytes += t.bytes();
+  r.bytes += static_cast<std::size_t>(row_bytes(s));
+  r.bits_per_key = bits_per_key(r.bytes, s.keys);
+  r.formula_bits_per_key = (16 + 16 + 64) / 0.9 + row_bytes(s) * 8 / static_cast<double>(s.keys);
+  auto dip = [&](std::uint32_t v, std::uint64_t key) {
+    const auto found = tables[v].find(key);
+    return found ? *found : row_pick(rows[v], key);
+  };
+  time_lookups(
+      r, [&](std::size_t q) { return dip(w.queries[q] % s.vips, w.query_keys[q]); },
+      [&](std::size_t q) {
+        std::uint64_t acc = 0;
+        for (std::size_t i = q; i < q + kBurst; ++i) tables[w.queries[i] % s.vips].prefetch(w.query_keys[i]);
+        for (std::size_t i = q; i < q + kBurst; ++i) acc += dip(w.queries[i] % s.vips, w.query_keys[i]);
+        return acc;
+      });
+  for (std::size_t i = 0; i < s.keys; ++i) {
+    r.wrong_answers += dip(static_cast<std::uint32_t>(i % s.vips), w.keys[i]) != row_pick(rows[i % s.vips], w.keys[i]);
+  }
+  r.update_mops = static_cast<double>(w.fresh.size()) / seconds_of([&] {
+                    for (std::size_t i = 0; i < w.fresh.size(); ++i) tables[i % s.vips].insert(w.fresh[i], 1);
+                  }) / 1e6;
+  r.extra["update"] = "connection inserted";
+  return r;
+}
+
+CompactRep run_silkroad(const CompactBenchSetup& s, const Workload& w) {
+  CompactRep r;
+  // Per VIP, the DIP pool of each version (a pool change adds a version); this run has version 0 only.
+  std::vector<std::vector<std::vector<std::uint16_t>>> pools;
+  const auto rows = new_connection_rows(s);
+  for (const auto& row : rows) pools.push_back({row});
+  std::vector<SilkRoadTable> tables;
+  std::size_t refused = 0;
+  r.build_seconds = seconds_of([&] {
+    for (unsigned v = 0; v < s.vips; ++v) tables.emplace_back(per_vip_capacity(s), 4, s.seed + v);
+    for (std::size_t i = 0; i < s.keys; ++i) refused += !tables[i % s.vips].insert(w.keys[i], 0);
+  });
+  for (const auto& t : tables) r.bytes += t.bytes();
+  r.bytes += static_cast<std::size_t>(row_bytes(s));
+  r.bits_per_key = bits_per_key(r.bytes, s.keys);
+  r.formula_bits_per_key = 32 / 0.9 + row_bytes(s) * 8 / static_cast<double>(s.keys);
+  auto dip = [&](std::uint32_t v, std::uint64_t key) {
+    const std::uint8_t version = tables[v].find(key).value_or(0);  // a new connection: the current version
+    return row_pick(pools[v][version < pools[v].size() ? version : 0], key);
+  };
+  time_lookups(
+      r, [&](std::size_t q) { return dip(w.queries[q] % s.vips, w.query_keys[q]); },
+      [&](std::size_t q) {
+        std::uint64_t acc = 0;
+        for (std::size_t i = q; i < q + kBurst; ++i) tables[w.queries[i] % s.vips].prefetch(w.query_keys[i]);
+        for (std::size_t i = q; i < q + kBurst; ++i) acc += dip(w.queries[i] % s.vips, w.query_keys[i]);
+        return acc;
+      });
+  for (std::size_t i = 0; i < s.keys; ++i) {
+    r.wrong_answers += dip(static_cast<std::uint32_t>(i % s.vips), w.keys[i]) != row_pick(rows[i % s.vips], w.keys[i]);
+  }
+  r.extra["refused_inserts"] = refused;
+  r.update_mops = static_cast<double>(w.fresh.size()) / seconds_of([&] {
+                    for (std::size_t i = 0; i < w.fresh.size(); ++i) tables[i % s.vips].insert(w.fresh[i], 0);
+                  }) / 1e6;
+  r.extra["update"] = "connection inserted";
+  return r;
+}
+
+}  // namespace
+
+const std::vector<std::string>& compact_structures() {
+  static const std::vector<std::string> names{"othello", "ludo", "filtable", "concury", "maglev-digest", "silkroad"};
+  return names;
+}
+
+CompactRep run_compact_once(const std::string& structure, const CompactBenchSetup& setup) {
+  const Workload w = make_workload(setup);
+  if (structure == "othello") return run_othello(setup, w);
+  if (structure == "ludo") return run_ludo(setup, w);
+  if (structure == "filtable") return run_filtable(setup, w);
+  if (structure == "concury") return run_concury(setup, w);
+  if (structure == "maglev-digest") return run_maglev_digest(setup, w);
+  return run_silkroad(setup, w);
+}
+
+}  // namespace flowtrack::cli

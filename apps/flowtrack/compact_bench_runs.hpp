@@ -1,0 +1,36 @@
+// One repetition of `flowtrack bench compact` for one structure and size: build it, measure its memory,
+// its lookups (single and bulk) and its updates. Every key is a 64-bit integer (Concury's 4-tuple form).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace flowtrack::cli {
+
+struct CompactBenchSetup {
+  std::size_t keys = 0;
+  unsigned value_bits = 20;
+  unsigned seed_bits = 5;         // Ludo
+  unsigned fingerprint_bits = 12; // Cuckoo Filtable
+  unsigned vips = 128, dips_per_vip = 32;  // the LB structures
+  std::uint64_t seed = 1;
+};
+
+// What one repetition measured; medians over repetitions are taken by the caller.
+struct CompactRep {
+  double build_seconds = 0;
+  double single_mqps = 0, bulk_mqps = 0;
+  double update_mops = 0;
+  double bits_per_key = 0, formula_bits_per_key = 0;
+  std::size_t bytes = 0;
+  std::uint64_t wrong_answers = 0;  // lookups of stored keys that did not return the stored value / DIP
+  nlohmann::json extra = nlohmann::json::object();  // structure-specific figures (overflow rate, ...)
+};
+
+// Structures: othello, ludo, filtable, concury, maglev-digest, silkroad.
+const std::vector<std::string>& compact_structures();
+CompactRep run_compact_once(const std::string& structure, const CompactBenchSetup& setup);
+
+}  // namespace flowtrack::cli

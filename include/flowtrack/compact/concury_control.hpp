@@ -1,0 +1,53 @@
+// Concury's control plane: per VIP an OthelloMap of the connections it knows (4-tuple -> Dcode), the
+// VIP's DIPs and weights, and the Dcode -> DIP row derived from them (weighted_codes.hpp).
+//
+// Connections are learnt from reports (the data plane tells which Dcode a new connection got); learning
+// changes no data-plane array. Only a pool or weight change rewrites one VIP's arrays: the new row is
+// computed, every known connection whose Dcode now points elsewhere gets a new Dcode inside the range of
+// its old DIP, and the OthelloMap's graph is refilled with the Dcodes (no rehash: the graph is acyclic
+// already). So every known connection whose DIP stays in the pool keeps its DIP; connections of a removed
+// DIP cannot, and are counted. A connection the control plane has not heard of yet is not protected: the
+// network function must report new connections before it asks for a rewrite (or count the misses).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "flowtrack/compact/concury_lookup.hpp"
+#include "flowtrack/compact/othello_map.hpp"
+
+namespace flowtrack::compact {
+
+class ConcuryControl {
+ public:
+  explicit ConcuryControl(unsigned dcode_bits = 12, std::uint64_t seed = 1);
+
+  std::uint32_t add_vip(std::vector<std::uint16_t> dips, std::vector<double> weights, std::uint32_t expected_connections = 1024);
+  // The VIP's data-plane arrays as they must be now (for ConcuryLookup::add_vip / apply).
+  ConcuryVipImage image(std::uint32_t vip) const;
+
+  void learn(std::uint32_t vip, std::uint64_t key, std::uint32_t dcode);
+  void forget(std::uint32_t vip, std::uint64_t key);
+  // Changes the pool; returns how many known connections lost their DIP (it left the pool or got weight 0).
+  std::size_t set_pool(std::uint32_t vip, std::vector<std::uint16_t> dips, std::vector<double> weights);
+
+  std::optional<std::uint16_t> dip_of(std::uint32_t vip, std::uint64_t key) const;
+  std::size_t connections(std::uint32_t vip) const { return vips_[vip].connections.size(); }
+  unsigned dcode_bits() const { return dcode_bits_; }
+
+ private:
+  struct Vip {
+    OthelloMap<std::uint64_t> connections;  // 4-tuple -> Dcode
+    std::vector<std::uint16_t> dips;
+    std::vector<double> weights;
+    std::vector<std::uint16_t> row;  // Dcode -> DIP
+    std::uint64_t fill_seed;
+  };
+
+  unsigned dcode_bits_;
+  std::uint64_t seed_;
+  std::vector<Vip> vips_;
+};
+
+}  // namespace flowtrack::compact

@@ -1,0 +1,165 @@
+// Othello's maintenance structure (the control plane): the full keys and values, and the bipartite
+// graph G with one vertex per cell of A and B and one edge (ha(k), hb(k)) per key.
+//
+// Invariant: G is acyclic. Then every connected component is a tree and can be filled from any cell:
+// give the cell a value and walk the tree, setting each far cell to (near cell xor the edge's value).
+// Inserting an edge between two different trees only needs the smaller tree xor-ed by one constant;
+// an edge inside one tree would close a cycle, and the whole structure is rebuilt with a new seed.
+// Connectivity is tested by walking the (small) component rather than with union-find: the arrays hold
+// 2.33 cells per key, so |A| |B| > n^2 and the random graph stays below its giant-component threshold;
+// its trees have O(log n) cells w.h.p., and unlike union-find the walk needs no repair after a delete.
+//
+// Every update returns the message that brings a lookup structure (OthelloLookup) from the previous
+// state to the new one: absolute cell writes, or a whole image after a rebuild.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "flowtrack/compact/compact_key.hpp"
+#include "flowtrack/compact/othello_lookup.hpp"
+#include "flowtrack/io/random.hpp"
+
+namespace flowtrack::compact {
+
+struct OthelloConfig {
+  std::uint32_t capacity = 1024;  // keys the arrays are sized for; doubles when exceeded
+  unsigned value_bits = 8;        // 1..32
+  unsigned fingerprint_bits = 0;  // 0..24
+  bool emptiness = false;         // the taken bit per cell (alien detection)
+  bool random_fill = false;       // free cells and tree roots get random values (uniform alien answers)
+  std::uint64_t seed = 1;
+};
+
+template <CompactKey Key>
+class OthelloBuilder {
+ public:
+  explicit OthelloBuilder(const OthelloConfig& config);
+
+  // Inserts the key or changes its value. Values are masked to value_bits.
+  OthelloMessage insert(const Key& key, std::uint64_t value);
+  // Removes the key; survivors' answers do not change (only taken bits may be cleared).
+  OthelloMessage erase(const Key& key);
+  // Replaces the whole content (distinct keys) in one construction: the message carries the image.
+  OthelloMessage assign(std::span<const Key> keys, std::span<const std::uint64_t> values);
+
+  std::optional<std::uint64_t> value_of(const Key& key) const;
+  // A[ha(k)] xor B[hb(k)] from the control plane's own arrays (value bits; arbitrary for an alien).
+  std::uint64_t lookup(const Key& key) const {
+    const OthelloProbe p = othello_probe(shape_, key);
+    return (payload(p.a) ^ payload(p.b)) & ((1ull << shape_.value_bits) - 1);
+  }
+  std::size_t size() const { return keys_.size(); }
+  std::uint32_t capacity() const { return capacity_; }
+  const OthelloShape& shape() const { return shape_; }
+  std::size_t rebuilds() const { return rebuilds_; }
+
+  // Dense slots 0..size()-1 (erase moves the last key into the hole): what OthelloMap indexes by.
+  std::optional<std::uint32_t> slot_of(const Key& key) const;
+  const Key& key_at(std::uint32_t slot) const { return keys_[slot]; }
+
+  // The lookup structure's arrays as the control plane holds them.
+  OthelloImage export_image() const;
+  // The same graph (seed, sizes, edges) filled with other values: slot -> value of value_bits bits.
+  // Never fails: the graph is acyclic whatever the values (what Concury's rebuilds rely on).
+  template <class ValueOfSlot>
+  OthelloImage refill(unsigned value_bits, ValueOfSlot&& value_of_slot, std::uint64_t fill_seed) const;
+
+  // Invariant checks for the tests: G has no cycle and every key's cells give its value.
+  bool acyclic() const;
+
+ private:
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+
+  std::uint64_t stored_value(std::uint32_t slot) const;  // value | fingerprint << value_bits
+  std::uint64_t payload(std::uint32_t cell) const { return cells_[cell] >> shape_.taken_bits(); }
+  void set_payload(std::uint32_t cell, std::uint64_t payload);
+  void set_taken(std::uint32_t cell, bool taken);
+  // The cells of the tree holding `cell`, ignoring the edge of `skip_slot`.
+  std::vector<std::uint32_t> component(std::uint32_t cell, std::uint32_t skip_slot) const;
+  void link(std::uint32_t slot);
+  void unlink(std::uint32_t slot);
+  void relabel_slot(std::uint32_t from, std::uint32_t to);
+  // xor every cell of `tree` by x, recording the writes
+  void xor_tree(const std::vector<std::uint32_t>& tree, std::uint64_t x, OthelloMessage& message);
+  void record(std::uint32_t cell, OthelloMessage& message) const { message.writes.push_back({cell, cells_[cell]}); }
+  // New seed (and sizes for capacity_) until the graph of all keys is acyclic; returns the image message.
+  OthelloMessage rebuild();
+  // Fills every tree of the current graph; false on a cycle. value(slot) gives the stored value of the
+  // key in that slot; each tree's root (and each free cell) gets `payload_bits` random bits, or 0.
+  template <class ValueOfSlot>
+  bool fill(std::vector<std::uint64_t>& cells, unsigned taken_bits, unsigned payload_bits, bool random,
+            ValueOfSlot&& value, Random& rng) const;
+  std::uint32_t next_at(std::uint32_t slot, std::uint32_t cell) const {
+    return end_a_[slot] == cell ? next_a_[slot] : next_b_[slot];
+  }
+  std::uint32_t other_end(std::uint32_t slot, std::uint32_t cell) const {
+    return end_a_[slot] == cell ? end_b_[slot] : end_a_[slot];
+  }
+
+  OthelloConfig config_;
+  std::uint32_t capacity_;
+  OthelloShape shape_;
+  std::size_t rebuilds_ = 0;
+  Random rng_;
+
+  std::vector<Key> keys_;
+  std::vector<std::uint64_t> values_;
+  std::vector<std::uint32_t> end_a_, end_b_;        // per slot: its two cells (B offset by size_a)
+  std::vector<std::uint32_t> next_a_, next_b_;      // per slot: next slot in the list of its A / B cell
+  std::vector<std::uint32_t> head_;                 // per cell: first slot with an edge there
+  std::vector<std::uint64_t> cells_;                // the arrays, one cell per word
+  std::unordered_map<Key, std::uint32_t, KeyHasher> slots_;
+};
+
+template <CompactKey Key>
+template <class ValueOfSlot>
+OthelloImage OthelloBuilder<Key>::refill(unsigned value_bits, ValueOfSlot&& value_of_slot, std::uint64_t fill_seed) const {
+  OthelloShape shape = shape_;
+  shape.value_bits = value_bits;
+  shape.fingerprint_bits = 0;
+  std::vector<std::uint64_t> cells(cells_.size());
+  Random rng(fill_seed);
+  fill(cells, shape.taken_bits(), value_bits, true, value_of_slot, rng);
+  OthelloImage image{shape, PackedCells(cells.size(), shape.cell_bits())};
+  for (std::size_t c = 0; c < cells.size(); ++c) image.cells.set(c, cells[c]);
+  return image;
+}
+
+template <CompactKey Key>
+template <class ValueOfSlot>
+bool OthelloBuilder<Key>::fill(std::vector<std::uint64_t>& cells, unsigned taken_bits, unsigned payload_bits,
+                               bool random, ValueOfSlot&& value, Random& rng) const {
+  const std::uint64_t payload_mask = payload_bits >= 64 ? ~0ull : (1ull << payload_bits) - 1;
+  std::vector<std::uint8_t> visited(cells.size(), 0);
+  std::vector<std::uint32_t> parent_slot(cells.size(), kNone), stack;
+  auto taken = [&](std::uint32_t cell) { return taken_bits != 0 && head_[cell] != kNone ? 1ull : 0ull; };
+  for (std::uint32_t root = 0; root < cells.size(); ++root) {
+    if (visited[root]) continue;
+    visited[root] = 1;
+    cells[root] = ((random ? rng.next() & payload_mask : 0) << taken_bits) | taken(root);
+    stack.assign(1, root);
+    while (!stack.empty()) {
+      const std::uint32_t u = stack.back();
+      stack.pop_back();
+      for (std::uint32_t s = head_[u]; s != kNone; s = next_at(s, u)) {
+        if (s == parent_slot[u]) continue;
+        const std::uint32_t v = other_end(s, u);
+        if (visited[v]) return false;  // a second path to v: a cycle
+        visited[v] = 1;
+        parent_slot[v] = s;
+        cells[v] = ((((cells[u] >> taken_bits) ^ value(s)) & payload_mask) << taken_bits) | taken(v);
+        stack.push_back(v);
+      }
+    }
+  }
+  return true;
+}
+
+extern template class OthelloBuilder<std::uint64_t>;
+extern template class OthelloBuilder<FlowKeyV4>;
+
+}  // namespace flowtrack::compact

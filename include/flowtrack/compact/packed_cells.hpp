@@ -1,0 +1,71 @@
+// An array of `width`-bit cells (1..64) packed back to back in 64-bit words: the compact structures'
+// storage, so that memory follows the formulas (2.33 l bits per key for Othello, l bits per slot for Ludo).
+//
+// A cell may straddle two words; a read loads both words. Every word access is a relaxed atomic (see
+// util/relaxed_atomic.hpp), so one writer may update cells while readers read: a reader can then see a
+// cell half old, half new, and must validate with the structure's version stripes (version_stripes.hpp).
+// The word array has one spare word at the end so a read of the last cell never leaves it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "flowtrack/util/relaxed_atomic.hpp"
+
+namespace flowtrack::compact {
+
+class PackedCells {
+ public:
+  PackedCells() = default;
+  PackedCells(std::size_t cells, unsigned width)
+      : cells_(cells), width_(width), mask_(width >= 64 ? ~0ull : (1ull << width) - 1),
+        words_((cells * width + 63) / 64 + 1, 0) {}
+
+  std::size_t size() const { return cells_; }
+  unsigned width() const { return width_; }
+  std::size_t bytes() const { return words_.size() * sizeof(std::uint64_t); }
+
+  std::uint64_t get(std::size_t i) const {
+    const std::size_t bit = i * width_;
+    const std::size_t word = bit / 64;
+    const unsigned shift = bit % 64;
+    std::uint64_t value = load_relaxed(words_[word]) >> shift;
+    if (shift + width_ > 64) value |= load_relaxed(words_[word + 1]) << (64 - shift);
+    return value & mask_;
+  }
+
+  // Writer only. Other cells sharing the words keep their values.
+  void set(std::size_t i, std::uint64_t value) {
+    const std::size_t bit = i * width_;
+    const std::size_t word = bit / 64;
+    const unsigned shift = bit % 64;
+    value &= mask_;
+    store_relaxed(words_[word], (words_[word] & ~(mask_ << shift)) | (value << shift));
+    if (shift + width_ > 64) {
+      const unsigned spill = 64 - shift;
+      store_relaxed(words_[word + 1], (words_[word + 1] & ~(mask_ >> spill)) | (value >> spill));
+    }
+  }
+
+  // The cache line holding the cell's first bit, for bulk lookups that prefetch before they read.
+  const void* address_of(std::size_t i) const { return &words_[i * width_ / 64]; }
+
+  // Writer only (or with no reader): the raw words, to compare or copy whole arrays.
+  const std::vector<std::uint64_t>& words() const { return words_; }
+  void assign_words(const std::vector<std::uint64_t>& words) {
+    for (std::size_t w = 0; w < words_.size() && w < words.size(); ++w) store_relaxed(words_[w], words[w]);
+  }
+
+  friend bool operator==(const PackedCells& a, const PackedCells& b) {
+    return a.width_ == b.width_ && a.cells_ == b.cells_ && a.words_ == b.words_;
+  }
+
+ private:
+  std::size_t cells_ = 0;
+  unsigned width_ = 1;
+  std::uint64_t mask_ = 1;
+  std::vector<std::uint64_t> words_;
+};
+
+}  // namespace flowtrack::compact

@@ -1,0 +1,21 @@
+// The code -> backend table shared by the load-balancer structures: 2^bits codes split into contiguous
+// ranges, one per backend, sized in proportion to the weights (largest remainder; weight 0: no codes).
+// A connection whose code is uniform over the codes then lands on backend i with odds w_i / sum w.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace flowtrack::compact {
+
+std::vector<std::uint16_t> weighted_code_table(std::span<const std::uint16_t> backends, std::span<const double> weights,
+                                               unsigned code_bits);
+
+// Where each backend's codes start and how many it has, in the order of `backends`.
+struct CodeRange {
+  std::uint32_t first = 0, count = 0;
+};
+std::vector<CodeRange> code_ranges(std::span<const std::uint16_t> backends, std::span<const std::uint16_t> table);
+
+}  // namespace flowtrack::compact

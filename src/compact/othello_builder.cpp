@@ -1,0 +1,249 @@
+#include "flowtrack/compact/othello_builder.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace flowtrack::compact {
+namespace {
+
+constexpr unsigned kMaxRehash = 50;  // seeds tried at one size before the arrays grow
+
+// |A| = 1.33 n, |B| = n: the expected number of rehashes stays below 1.51 (§2.3 of the thesis).
+OthelloShape sized_shape(const OthelloConfig& c, std::uint32_t capacity, std::uint64_t seed) {
+  OthelloShape s;
+  s.seed = seed;
+  s.size_b = std::max<std::uint32_t>(8, capacity);
+  s.size_a = std::max<std::uint32_t>(8, static_cast<std::uint32_t>(std::ceil(capacity * 1.3334)));
+  s.value_bits = c.value_bits;
+  s.fingerprint_bits = c.fingerprint_bits;
+  s.emptiness = c.emptiness;
+  return s;
+}
+
+}  // namespace
+
+template <CompactKey Key>
+OthelloBuilder<Key>::OthelloBuilder(const OthelloConfig& config)
+    : config_(config), capacity_(std::max<std::uint32_t>(1, config.capacity)),
+      shape_(sized_shape(config, capacity_, config.seed)), rng_(config.seed * 0x9e3779b97f4a7c15ull + 1) {
+  rebuild();
+  rebuilds_ = 0;
+}
+
+template <CompactKey Key>
+std::uint64_t OthelloBuilder<Key>::stored_value(std::uint32_t slot) const {
+  if (shape_.fingerprint_bits == 0) return values_[slot];
+  return values_[slot] | (othello_probe(shape_, keys_[slot]).fingerprint << shape_.value_bits);
+}
+
+template <CompactKey Key>
+void OthelloBuilder<Key>::set_payload(std::uint32_t cell, std::uint64_t payload) {
+  const unsigned t = shape_.taken_bits();
+  cells_[cell] = (payload << t) | (cells_[cell] & ((1ull << t) - 1));
+}
+
+template <CompactKey Key>
+void OthelloBuilder<Key>::set_taken(std::uint32_t cell, bool taken) {
+  if (shape_.emptiness) cells_[cell] = (cells_[cell] & ~1ull) | (taken ? 1 : 0);
+}
+
+template <CompactKey Key>
+std::vector<std::uint32_t> OthelloBuilder<Key>::component(std::uint32_t cell, std::uint32_t skip_slot) const {
+  std::vector<std::uint32_t> tree{cell};
+  std::vector<std::uint32_t> parent{kNone};  // the slot we arrived by, parallel to tree
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    const std::uint32_t u = tree[i];
+    for (std::uint32_t s = head_[u]; s != kNone; s = next_at(s, u)) {
+      if (s == skip_slot || s == parent[i]) continue;
+      tree.push_back(other_end(s, u));
+      parent.push_back(s);
+    }
+  }
+  return tree;
+}
+
+template <CompactKey Key>
+void OthelloBuilder<Key>::link(std::uint32_t slot) {
+  next_a_[slot] = head_[end_a_[slot]];
+  head_[end_a_[slot]] = slot;
+  next_b_[slot] = head_[end_b_[slot]];
+  head_[end_b_[slot]] = slot;
+}
+
+template <CompactKey Key>
+void OthelloBuilder<Key>::unlink(std::uint32_t slot) {
+  for (const std::uint32_t cell : {end_a_[slot], end_b_[slot]}) {
+    std::uint32_t* link = &head_[cell];
+    while (*link != slot) link = end_a_[*link] == cell ? &next_a_[*link] : &next_b_[*link];
+    *link = next_at(slot, cell);
+  }
+}
+
+// Moves the key of slot `from` into the free slot `to` (lists point at slots, so the links follow).
+template <CompactKey Key>
+void OthelloBuilder<Key>::relabel_slot(std::uint32_t from, std::uint32_t to) {
+  for (const std::uint32_t cell : {end_a_[from], end_b_[from]}) {
+    std::uint32_t* link = &head_[cell];
+    while (*link != from) link = end_a_[*link] == cell ? &next_a_[*link] : &next_b_[*link];
+    *link = to;
+  }
+  keys_[to] = keys_[from];
+  values_[to] = values_[from];
+  end_a_[to] = end_a_[from];
+  end_b_[to] = end_b_[from];
+  next_a_[to] = next_a_[from];
+  next_b_[to] = next_b_[from];
+  slots_[keys_[to]] = to;
+}
+
+template <CompactKey Key>
+void OthelloBuilder<Key>::xor_tree(const std::vector<std::uint32_t>& tree, std::uint64_t x, OthelloMessage& message) {
+  if (x == 0) return;
+  for (const std::uint32_t cell : tree) {
+    set_payload(cell, payload(cell) ^ x);
+    record(cell, message);
+  }
+}
+
+template <CompactKey Key>
+OthelloMessage OthelloBuilder<Key>::insert(const Key& key, std::uint64_t value) {
+  value &= (1ull << shape_.value_bits) - 1;
+  OthelloMessage message;
+  if (const auto found = slots_.find(key); found != slots_.end()) {
+    // A value change: xor the tree on B's side of the key's edge, so A[a] ^ B[b] moves by old ^ new.
+    const std::uint32_t slot = found->second;
+    const std::uint64_t x = values_[slot] ^ value;
+    values_[slot] = value;
+    xor_tree(component(end_b_[slot], slot), x, message);
+    return message;
+  }
+  const auto slot = static_cast<std::uint32_t>(keys_.size());
+  keys_.push_back(key);
+  values_.push_back(value);
+  slots_.emplace(key, slot);
+  if (keys_.size() > capacity_) {
+    capacity_ *= 2;
+    return rebuild();
+  }
+  const OthelloProbe p = othello_probe(shape_, key);
+  end_a_.push_back(p.a);
+  end_b_.push_back(p.b);
+  next_a_.push_back(kNone);
+  next_b_.push_back(kNone);
+  std::vector<std::uint32_t> tree_a = component(p.a, kNone);
+  if (std::find(tree_a.begin(), tree_a.end(), p.b) != tree_a.end()) return rebuild();  // would close a cycle
+  std::vector<std::uint32_t> tree_b = component(p.b, kNone);
+  // Fix the smaller tree so that A[a] ^ B[b] becomes the key's stored value.
+  const std::uint64_t x = payload(p.a) ^ payload(p.b) ^ stored_value(slot);
+  auto& smaller = tree_a.size() < tree_b.size() ? tree_a : tree_b;
+  xor_tree(smaller, x, message);
+  link(slot);
+  for (const std::uint32_t cell : {p.a, p.b}) {
+    if (shape_.emptiness && (cells_[cell] & 1) == 0) {
+      set_taken(cell, true);
+      record(cell, message);
+    }
+  }
+  return message;
+}
+
+template <CompactKey Key>
+OthelloMessage OthelloBuilder<Key>::erase(const Key& key) {
+  OthelloMessage message;
+  const auto found = slots_.find(key);
+  if (found == slots_.end()) return message;
+  const std::uint32_t slot = found->second;
+  slots_.erase(found);
+  unlink(slot);
+  for (const std::uint32_t cell : {end_a_[slot], end_b_[slot]}) {
+    if (shape_.emptiness && head_[cell] == kNone) {
+      set_taken(cell, false);
+      record(cell, message);
+    }
+  }
+  const auto last = static_cast<std::uint32_t>(keys_.size() - 1);
+  if (slot != last) relabel_slot(last, slot);
+  for (auto* v : {&end_a_, &end_b_, &next_a_, &next_b_}) v->pop_back();
+  keys_.pop_back();
+  values_.pop_back();
+  return message;
+}
+
+template <CompactKey Key>
+OthelloMessage OthelloBuilder<Key>::assign(std::span<const Key> keys, std::span<const std::uint64_t> values) {
+  keys_.assign(keys.begin(), keys.end());
+  values_.resize(keys.size());
+  slots_.clear();
+  for (std::uint32_t s = 0; s < keys.size(); ++s) {
+    values_[s] = values[s] & ((1ull << shape_.value_bits) - 1);
+    slots_.emplace(keys_[s], s);
+  }
+  while (keys_.size() > capacity_) capacity_ *= 2;
+  return rebuild();
+}
+
+template <CompactKey Key>
+std::optional<std::uint64_t> OthelloBuilder<Key>::value_of(const Key& key) const {
+  const auto slot = slot_of(key);
+  if (!slot) return std::nullopt;
+  return values_[*slot];
+}
+
+template <CompactKey Key>
+std::optional<std::uint32_t> OthelloBuilder<Key>::slot_of(const Key& key) const {
+  const auto found = slots_.find(key);
+  if (found == slots_.end()) return std::nullopt;
+  return found->second;
+}
+
+template <CompactKey Key>
+OthelloImage OthelloBuilder<Key>::export_image() const {
+  OthelloImage image{shape_, PackedCells(cells_.size(), shape_.cell_bits())};
+  for (std::size_t c = 0; c < cells_.size(); ++c) image.cells.set(c, cells_[c]);
+  return image;
+}
+
+template <CompactKey Key>
+bool OthelloBuilder<Key>::acyclic() const {
+  std::vector<std::uint64_t> scratch(cells_.size());
+  Random rng(0);
+  return fill(scratch, 0, 1, false, [](std::uint32_t) { return 0; }, rng);
+}
+
+template <CompactKey Key>
+OthelloMessage OthelloBuilder<Key>::rebuild() {
+  ++rebuilds_;
+  for (unsigned attempt = 0;; ++attempt) {
+    if (attempt == kMaxRehash) {
+      capacity_ *= 2;
+      attempt = 0;
+    }
+    shape_ = sized_shape(config_, capacity_, rng_.next());
+    const std::size_t cells = std::size_t{shape_.size_a} + shape_.size_b;
+    head_.assign(cells, kNone);
+    end_a_.resize(keys_.size());
+    end_b_.resize(keys_.size());
+    next_a_.resize(keys_.size());
+    next_b_.resize(keys_.size());
+    for (std::uint32_t s = 0; s < keys_.size(); ++s) {
+      const OthelloProbe p = othello_probe(shape_, keys_[s]);
+      end_a_[s] = p.a;
+      end_b_[s] = p.b;
+      link(s);
+    }
+    cells_.assign(cells, 0);
+    const unsigned payload_bits = shape_.value_bits + shape_.fingerprint_bits;
+    if (fill(cells_, shape_.taken_bits(), payload_bits, config_.random_fill,
+             [this](std::uint32_t s) { return stored_value(s); }, rng_)) {
+      break;
+    }
+  }
+  OthelloMessage message;
+  message.image = std::make_shared<const OthelloImage>(export_image());
+  return message;
+}
+
+template class OthelloBuilder<std::uint64_t>;
+template class OthelloBuilder<FlowKeyV4>;
+
+}  // namespace flowtrack::compact

@@ -1,0 +1,119 @@
+// Concury's structures: known connections keep their DIP across pool and weight changes, every Dcode
+// maps to a live DIP of its own VIP, unknown connections spread by weight, a rewrite of one VIP leaves
+// the others alone; and the two baselines of the comparison answer what they stored.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "flowtrack/compact/concury_control.hpp"
+#include "flowtrack/compact/digest_conn_table.hpp"
+#include "flowtrack/compact/silkroad_table.hpp"
+#include "support/compact_cases.hpp"
+
+namespace flowtrack::compact {
+namespace {
+
+using testing::compact_key;
+
+struct TwoVips {
+  ConcuryControl control;
+  ConcuryLookup lookup;
+  TwoVips() {
+    for (std::uint16_t base : {100, 200}) {
+      std::vector<std::uint16_t> dips;
+      for (std::uint16_t d = 0; d < 8; ++d) dips.push_back(base + d);
+      const std::uint32_t vip = control.add_vip(dips, std::vector<double>(8, 1.0));
+      lookup.add_vip(control.image(vip));
+    }
+  }
+  // A new connection as the network function meets it: the data plane's Dcode, reported and learnt.
+  std::uint16_t connect(std::uint32_t vip, std::uint64_t key) {
+    const std::uint16_t dip = lookup.lookup(vip, key);
+    const ConcuryVipImage image = lookup.image(vip);
+    const OthelloLookup codes(image.codes);
+    control.learn(vip, key, static_cast<std::uint32_t>(codes.lookup(key)));
+    return dip;
+  }
+};
+
+TEST(Concury, KnownConnectionsKeepTheirDipAcrossPoolAndWeightChanges) {
+  TwoVips lb;
+  std::map<std::uint64_t, std::uint16_t> dips;
+  for (std::uint64_t n = 0; n < 3000; ++n) dips[compact_key<std::uint64_t>(n)] = lb.connect(0, compact_key<std::uint64_t>(n));
+  // Unchanged arrays: every packet of a connection, known or not, gets the same DIP.
+  for (const auto& [key, dip] : dips) ASSERT_EQ(lb.lookup.lookup(0, key), dip);
+  // DIP 103 leaves, 108 joins, the weights change.
+  const std::size_t lost = lb.control.set_pool(0, {100, 101, 102, 104, 105, 106, 107, 108}, {1, 2, 1, 3, 1, 1, 1, 2});
+  lb.lookup.apply(0, lb.control.image(0));
+  std::size_t expected_lost = 0;
+  for (const auto& [key, dip] : dips) {
+    if (dip == 103) {
+      ++expected_lost;
+      EXPECT_NE(lb.lookup.lookup(0, key), 103);
+    } else {
+      ASSERT_EQ(lb.lookup.lookup(0, key), dip);
+    }
+  }
+  EXPECT_EQ(lost, expected_lost);
+}
+
+TEST(Concury, EveryDcodeMapsToALiveDipOfItsOwnVip) {
+  TwoVips lb;
+  lb.control.set_pool(1, {200, 201, 202}, {1, 0, 1});
+  lb.lookup.apply(1, lb.control.image(1));
+  for (const std::uint16_t dip : lb.lookup.image(0).dips) ASSERT_TRUE(dip >= 100 && dip < 108);
+  for (const std::uint16_t dip : lb.lookup.image(1).dips) ASSERT_TRUE(dip == 200 || dip == 202);
+}
+
+TEST(Concury, UnknownConnectionsSpreadByWeight) {
+  ConcuryControl control;
+  ConcuryLookup lookup;
+  const std::vector<double> weights{1, 2, 3, 4};
+  const std::uint32_t vip = control.add_vip({1, 2, 3, 4}, weights);
+  for (std::uint64_t n = 0; n < 500; ++n) control.learn(vip, compact_key<std::uint64_t>(n), n % 4096);
+  lookup.add_vip(control.image(vip));
+  std::array<double, 5> counts{};
+  constexpr std::size_t kConnections = 40000;
+  for (std::uint64_t n = 0; n < kConnections; ++n) ++counts[lookup.lookup(vip, compact_key<std::uint64_t>(1000000 + n))];
+  for (std::size_t d = 1; d <= 4; ++d) EXPECT_NEAR(counts[d] / kConnections, weights[d - 1] / 10, 0.015) << "DIP " << d;
+}
+
+TEST(Concury, RewritingOneVipLeavesTheOthersUntouched) {
+  TwoVips lb;
+  for (std::uint64_t n = 0; n < 500; ++n) lb.connect(1, compact_key<std::uint64_t>(n));
+  const ConcuryVipImage before = lb.lookup.image(1);
+  lb.control.set_pool(0, {100, 101}, {1, 1});
+  lb.lookup.apply(0, lb.control.image(0));
+  EXPECT_TRUE(lb.lookup.image(1) == before);
+}
+
+TEST(Concury, BulkLookupsAgreeWithSingleLookups) {
+  TwoVips lb;
+  std::vector<ConcuryQuery> queries;
+  for (std::uint64_t n = 0; n < 1000; ++n) {
+    queries.push_back({static_cast<std::uint32_t>(n % 2), compact_key<std::uint64_t>(n)});
+    if (n % 3 == 0) lb.connect(queries.back().vip, queries.back().key);
+  }
+  std::vector<std::uint16_t> dips(queries.size());
+  lb.lookup.lookup_bulk(queries, dips);
+  for (std::size_t i = 0; i < queries.size(); ++i) ASSERT_EQ(dips[i], lb.lookup.lookup(queries[i].vip, queries[i].key));
+}
+
+TEST(ConcuryBaselines, DigestTableAndSilkRoadTableAnswerWhatTheyStored) {
+  DigestConnTable digest(5000);
+  SilkRoadTable silkroad(5000);
+  for (std::uint64_t n = 0; n < 4500; ++n) {
+    ASSERT_TRUE(digest.insert(compact_key<std::uint64_t>(n), static_cast<std::uint16_t>(n)));
+    ASSERT_TRUE(silkroad.insert(compact_key<std::uint64_t>(n), static_cast<std::uint8_t>(n % 64)));
+  }
+  std::size_t silkroad_wrong = 0;
+  for (std::uint64_t n = 0; n < 4500; ++n) {
+    ASSERT_EQ(digest.find(compact_key<std::uint64_t>(n)), static_cast<std::uint16_t>(n));
+    silkroad_wrong += silkroad.find(compact_key<std::uint64_t>(n)) != n % 64;  // a digest twin seen first
+  }
+  EXPECT_FALSE(digest.find(compact_key<std::uint64_t>(99999)).has_value());
+  EXPECT_LT(silkroad_wrong, 4500 / 100);
+}
+
+}  // namespace
+}  // namespace flowtrack::compact

@@ -1,0 +1,120 @@
+// Othello's own promises: an acyclic graph after any updates, the emptiness bit and fingerprints
+// rejecting aliens at the rates the thesis derives, uniform alien answers with random fill, and
+// OthelloMap's exact membership.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <unordered_map>
+
+#include "flowtrack/compact/othello_map.hpp"
+#include "flowtrack/io/random.hpp"
+#include "support/compact_cases.hpp"
+
+namespace flowtrack::compact {
+namespace {
+
+using testing::compact_key;
+
+TEST(Othello, GraphStaysAcyclicThroughInsertsChangesAndDeletes) {
+  OthelloConfig c;
+  c.capacity = 512;
+  OthelloBuilder<std::uint64_t> b(c);
+  Random rng(1);
+  for (std::uint64_t n = 0; n < 2000; ++n) {
+    b.insert(compact_key<std::uint64_t>(n), n & 0xff);
+    if (n % 3 == 0) b.insert(compact_key<std::uint64_t>(rng.below(n + 1)), 7);
+    if (n % 5 == 0) b.erase(compact_key<std::uint64_t>(rng.below(n + 1)));
+    if (n % 100 == 0) {
+      ASSERT_TRUE(b.acyclic()) << n;
+    }
+  }
+  EXPECT_TRUE(b.acyclic());
+}
+
+// |A| = 1.33 n, |B| = n at full load: a cell is empty with odds e^-0.75 (A) and e^-1 (B), so an alien
+// hits an empty cell with odds 1 - (1 - 0.472)(1 - 0.368) = 0.666 (Appendix A.1.2; §3.4.3 says 0.632).
+TEST(Othello, EmptinessBitDetectsTwoThirdsOfAliensAtFullLoad) {
+  constexpr std::uint32_t kKeys = 20000;
+  OthelloConfig c;
+  c.capacity = kKeys;
+  c.emptiness = true;
+  OthelloBuilder<std::uint64_t> b(c);
+  std::vector<std::uint64_t> keys, values(kKeys, 1);
+  for (std::uint64_t n = 0; n < kKeys; ++n) keys.push_back(compact_key<std::uint64_t>(n));
+  b.assign(keys, values);
+  const OthelloLookup lookup(b.export_image());
+  std::size_t detected = 0;
+  constexpr std::size_t kAliens = 40000;
+  for (std::uint64_t n = 0; n < kAliens; ++n) detected += !lookup.find(compact_key<std::uint64_t>(kKeys + n)).has_value();
+  const double rate = static_cast<double>(detected) / kAliens;
+  const double expected = 1 - (1 - std::exp(-1.0 / 1.3334)) * (1 - std::exp(-1.0));
+  EXPECT_NEAR(rate, expected, 0.02);
+  for (const auto k : keys) ASSERT_EQ(lookup.find(k), 1u);
+}
+
+TEST(Othello, FingerprintBitsRejectAliensAtTheDerivedRate) {
+  constexpr std::uint32_t kKeys = 5000;
+  OthelloConfig c;
+  c.capacity = kKeys;
+  c.value_bits = 4;
+  c.fingerprint_bits = 7;
+  c.emptiness = true;
+  OthelloBuilder<FlowKeyV4> b(c);
+  for (std::uint64_t n = 0; n < kKeys; ++n) b.insert(compact_key<FlowKeyV4>(n), n & 0xf);
+  const OthelloLookup lookup(b.export_image());
+  for (std::uint64_t n = 0; n < kKeys; ++n) ASSERT_EQ(lookup.find(compact_key<FlowKeyV4>(n)), n & 0xf);
+  std::size_t accepted = 0;
+  constexpr std::size_t kAliens = 100000;
+  for (std::uint64_t n = 0; n < kAliens; ++n) accepted += lookup.find(compact_key<FlowKeyV4>(kKeys + n)).has_value();
+  // FP = (1 - eps_a)(1 - eps_b) / 2^l_f, about 0.334 / 128 = 0.26 % at full load.
+  EXPECT_LT(static_cast<double>(accepted) / kAliens, 0.006);
+}
+
+TEST(Othello, RandomFillGivesAliensUniformValues) {
+  OthelloConfig c;
+  c.capacity = 2000;
+  c.value_bits = 4;
+  c.random_fill = true;
+  OthelloBuilder<std::uint64_t> b(c);
+  for (std::uint64_t n = 0; n < 2000; ++n) b.insert(compact_key<std::uint64_t>(n), 0);  // every member answers 0
+  const OthelloLookup lookup(b.export_image());
+  std::array<double, 16> counts{};
+  constexpr std::size_t kAliens = 32000;
+  for (std::uint64_t n = 0; n < kAliens; ++n) ++counts[lookup.lookup(compact_key<std::uint64_t>(1000000 + n))];
+  double chi2 = 0;
+  for (const double count : counts) chi2 += (count - kAliens / 16.0) * (count - kAliens / 16.0) / (kAliens / 16.0);
+  EXPECT_LT(chi2, 37.7);  // 15 degrees of freedom, p = 0.001
+}
+
+TEST(OthelloMap, MembershipIsExactAndStatesFollowAnOracle) {
+  OthelloMap<FlowKeyV4> map(16);
+  std::unordered_map<std::uint64_t, std::uint32_t> oracle;
+  Random rng(9);
+  for (std::uint64_t op = 0; op < 4000; ++op) {
+    const std::uint64_t n = rng.below(1500);
+    if (rng.below(3) == 0) {
+      EXPECT_EQ(map.erase(compact_key<FlowKeyV4>(n)), oracle.erase(n) == 1);
+    } else {
+      const auto state = static_cast<std::uint32_t>(rng.next());
+      EXPECT_EQ(map.insert_or_assign(compact_key<FlowKeyV4>(n), state), !oracle.contains(n));
+      oracle[n] = state;
+    }
+  }
+  ASSERT_EQ(map.size(), oracle.size());
+  for (std::uint64_t n = 0; n < 3000; ++n) {
+    const auto it = oracle.find(n);
+    ASSERT_EQ(map.find(compact_key<FlowKeyV4>(n)), it == oracle.end() ? std::nullopt : std::optional(it->second)) << n;
+  }
+}
+
+TEST(OthelloMap, RefillOverItsGraphAnswersEveryKeyWithTheNewValues) {
+  OthelloMap<std::uint64_t> map(1024);
+  for (std::uint64_t n = 0; n < 1000; ++n) map.insert_or_assign(compact_key<std::uint64_t>(n), static_cast<std::uint32_t>(n % 4096));
+  const OthelloImage image = map.index().refill(12, [&](std::uint32_t slot) { return std::uint64_t{map.state_at(slot)}; }, 5);
+  EXPECT_EQ(image.shape.seed, map.index().shape().seed);  // the same graph: no rehash
+  const OthelloLookup lookup(image);
+  for (std::uint64_t n = 0; n < 1000; ++n) ASSERT_EQ(lookup.lookup(compact_key<std::uint64_t>(n)), n % 4096);
+}
+
+}  // namespace
+}  // namespace flowtrack::compact
