@@ -52,7 +52,7 @@ test-tsan: deps
 build-fuzz: deps
 	CC=clang CXX=clang++ $(CONFIGURE) -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOWTRACK_FUZZ=ON \
 	  -DFLOWTRACK_SANITIZE=address,undefined > /dev/null
-	$(PHASE) fuzz-build ninja -C build-fuzz -j $(JOBS)
+	$(PHASE) fuzz-build ninja -C build-fuzz -j $(JOBS) fuzzers
 
 # Each fuzzer runs for FUZZ_SECONDS on its seed corpus (copied, so the checked-in corpus stays small);
 # `make build-fuzz` and then build-fuzz/<name> fuzz/corpus/<name> runs one for as long as you like.
