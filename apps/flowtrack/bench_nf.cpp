@@ -6,6 +6,7 @@
 // sets each shared (spinlock) configuration against its sharded twin.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 

@@ -2,10 +2,11 @@
 // writes what it forwards, merged back in time order, into --out. The report gives Mpps per worker (TSC time of the
 // processing loop: parse, function, copy out), packets in and out, drops by reason, connections, and
 // for the load balancers what each backend received.
-#include <fmt/core.h>
+#include <fmt/format.h>
 #include <x86intrin.h>
 
 #include <map>
+#include <ranges>
 #include <nlohmann/json.hpp>
 #include <thread>
 
