@@ -95,7 +95,7 @@ inline std::vector<std::string> registered_table_names() {
 constexpr std::optional<Concurrency> table_concurrency(std::string_view name) {
   return []<class... Table>(std::string_view wanted, std::type_identity<std::tuple<Table...>>) {
     std::optional<Concurrency> found;
-    ((Table::kName == wanted ? (found = Table::kConcurrency, true) : false) || ...);
+    static_cast<void>(((Table::kName == wanted ? (found = Table::kConcurrency, true) : false) || ...));
     return found;
   }(name, std::type_identity<RegisteredTables<FlowKeyV4>>{});
 }
