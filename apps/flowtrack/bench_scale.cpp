@@ -56,32 +56,33 @@ struct Row {
   RunReport last;
 };
 
+// Calls fn(std::integral_constant<Strategy, S>{}) for the S that s names at run time: the one switch
+// from the runtime choice to the compile-time strategy.
+template <class Fn>
+decltype(auto) with_strategy_constant(Strategy s, Fn&& fn) {
+  switch (s) {
+    case Strategy::sharded: return fn(std::integral_constant<Strategy, Strategy::sharded>{});
+    case Strategy::spinlock: return fn(std::integral_constant<Strategy, Strategy::spinlock>{});
+    case Strategy::spinlock_packet: return fn(std::integral_constant<Strategy, Strategy::spinlock_packet>{});
+    case Strategy::rwlock: return fn(std::integral_constant<Strategy, Strategy::rwlock>{});
+    case Strategy::striped: return fn(std::integral_constant<Strategy, Strategy::striped>{});
+    case Strategy::lockfree: return fn(std::integral_constant<Strategy, Strategy::lockfree>{});
+    case Strategy::concurrent: break;
+  }
+  return fn(std::integral_constant<Strategy, Strategy::concurrent>{});
+}
+
 // Whether strategy s applies to the named table, and one run of it (scale_grid.hpp).
 bool strategy_applies(Strategy s, std::string_view table) {
-  const auto nothing = [](auto, auto) {};
-  switch (s) {
-    case Strategy::sharded: return with_strategy<FlowKeyV4, Strategy::sharded>(table, nothing);
-    case Strategy::spinlock: return with_strategy<FlowKeyV4, Strategy::spinlock>(table, nothing);
-    case Strategy::spinlock_packet: return with_strategy<FlowKeyV4, Strategy::spinlock_packet>(table, nothing);
-    case Strategy::rwlock: return with_strategy<FlowKeyV4, Strategy::rwlock>(table, nothing);
-    case Strategy::striped: return with_strategy<FlowKeyV4, Strategy::striped>(table, nothing);
-    case Strategy::lockfree: return with_strategy<FlowKeyV4, Strategy::lockfree>(table, nothing);
-    case Strategy::concurrent: return with_strategy<FlowKeyV4, Strategy::concurrent>(table, nothing);
-  }
-  return false;
+  return with_strategy_constant(s, [&]<Strategy S>(std::integral_constant<Strategy, S>) {
+    return with_strategy<FlowKeyV4, S>(table, [](auto, auto) {});
+  });
 }
 
 RunReport run_strategy(Strategy s, std::string_view table, const PacketStore& trace, const RunOptions& options) {
-  switch (s) {
-    case Strategy::sharded: return run_scale_config<Strategy::sharded>(table, trace, options);
-    case Strategy::spinlock: return run_scale_config<Strategy::spinlock>(table, trace, options);
-    case Strategy::spinlock_packet: return run_scale_config<Strategy::spinlock_packet>(table, trace, options);
-    case Strategy::rwlock: return run_scale_config<Strategy::rwlock>(table, trace, options);
-    case Strategy::striped: return run_scale_config<Strategy::striped>(table, trace, options);
-    case Strategy::lockfree: return run_scale_config<Strategy::lockfree>(table, trace, options);
-    case Strategy::concurrent: return run_scale_config<Strategy::concurrent>(table, trace, options);
-  }
-  return {};
+  return with_strategy_constant(s, [&]<Strategy S>(std::integral_constant<Strategy, S>) {
+    return run_scale_config<S>(table, trace, options);
+  });
 }
 
 PacketStore load_trace(const ScaleOptions& o) {
