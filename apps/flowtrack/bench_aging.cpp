@@ -17,9 +17,10 @@
 #include <fmt/core.h>
 #include <x86intrin.h>
 
-#include <nlohmann/json.hpp>
 
-#include "commands.hpp"
+#include "bench_aging.hpp"
+#include "json_line.hpp"
+#include "user_error.hpp"
 #include "flowtrack/aging/heap_aging.hpp"
 #include "flowtrack/aging/lazy_aging.hpp"
 #include "flowtrack/aging/scan_aging.hpp"
@@ -35,20 +36,6 @@ namespace {
 constexpr std::size_t kBurst = 32;
 constexpr std::size_t kUnlimited = ~std::size_t{0};
 constexpr unsigned kStampShift = 20;  // Cuckoo++ stamp unit ~1.05 ms: timeouts up to ~17 s
-
-struct AgingBenchOptions {
-  std::vector<std::string> methods{"wheel", "lazy", "scan", "heap"};
-  std::vector<double> frequencies{10, 100, 1000, 10000};
-  std::size_t capacity = 1 << 20;
-  double live_share = 0.5;    // live flows = capacity * live_share
-  double new_share = 0.02;    // share of packets that start a new flow
-  double rate_mpps = 10;      // virtual packet rate
-  double timeout_ms = 100;
-  std::uint64_t packets = 8'000'000;
-  unsigned reps = 3;
-  bool quick = false;
-  bool json = false;
-};
 
 using Table = CuckooPPTable<FlowKeyV4>;
 
@@ -214,6 +201,8 @@ Result run_once(const std::string& method, const Stream& s, const AgingBenchOpti
   return run_method(*table, lazy, s, o, frequency, true);
 }
 
+}  // namespace
+
 void run_aging_bench(AgingBenchOptions o) {
   if (o.quick) {
     o.capacity = 1 << 18;
@@ -254,14 +243,23 @@ void run_aging_bench(AgingBenchOptions o) {
         expiry.push_back(last.expiry);
       }
       if (o.json) {
-        nlohmann::json j = {{"method", method}, {"frequency_hz", f}, {"cycles_per_packet", median(cycles)},
-                            {"expiry_cycles_per_packet", median(expiry)}, {"lookup_cycles_per_packet", median(lookup)},
-                            {"insert_cycles_per_packet", median(insert)}, {"occupancy", last.occupancy_mean},
-                            {"occupancy_max", last.occupancy_max}, {"occupancy_series", last.occupancy_series},
-                            {"left_after_drain", last.left_after_drain}, {"expired", last.expired},
-                            {"recycled", last.recycled}, {"reps", o.reps}, {"timeout_ms", o.timeout_ms},
-                            {"capacity", o.capacity}};
-        fmt::print("{}\n", j.dump());
+        JsonObject()
+            .set("method", method)
+            .set("frequency_hz", f)
+            .set("cycles_per_packet", median(cycles))
+            .set("expiry_cycles_per_packet", median(expiry))
+            .set("lookup_cycles_per_packet", median(lookup))
+            .set("insert_cycles_per_packet", median(insert))
+            .set("occupancy", last.occupancy_mean)
+            .set("occupancy_max", last.occupancy_max)
+            .set("occupancy_series", last.occupancy_series)
+            .set("left_after_drain", last.left_after_drain)
+            .set("expired", last.expired)
+            .set("recycled", last.recycled)
+            .set("reps", o.reps)
+            .set("timeout_ms", o.timeout_ms)
+            .set("capacity", o.capacity)
+            .print_line();
       } else {
         fmt::print("{:<6} {:>8.0f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.3f} {:>8.3f} {:>10}\n", method, f,
                    median(cycles), median(lookup), median(insert), median(expiry), last.occupancy_mean,
@@ -270,26 +268,6 @@ void run_aging_bench(AgingBenchOptions o) {
       std::fflush(stdout);
     }
   }
-}
-
-}  // namespace
-
-void add_aging_bench(CLI::App& bench) {
-  auto o = std::make_shared<AgingBenchOptions>();
-  auto* aging = bench.add_subcommand("aging", "cost of the aging methods under churn, by expiry frequency");
-  aging->add_option("--methods", o->methods, "wheel, lazy, scan, heap")->delimiter(',')
-      ->check(CLI::IsMember({"wheel", "lazy", "scan", "heap"}));
-  aging->add_option("--frequencies", o->frequencies, "expiry frequencies in Hz")->delimiter(',');
-  aging->add_option("--capacity", o->capacity, "table capacity")->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 26));
-  aging->add_option("--live-share", o->live_share, "live flows as a share of capacity");
-  aging->add_option("--new-share", o->new_share, "share of packets that start a new flow");
-  aging->add_option("--rate-mpps", o->rate_mpps, "virtual packet rate")->check(CLI::PositiveNumber);
-  aging->add_option("--timeout-ms", o->timeout_ms, "idle timeout");
-  aging->add_option("--packets", o->packets, "packets per run")->check(CLI::Range(std::uint64_t{1024}, std::uint64_t{1} << 32));
-  aging->add_option("--reps", o->reps, "repetitions (median reported)");
-  aging->add_flag("--quick", o->quick, "256K flows, 2M packets, 10/100/1000 Hz");
-  aging->add_flag("--json", o->json, "one JSON object per line");
-  aging->callback([o] { run_aging_bench(*o); });
 }
 
 }  // namespace flowtrack::cli

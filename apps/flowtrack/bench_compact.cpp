@@ -8,26 +8,15 @@
 
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 
-#include "commands.hpp"
+#include "bench_compact.hpp"
+#include "json_line.hpp"
+#include "user_error.hpp"
 #include "compact_bench_runs.hpp"
 #include "flowtrack/util/tsc.hpp"
 
 namespace flowtrack::cli {
 namespace {
-
-struct CompactBenchOptions {
-  std::vector<std::string> structures;
-  std::vector<std::size_t> sizes{1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24};
-  std::vector<unsigned> seed_bits{5, 6};
-  unsigned value_bits = 20;
-  unsigned fingerprint_bits = 12;
-  unsigned vips = 128, dips = 32;
-  unsigned reps = 3;
-  bool quick = false;
-  bool json = false;
-};
 
 struct Summary {
   std::string structure;
@@ -48,25 +37,24 @@ void print_rows(const Summary& s, bool json) {
   for (const char* mode : {"single", "bulk"}) {
     const double mqps = s.med(std::string(mode) == "single" ? &CompactRep::single_mqps : &CompactRep::bulk_mqps);
     if (json) {
-      nlohmann::json j = {{"structure", s.structure},
-                          {"keys", s.setup.keys},
-                          {"value_bits", s.structure == "concury" ? 12u : s.setup.value_bits},
-                          {"bits_per_key", last.bits_per_key},
-                          {"formula_bits_per_key", last.formula_bits_per_key},
-                          {"bytes", last.bytes},
-                          {"lookup_mqps", mqps},
-                          {"mode", mode},
-                          {"update_mops", s.med(&CompactRep::update_mops)},
-                          {"build_seconds", s.med(&CompactRep::build_seconds)},
-                          {"reps", s.reps.size()},
-                          {"wrong_answers", wrong}};
-      if (s.structure == "ludo") j["seed_bits"] = s.setup.seed_bits;
+      JsonObject j;
+      j.set("structure", s.structure)
+          .set("keys", s.setup.keys)
+          .set("value_bits", s.structure == "concury" ? 12u : s.setup.value_bits)
+          .set("bits_per_key", last.bits_per_key)
+          .set("formula_bits_per_key", last.formula_bits_per_key)
+          .set("bytes", last.bytes)
+          .set("lookup_mqps", mqps)
+          .set("mode", mode)
+          .set("update_mops", s.med(&CompactRep::update_mops))
+          .set("build_seconds", s.med(&CompactRep::build_seconds))
+          .set("reps", s.reps.size())
+          .set("wrong_answers", wrong);
+      if (s.structure == "ludo") j.set("seed_bits", s.setup.seed_bits);
       if (s.structure == "concury" || s.structure == "maglev-digest" || s.structure == "silkroad") {
-        j["vips"] = s.setup.vips;
-        j["dips_per_vip"] = s.setup.dips_per_vip;
+        j.set("vips", s.setup.vips).set("dips_per_vip", s.setup.dips_per_vip);
       }
-      j.update(last.extra);
-      fmt::print("{}\n", j.dump());
+      j.merge(last.extra).print_line();
     } else {
       const std::string name = s.structure == "ludo" ? fmt::format("ludo/{}b", s.setup.seed_bits) : s.structure;
       fmt::print("{:<14} {:>9} {:>6} {:>8.2f} {:>8.2f} {:>9.1f} {:>8.2f} {:>8.3f} {:>6}\n", name, s.setup.keys, mode,
@@ -103,6 +91,8 @@ void print_ratios(const std::vector<Summary>& all) {
   }
 }
 
+}  // namespace
+
 void run_compact_bench(CompactBenchOptions o) {
   if (o.quick) {
     o.sizes = {1 << 10, 1 << 16, 1 << 20};
@@ -133,27 +123,6 @@ void run_compact_bench(CompactBenchOptions o) {
     }
   }
   if (!o.json) print_ratios(all);
-}
-
-}  // namespace
-
-void add_compact_bench(CLI::App& bench) {
-  auto o = std::make_shared<CompactBenchOptions>();
-  auto* cmd = bench.add_subcommand("compact", "compact structures (Othello, Ludo, Cuckoo Filtable) and LB lookup structures");
-  cmd->add_option("--structures", o->structures, "othello, ludo, filtable, concury, maglev-digest, silkroad (default: all)")
-      ->delimiter(',')
-      ->check(CLI::IsMember(compact_structures()));
-  cmd->add_option("--sizes", o->sizes, "keys (connections for the LB structures)")->delimiter(',')
-      ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 27));
-  cmd->add_option("--seed-bits", o->seed_bits, "Ludo's per-bucket seed widths")->delimiter(',')->check(CLI::Range(2u, 8u));
-  cmd->add_option("--value-bits", o->value_bits, "value width of othello, ludo, filtable (concury: 12-bit Dcodes)");
-  cmd->add_option("--fingerprint-bits", o->fingerprint_bits, "Cuckoo Filtable's fingerprint width")->check(CLI::Range(2u, 16u));
-  cmd->add_option("--vips", o->vips, "VIPs of the LB structures")->check(CLI::Range(1u, 4096u));
-  cmd->add_option("--dips", o->dips, "DIPs per VIP")->check(CLI::Range(1u, 256u));
-  cmd->add_option("--reps", o->reps, "repetitions (median reported)");
-  cmd->add_flag("--quick", o->quick, "sizes 1K, 64K, 1M; 2 reps");
-  cmd->add_flag("--json", o->json, "one JSON object per line");
-  cmd->callback([o] { run_compact_bench(*o); });
 }
 
 }  // namespace flowtrack::cli

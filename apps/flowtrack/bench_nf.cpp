@@ -8,9 +8,10 @@
 
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 
-#include "commands.hpp"
+#include "bench_nf.hpp"
+#include "json_line.hpp"
+#include "user_error.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
 #include "flowtrack/table/registry.hpp"
@@ -18,19 +19,6 @@
 
 namespace flowtrack::cli {
 namespace {
-
-struct NfBenchOptions {
-  std::vector<std::string> nfs{"fwd", "slb", "lb", "nat"};
-  std::vector<std::string> tables = grid_subset({"cuckoo", "cuckoopp", "dpdk", "chained", "robinhood", "hopscotch", "swiss", "stdmap"});
-  std::vector<std::string> agings{"wheel"};
-  std::vector<std::string> scalings{"sharded", "spinlock"};
-  std::vector<unsigned> workers;
-  std::uint32_t flows = 20'000;
-  unsigned windows = 4;
-  unsigned reps = 3;
-  bool quick = false;
-  bool json = false;
-};
 
 // The campus profile's servers as VIPs: TCP 443 and 80, UDP 53 and 443, three backends each.
 std::vector<ServiceConfig> campus_services(const CampusProfile& profile) {
@@ -81,12 +69,17 @@ void print_summary(const std::vector<Row>& rows, unsigned workers) {
   }
 }
 
+}  // namespace
+
 void run_nf_bench(NfBenchOptions o) {
   if (o.quick) {
     o.flows = std::min<std::uint32_t>(o.flows, 5'000);
     o.windows = std::min(o.windows, 2u);
-    o.tables = grid_subset({"cuckoo", "dpdk", "chained", "stdmap"});
     o.reps = std::min(o.reps, 3u);
+  }
+  if (o.tables.empty()) {
+    o.tables = o.quick ? grid_subset({"cuckoo", "dpdk", "chained", "stdmap"})
+                       : grid_subset({"cuckoo", "cuckoopp", "dpdk", "chained", "robinhood", "hopscotch", "swiss", "stdmap"});
   }
   if (o.reps == 0) throw UserError("bench nf: --reps must be at least 1");
   // Names are checked before anything runs, so a typo fails at once rather than after minutes.
@@ -165,11 +158,18 @@ void run_nf_bench(NfBenchOptions o) {
     if (choice.nf == "fwd") fwd_mpps[choice.workers] = median(row.mpps);
     const double vs = fwd_mpps.contains(choice.workers) ? median(row.mpps) / fwd_mpps[choice.workers] : 0;
     if (o.json) {
-      fmt::print("{}\n", nlohmann::json{{"nf", choice.nf}, {"table", choice.table}, {"aging", choice.aging},
-                                        {"scaling", choice.scaling}, {"workers", choice.workers},
-                                        {"mpps", median(row.mpps)}, {"cycles_per_packet", median(row.cycles)},
-                                        {"vs_fwd", vs}, {"reps", o.reps}, {"packets", trace.size()}}
-                             .dump());
+      JsonObject()
+          .set("nf", choice.nf)
+          .set("table", choice.table)
+          .set("aging", choice.aging)
+          .set("scaling", choice.scaling)
+          .set("workers", choice.workers)
+          .set("mpps", median(row.mpps))
+          .set("cycles_per_packet", median(row.cycles))
+          .set("vs_fwd", vs)
+          .set("reps", o.reps)
+          .set("packets", trace.size())
+          .print_line();
     } else {
       fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>8.2f} {:>9.1f} {:>8.2f}x\n", choice.nf, choice.table, choice.aging,
                  choice.scaling, choice.workers, median(row.mpps), median(row.cycles), vs);
@@ -180,22 +180,4 @@ void run_nf_bench(NfBenchOptions o) {
   if (o.json) return;
   print_summary(rows, o.workers.back());
 }
-}  // namespace
-
-void add_nf_bench(CLI::App& bench) {
-  auto o = std::make_shared<NfBenchOptions>();
-  auto* nf = bench.add_subcommand("nf", "Mpps of the network functions per table and worker count");
-  nf->add_option("--nfs", o->nfs, "fwd, slb, lb, nat")->delimiter(',');
-  nf->add_option("--tables", o->tables, "the connection tables of the stateful LB and the NAT")->delimiter(',');
-  nf->add_option("--agings", o->agings, "the trackers' aging policies: wheel, heap")->delimiter(',');
-  nf->add_option("--scalings", o->scalings, "sharded (one instance per worker), spinlock (one shared instance)")->delimiter(',');
-  nf->add_option("--workers", o->workers, "worker counts (default: 1 .. usable cores)")->delimiter(',');
-  nf->add_option("--flows", o->flows, "campus connections per window")->check(CLI::Range(1u, 5'000'000u));
-  nf->add_option("--windows", o->windows, "shifted windows")->check(CLI::Range(1u, 255u));
-  nf->add_option("--reps", o->reps, "repetitions (median reported)");
-  nf->add_flag("--quick", o->quick, "small trace, four tables");
-  nf->add_flag("--json", o->json, "one JSON object per line");
-  nf->callback([o] { run_nf_bench(*o); });
-}
-
 }  // namespace flowtrack::cli

@@ -5,9 +5,10 @@
 #include <fmt/core.h>
 
 #include <map>
-#include <nlohmann/json.hpp>
 
-#include "commands.hpp"
+#include "bench_scale.hpp"
+#include "json_line.hpp"
+#include "user_error.hpp"
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
@@ -16,22 +17,6 @@
 
 namespace flowtrack::cli {
 namespace {
-
-struct ScaleOptions {
-  std::vector<std::string> strategies;
-  std::vector<std::string> tables;  // empty: each strategy's default tables
-  std::vector<unsigned> workers;    // empty: 1 .. usable cores
-  std::string pcap;
-  std::uint32_t flows = 20'000;
-  unsigned windows = 8;
-  unsigned passes = 4;
-  unsigned reps = 3;
-  double load = 0.75;
-  double timeout_ms = 0;
-  bool software = true;  // also run sharded with software steering
-  bool quick = false;
-  bool json = false;
-};
 
 // What each strategy runs on when --tables is not given (of this build's grid).
 std::vector<std::string> default_tables(const std::string& strategy, bool quick) {
@@ -85,7 +70,7 @@ RunReport run_strategy(Strategy s, std::string_view table, const PacketStore& tr
   });
 }
 
-PacketStore load_trace(const ScaleOptions& o) {
+PacketStore load_trace(const ScaleBenchOptions& o) {
   if (!o.pcap.empty()) {
     try {
       return PacketStore::load_pcap(o.pcap);
@@ -108,20 +93,28 @@ void print_row(const Row& r, bool json) {
   const double cycles = median(r.cycles);
   auto split = [&](Stage s) { return rep.stage_cycles_per_packet(s); };
   if (json) {
-    nlohmann::json j = {{"strategy", r.strategy}, {"steering", r.steering}, {"table", r.table},
-                        {"workers", r.workers}, {"mpps", mpps}, {"cycles_per_packet", cycles},
-                        {"reps", r.mpps.size()}, {"mpps_min", *std::min_element(r.mpps.begin(), r.mpps.end())},
-                        {"mpps_max", *std::max_element(r.mpps.begin(), r.mpps.end())},
-                        {"load", rep.load()}, {"packets", rep.total.packets}, {"new_flows", rep.total.new_flows},
-                        {"drops", rep.total.drops()}, {"dispatcher_core", rep.dispatcher},
-                        {"oversubscribed", rep.oversubscribed}};
+    JsonObject j;
+    j.set("strategy", r.strategy)
+        .set("steering", r.steering)
+        .set("table", r.table)
+        .set("workers", r.workers)
+        .set("mpps", mpps)
+        .set("cycles_per_packet", cycles)
+        .set("reps", r.mpps.size())
+        .set("mpps_min", *std::min_element(r.mpps.begin(), r.mpps.end()))
+        .set("mpps_max", *std::max_element(r.mpps.begin(), r.mpps.end()))
+        .set("load", rep.load())
+        .set("packets", rep.total.packets)
+        .set("new_flows", rep.total.new_flows)
+        .set("drops", rep.total.drops())
+        .set("dispatcher_core", rep.dispatcher)
+        .set("oversubscribed", rep.oversubscribed);
     for (std::size_t s = 0; s < kStageCount; ++s) {
-      j["cycles_" + std::string(stage_name(static_cast<Stage>(s)))] = split(static_cast<Stage>(s));
+      j.set("cycles_" + std::string(stage_name(static_cast<Stage>(s))), split(static_cast<Stage>(s)));
     }
-    nlohmann::json per_worker = nlohmann::json::array();
+    std::vector<double> per_worker;
     for (std::size_t w = 0; w < rep.workers.size(); ++w) per_worker.push_back(rep.worker_mpps(w));
-    j["worker_mpps"] = per_worker;
-    fmt::print("{}\n", j.dump());
+    j.set("worker_mpps", per_worker).print_line();
   } else {
     fmt::print("{:<10} {:<8} {:<16} {:>3} {:>8.2f} {:>8.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>5.2f} {:>7}{}\n",
                r.strategy, r.steering, r.table, r.workers, mpps, cycles, split(Stage::parse), split(Stage::lookup),
@@ -131,7 +124,9 @@ void print_row(const Row& r, bool json) {
   std::fflush(stdout);
 }
 
-void run_scale(ScaleOptions o) {
+}  // namespace
+
+void run_scale_bench(ScaleBenchOptions o) {
   if (o.quick) {
     o.flows = std::min<std::uint32_t>(o.flows, 5'000);
     o.windows = std::min(o.windows, 4u);
@@ -227,28 +222,6 @@ void run_scale(ScaleOptions o) {
       }
     }
   }
-}
-
-}  // namespace
-
-void add_scale_bench(CLI::App& bench) {
-  auto o = std::make_shared<ScaleOptions>();
-  auto* scale = bench.add_subcommand("scale", "Mpps of the per-core runtime for every scaling strategy and table");
-  scale->add_option("--strategies", o->strategies, "sharded, spinlock, spinlock-packet, rwlock, striped, lockfree, concurrent (default: all)")
-      ->delimiter(',')->check(CLI::IsMember(strategy_names()));
-  scale->add_option("--tables", o->tables, "tables (default: a set per strategy)")->delimiter(',');
-  scale->add_option("--workers", o->workers, "worker counts (default: 1 .. usable cores)")->delimiter(',');
-  scale->add_option("--pcap", o->pcap, "replay this trace instead of the synthetic campus one");
-  scale->add_option("--flows", o->flows, "campus connections per window")->check(CLI::Range(1u, 10'000'000u));
-  scale->add_option("--windows", o->windows, "shifted windows of the campus trace")->check(CLI::Range(1u, 255u));
-  scale->add_option("--passes", o->passes, "times each worker replays its packets");
-  scale->add_option("--reps", o->reps, "repetitions (median reported)");
-  scale->add_option("--load", o->load, "table capacity = flows / load");
-  scale->add_option("--timeout-ms", o->timeout_ms, "flow timeout of the timer-wheel aging (0: no aging)")->check(CLI::NonNegativeNumber);
-  scale->add_flag("!--no-software", o->software, "skip sharded with software (dispatcher) steering");
-  scale->add_flag("--quick", o->quick, "small trace, few tables, 3 reps");
-  scale->add_flag("--json", o->json, "one JSON object per line");
-  scale->callback([o] { run_scale(*o); });
 }
 
 }  // namespace flowtrack::cli

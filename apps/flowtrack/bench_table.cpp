@@ -13,11 +13,12 @@
 #include <cmath>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
 
-#include "commands.hpp"
+#include "bench_table.hpp"
+#include "json_line.hpp"
+#include "user_error.hpp"
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/io/random.hpp"
 #include "flowtrack/table/registry.hpp"
@@ -28,18 +29,6 @@ namespace {
 
 constexpr std::size_t kBurst = 32;
 constexpr std::size_t kMaxQueries = 1 << 20;
-
-struct BenchOptions {
-  std::vector<std::string> tables;
-  std::vector<std::size_t> sizes{1 << 16, 1 << 20, 1 << 24};
-  std::vector<double> loads{0.1, 0.25, 0.5, 0.75, 0.9, 0.95};
-  std::vector<std::string> ops{"insert", "hit", "miss", "erase", "churn"};
-  std::vector<std::string> modes{"single", "bulk"};
-  std::string dist = "uniform";
-  unsigned reps = 5;
-  bool quick = false;
-  bool json = false;
-};
 
 struct Cell {
   std::string table, op, mode, dist;
@@ -143,7 +132,7 @@ bool wants(const std::vector<std::string>& list, const std::string& item) {
 // A table with lazy expiry (Cuckoo++) runs with its stamps live, as a tracker would use it; the clock
 // stands still, so nothing expires and every lookup pays for the stamp check.
 template <class Table>
-std::optional<std::map<std::string, double>> run_once(std::size_t size, const Workload& w, const BenchOptions& o,
+std::optional<std::map<std::string, double>> run_once(std::size_t size, const Workload& w, const TableBenchOptions& o,
                                                       double& bytes_per_flow) {
   auto table = std::make_unique<Table>(size);
   if constexpr (requires { table->enable_expiry(std::uint64_t{0}); }) table->enable_expiry(0);
@@ -192,16 +181,24 @@ std::optional<std::map<std::string, double>> run_once(std::size_t size, const Wo
 }
 
 void print_json(const Cell& c) {
-  nlohmann::json j = {{"table", c.table},   {"op", c.op},       {"mode", c.mode},
-                      {"size", c.size},     {"load", c.load},   {"dist", c.dist},
-                      {"reps", c.samples.size()}, {"cycles", median(c.samples)},
-                      {"p10", quantile(c.samples, 0.1)},    {"p90", quantile(c.samples, 0.9)},
-                      {"bytes_per_flow", c.bytes_per_flow}};
-  fmt::print("{}\n", j.dump());
-  std::fflush(stdout);
+  JsonObject()
+      .set("table", c.table)
+      .set("op", c.op)
+      .set("mode", c.mode)
+      .set("size", c.size)
+      .set("load", c.load)
+      .set("dist", c.dist)
+      .set("reps", c.samples.size())
+      .set("cycles", median(c.samples))
+      .set("p10", quantile(c.samples, 0.1))
+      .set("p90", quantile(c.samples, 0.9))
+      .set("bytes_per_flow", c.bytes_per_flow)
+      .print_line();
 }
 
-void run_bench(BenchOptions o) {
+}  // namespace
+
+void run_table_bench(TableBenchOptions o) {
   if (o.quick) {
     o.sizes = {1 << 16, 1 << 20};
     o.loads = {0.5, 0.9};
@@ -254,7 +251,7 @@ void run_bench(BenchOptions o) {
         if (!reachable) {
           unreachable.push_back(fmt::format("{} cannot hold load {} at size {}", name, load, size));
           if (o.json) {
-            fmt::print("{}\n", nlohmann::json{{"table", name}, {"size", size}, {"load", load}, {"error", "load not reachable"}}.dump());
+            JsonObject().set("table", name).set("size", size).set("load", load).set("error", "load not reachable").print_line();
           } else {
             fmt::print("{:<15} {:>9} {:>5.2f}  insert failed before this load\n", name, size, load);
           }
@@ -321,34 +318,6 @@ void run_bench(BenchOptions o) {
     }
   }
   for (const auto& line : unreachable) fmt::print("  note: {}\n", line);
-}
-
-}  // namespace
-
-void add_bench_commands(CLI::App& app) {
-  auto* bench = app.add_subcommand("bench", "benchmarks");
-  bench->require_subcommand(1);
-  add_table_bench(*bench);
-  add_scale_bench(*bench);
-  add_aging_bench(*bench);
-  add_nf_bench(*bench);
-  add_compact_bench(*bench);
-}
-
-void add_table_bench(CLI::App& bench) {
-  auto options = std::make_shared<BenchOptions>();
-  auto* table = bench.add_subcommand("table", "cycles per operation of every flow table");
-  table->add_option("--tables", options->tables, "tables to measure (default: all)")->delimiter(',');
-  table->add_option("--sizes", options->sizes, "capacities")->delimiter(',')->check(CLI::Range(std::size_t{64}, std::size_t{1} << 26));
-  table->add_option("--loads", options->loads, "load factors")->delimiter(',')->check(CLI::Range(0.01, 1.0));
-  table->add_option("--ops", options->ops, "insert, hit, miss, erase, churn")->delimiter(',')
-      ->check(CLI::IsMember({"insert", "hit", "miss", "erase", "churn"}));
-  table->add_option("--modes", options->modes, "single, bulk")->delimiter(',')->check(CLI::IsMember({"single", "bulk"}));
-  table->add_option("--dist", options->dist, "lookup popularity: uniform or zipf")->check(CLI::IsMember({"uniform", "zipf"}));
-  table->add_option("--reps", options->reps, "repetitions (median reported)");
-  table->add_flag("--quick", options->quick, "sizes 64K and 1M, loads 0.5 and 0.9, 3 reps");
-  table->add_flag("--json", options->json, "one JSON object per line");
-  table->callback([options] { run_bench(*options); });
 }
 
 }  // namespace flowtrack::cli

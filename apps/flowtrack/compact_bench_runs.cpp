@@ -151,7 +151,7 @@ CompactRep run_othello(const CompactBenchSetup& s, const Workload& w) {
   measure_value_lookups(r, lookup, w);
   const std::size_t rebuilds = builder.rebuilds();
   r.update_mops = time_updates(builder, lookup, w, (1ull << s.value_bits) - 1);
-  r.extra["rebuilds_during_updates"] = builder.rebuilds() - rebuilds;
+  r.extra.set("rebuilds_during_updates", builder.rebuilds() - rebuilds);
   return r;
 }
 
@@ -169,12 +169,12 @@ CompactRep run_ludo(const CompactBenchSetup& s, const Workload& w) {
   // The thesis's formula with this table's load and overflow rate: locator (sized for every slot, as in
   // the reference), seeds, 37-bit overflow entries, values.
   const double slots = buckets * kLudoSlots;
-  r.extra["overflow_rate"] = overflow_rate;
-  r.extra["load"] = builder.load();
-  r.extra["fallback_keys"] = builder.fallback_size();
-  r.extra["formula_measured_overflow"] =
-      (2.33 * slots + s.seed_bits * buckets + 37 * overflow_rate * buckets + s.value_bits * slots) / n;
-  r.extra["cuckoo_moves_per_insert"] = static_cast<double>(builder.moves()) / n;
+  r.extra.set("overflow_rate", overflow_rate);
+  r.extra.set("load", builder.load());
+  r.extra.set("fallback_keys", builder.fallback_size());
+  r.extra.set("formula_measured_overflow",
+      (2.33 * slots + s.seed_bits * buckets + 37 * overflow_rate * buckets + s.value_bits * slots) / n);
+  r.extra.set("cuckoo_moves_per_insert", static_cast<double>(builder.moves()) / n);
   measure_value_lookups(r, lookup, w);
   r.update_mops = time_updates(builder, lookup, w, (1ull << s.value_bits) - 1);
   return r;
@@ -193,8 +193,8 @@ CompactRep run_filtable(const CompactBenchSetup& s, const Workload& w) {
   const double e_l = static_cast<double>(builder.shape().buckets) * kFiltableSlots / n;
   const double in_level1 = 1 - static_cast<double>(builder.level2_size()) / n;
   r.formula_bits_per_key = e_l * (in_level1 * (s.fingerprint_bits + s.value_bits) + (1 - in_level1) * (64 + s.value_bits));
-  r.extra["level2_fraction"] = 1 - in_level1;
-  r.extra["fingerprint_bits"] = s.fingerprint_bits;
+  r.extra.set("level2_fraction", 1 - in_level1);
+  r.extra.set("fingerprint_bits", s.fingerprint_bits);
   time_lookups(
       r, [&](std::size_t q) { return lookup.find(w.query_keys[q]).value_or(0); },
       [&](std::size_t q) {
@@ -275,11 +275,11 @@ CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
                            lookup.apply(v, control.image(v));
                          }));
   }
-  r.extra["dip_change_ms_per_vip"] = median(rewrite_ms);
+  r.extra.set("dip_change_ms_per_vip", median(rewrite_ms));
   r.update_mops = static_cast<double>(w.fresh.size()) / seconds_of([&] {
                     for (std::size_t i = 0; i < w.fresh.size(); ++i) control.learn(static_cast<std::uint32_t>(i % s.vips), w.fresh[i], 1);
                   }) / 1e6;
-  r.extra["update"] = "connection learnt (control plane only: no data-plane write)";
+  r.extra.set("update", "connection learnt (control plane only: no data-plane write)");
   return r;
 }
 
@@ -313,7 +313,7 @@ CompactRep run_maglev_digest(const CompactBenchSetup& s, const Workload& w) {
   r.update_mops = static_cast<double>(w.fresh.size()) / seconds_of([&] {
                     for (std::size_t i = 0; i < w.fresh.size(); ++i) tables[i % s.vips].insert(w.fresh[i], 1);
                   }) / 1e6;
-  r.extra["update"] = "connection inserted";
+  r.extra.set("update", "connection inserted");
   return r;
 }
 
@@ -348,11 +348,11 @@ CompactRep run_silkroad(const CompactBenchSetup& s, const Workload& w) {
   for (std::size_t i = 0; i < s.keys; ++i) {
     r.wrong_answers += dip(static_cast<std::uint32_t>(i % s.vips), w.keys[i]) != row_pick(rows[i % s.vips], w.keys[i]);
   }
-  r.extra["refused_inserts"] = refused;
+  r.extra.set("refused_inserts", refused);
   r.update_mops = static_cast<double>(w.fresh.size()) / seconds_of([&] {
                     for (std::size_t i = 0; i < w.fresh.size(); ++i) tables[i % s.vips].insert(w.fresh[i], 0);
                   }) / 1e6;
-  r.extra["update"] = "connection inserted";
+  r.extra.set("update", "connection inserted");
   return r;
 }
 

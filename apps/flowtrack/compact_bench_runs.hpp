@@ -3,9 +3,10 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "json_line.hpp"
 
 namespace flowtrack::cli {
 
@@ -26,7 +27,7 @@ struct CompactRep {
   double bits_per_key = 0, formula_bits_per_key = 0;
   std::size_t bytes = 0;
   std::uint64_t wrong_answers = 0;  // lookups of stored keys that did not return the stored value / DIP
-  nlohmann::json extra = nlohmann::json::object();  // structure-specific figures (overflow rate, ...)
+  JsonObject extra;  // structure-specific figures (overflow rate, ...)
 };
 
 // Structures: othello, ludo, filtable, concury, maglev-digest, silkroad.

@@ -1,9 +1,227 @@
 // flowtrack: connection tracking for stateful network functions on multi-core servers.
+//
+// The command line: every subcommand's options are declared here, the one file that compiles CLI11
+// (about twenty seconds a file); each command's work is in its own file, reached through a plain
+// options struct (bench_table.hpp, run_command.hpp, ...).
+#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <exception>
+#include <memory>
 
-#include "commands.hpp"
+#include "bench_aging.hpp"
+#include "bench_compact.hpp"
+#include "bench_nf.hpp"
+#include "bench_scale.hpp"
+#include "bench_table.hpp"
+#include "compact_bench_runs.hpp"
+#include "flowtrack/sync/strategy_names.hpp"
+#include "nf_names.hpp"
+#include "run_command.hpp"
+#include "sim_sched.hpp"
+#include "trace_commands.hpp"
+#include "user_error.hpp"
+
+namespace flowtrack::cli {
+namespace {
+
+void add_trace_options(CLI::App& command, SimTraceOptions& t) {
+  command.add_option("--trace", t.kind, "header source: zipf, campus or pcap");
+  command.add_option("--pcap", t.pcaps, "pcap files, one per service (fewer are shared)")->delimiter(',');
+  command.add_option("--zipf-flows", t.zipf_flows, "flows of each Zipf trace")->check(CLI::Range(16u, 10'000'000u));
+  command.add_option("--zipf-packets", t.zipf_packets, "packets of each Zipf trace (looped)");
+  command.add_option("--zipf-exponent", t.zipf_exponent, "Zipf exponent")->check(CLI::Range(0.1, 4.0));
+  command.add_option("--packet-bytes", t.packet_bytes, "packet size charged for Zipf traces");
+  command.add_option("--campus-flows", t.campus_flows, "connections of each campus trace")->check(CLI::Range(1u, 10'000'000u));
+  command.add_option("--trace-seed", t.seed, "seed of the synthetic traces");
+}
+
+void add_table_bench(CLI::App& bench) {
+  auto options = std::make_shared<TableBenchOptions>();
+  auto* table = bench.add_subcommand("table", "cycles per operation of every flow table");
+  table->add_option("--tables", options->tables, "tables to measure (default: all)")->delimiter(',');
+  table->add_option("--sizes", options->sizes, "capacities")->delimiter(',')->check(CLI::Range(std::size_t{64}, std::size_t{1} << 26));
+  table->add_option("--loads", options->loads, "load factors")->delimiter(',')->check(CLI::Range(0.01, 1.0));
+  table->add_option("--ops", options->ops, "insert, hit, miss, erase, churn")->delimiter(',')
+      ->check(CLI::IsMember({"insert", "hit", "miss", "erase", "churn"}));
+  table->add_option("--modes", options->modes, "single, bulk")->delimiter(',')->check(CLI::IsMember({"single", "bulk"}));
+  table->add_option("--dist", options->dist, "lookup popularity: uniform or zipf")->check(CLI::IsMember({"uniform", "zipf"}));
+  table->add_option("--reps", options->reps, "repetitions (median reported)");
+  table->add_flag("--quick", options->quick, "sizes 64K and 1M, loads 0.5 and 0.9, 3 reps");
+  table->add_flag("--json", options->json, "one JSON object per line");
+  table->callback([options] { run_table_bench(*options); });
+}
+
+void add_compact_bench(CLI::App& bench) {
+  auto o = std::make_shared<CompactBenchOptions>();
+  auto* cmd = bench.add_subcommand("compact", "compact structures (Othello, Ludo, Cuckoo Filtable) and LB lookup structures");
+  cmd->add_option("--structures", o->structures, "othello, ludo, filtable, concury, maglev-digest, silkroad (default: all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(compact_structures()));
+  cmd->add_option("--sizes", o->sizes, "keys (connections for the LB structures)")->delimiter(',')
+      ->check(CLI::Range(std::size_t{64}, std::size_t{1} << 27));
+  cmd->add_option("--seed-bits", o->seed_bits, "Ludo's per-bucket seed widths")->delimiter(',')->check(CLI::Range(2u, 8u));
+  cmd->add_option("--value-bits", o->value_bits, "value width of othello, ludo, filtable (concury: 12-bit Dcodes)");
+  cmd->add_option("--fingerprint-bits", o->fingerprint_bits, "Cuckoo Filtable's fingerprint width")->check(CLI::Range(2u, 16u));
+  cmd->add_option("--vips", o->vips, "VIPs of the LB structures")->check(CLI::Range(1u, 4096u));
+  cmd->add_option("--dips", o->dips, "DIPs per VIP")->check(CLI::Range(1u, 256u));
+  cmd->add_option("--reps", o->reps, "repetitions (median reported)");
+  cmd->add_flag("--quick", o->quick, "sizes 1K, 64K, 1M; 2 reps");
+  cmd->add_flag("--json", o->json, "one JSON object per line");
+  cmd->callback([o] { run_compact_bench(*o); });
+}
+
+void add_nf_bench(CLI::App& bench) {
+  auto o = std::make_shared<NfBenchOptions>();
+  auto* nf = bench.add_subcommand("nf", "Mpps of the network functions per table and worker count");
+  nf->add_option("--nfs", o->nfs, "fwd, slb, lb, nat")->delimiter(',');
+  nf->add_option("--tables", o->tables, "the connection tables of the stateful LB and the NAT")->delimiter(',');
+  nf->add_option("--agings", o->agings, "the trackers' aging policies: wheel, heap")->delimiter(',');
+  nf->add_option("--scalings", o->scalings, "sharded (one instance per worker), spinlock (one shared instance)")->delimiter(',');
+  nf->add_option("--workers", o->workers, "worker counts (default: 1 .. usable cores)")->delimiter(',');
+  nf->add_option("--flows", o->flows, "campus connections per window")->check(CLI::Range(1u, 5'000'000u));
+  nf->add_option("--windows", o->windows, "shifted windows")->check(CLI::Range(1u, 255u));
+  nf->add_option("--reps", o->reps, "repetitions (median reported)");
+  nf->add_flag("--quick", o->quick, "small trace, four tables");
+  nf->add_flag("--json", o->json, "one JSON object per line");
+  nf->callback([o] { run_nf_bench(*o); });
+}
+
+void add_scale_bench(CLI::App& bench) {
+  auto o = std::make_shared<ScaleBenchOptions>();
+  auto* scale = bench.add_subcommand("scale", "Mpps of the per-core runtime for every scaling strategy and table");
+  scale->add_option("--strategies", o->strategies, "sharded, spinlock, spinlock-packet, rwlock, striped, lockfree, concurrent (default: all)")
+      ->delimiter(',')->check(CLI::IsMember(strategy_names()));
+  scale->add_option("--tables", o->tables, "tables (default: a set per strategy)")->delimiter(',');
+  scale->add_option("--workers", o->workers, "worker counts (default: 1 .. usable cores)")->delimiter(',');
+  scale->add_option("--pcap", o->pcap, "replay this trace instead of the synthetic campus one");
+  scale->add_option("--flows", o->flows, "campus connections per window")->check(CLI::Range(1u, 10'000'000u));
+  scale->add_option("--windows", o->windows, "shifted windows of the campus trace")->check(CLI::Range(1u, 255u));
+  scale->add_option("--passes", o->passes, "times each worker replays its packets");
+  scale->add_option("--reps", o->reps, "repetitions (median reported)");
+  scale->add_option("--load", o->load, "table capacity = flows / load");
+  scale->add_option("--timeout-ms", o->timeout_ms, "flow timeout of the timer-wheel aging (0: no aging)")->check(CLI::NonNegativeNumber);
+  scale->add_flag("!--no-software", o->software, "skip sharded with software (dispatcher) steering");
+  scale->add_flag("--quick", o->quick, "small trace, few tables, 3 reps");
+  scale->add_flag("--json", o->json, "one JSON object per line");
+  scale->callback([o] { run_scale_bench(*o); });
+}
+
+void add_aging_bench(CLI::App& bench) {
+  auto o = std::make_shared<AgingBenchOptions>();
+  auto* aging = bench.add_subcommand("aging", "cost of the aging methods under churn, by expiry frequency");
+  aging->add_option("--methods", o->methods, "wheel, lazy, scan, heap")->delimiter(',')
+      ->check(CLI::IsMember({"wheel", "lazy", "scan", "heap"}));
+  aging->add_option("--frequencies", o->frequencies, "expiry frequencies in Hz")->delimiter(',');
+  aging->add_option("--capacity", o->capacity, "table capacity")->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 26));
+  aging->add_option("--live-share", o->live_share, "live flows as a share of capacity");
+  aging->add_option("--new-share", o->new_share, "share of packets that start a new flow");
+  aging->add_option("--rate-mpps", o->rate_mpps, "virtual packet rate")->check(CLI::PositiveNumber);
+  aging->add_option("--timeout-ms", o->timeout_ms, "idle timeout");
+  aging->add_option("--packets", o->packets, "packets per run")->check(CLI::Range(std::uint64_t{1024}, std::uint64_t{1} << 32));
+  aging->add_option("--reps", o->reps, "repetitions (median reported)");
+  aging->add_flag("--quick", o->quick, "256K flows, 2M packets, 10/100/1000 Hz");
+  aging->add_flag("--json", o->json, "one JSON object per line");
+  aging->callback([o] { run_aging_bench(*o); });
+}
+
+void add_bench_commands(CLI::App& app) {
+  auto* bench = app.add_subcommand("bench", "benchmarks");
+  bench->require_subcommand(1);
+  add_table_bench(*bench);
+  add_scale_bench(*bench);
+  add_aging_bench(*bench);
+  add_nf_bench(*bench);
+  add_compact_bench(*bench);
+}
+
+void add_run_command(CLI::App& app) {
+  auto o = std::make_shared<RunCommandOptions>();
+  auto* run = app.add_subcommand("run", "replay a pcap through a network function");
+  run->add_option("--nf", o->nf, "fwd, slb, lb, nat")->check(CLI::IsMember({"fwd", "slb", "lb", "nat"}));
+  run->add_option("--config", o->config, "the function's TOML configuration (see examples/)");
+  run->add_option("--in", o->in, "input pcap or pcapng")->required();
+  run->add_option("--out", o->out, "write the forwarded packets here");
+  run->add_option("--out-format", o->out_format, "pcap (default) or pcapng")->check(CLI::IsMember({"pcap", "pcapng"}));
+  run->add_option("--workers", o->workers, "worker threads (RSS steering)");
+  run->add_option("--table", o->table, "connection table (lb, nat): any table of `bench table` but the many-writer ones");
+  run->add_option("--scaling", o->scaling, "sharded (one function instance per worker) or spinlock (one shared instance, lb and nat)")
+      ->check(CLI::IsMember(nf_scaling_names()));
+  run->add_option("--aging", o->aging, "the connection tracker's expiry: wheel (timer wheel) or heap (binary heap)")
+      ->check(CLI::IsMember(nf_aging_names()));
+  run->add_flag("--json", o->json, "one JSON object");
+  run->callback([o] { run_command(*o); });
+}
+
+void add_sim_commands(CLI::App& app) {
+  auto* sim = app.add_subcommand("sim", "simulators");
+  sim->require_subcommand(1);
+
+  auto o = std::make_shared<SimOptions>();
+  auto* sched = sim->add_subcommand("sched", "flow-to-core scheduling (LAPS, AFS, FCFS, RSS) on a simulated 16-core processor");
+  sched->add_option("--policy", o->policies, "laps, afs, fcfs, rss, ideal (LAPS without penalties); default all but ideal")->delimiter(',');
+  sched->add_option("--scenario", o->scenario, "the paper's T1 .. T8 (sets rates and trace)");
+  sched->add_option("--rates", o->rates, "underload (set 1), overload (set 2) or equal (with --offered)");
+  sched->add_option("--offered", o->offered, "total offered Mpps split equally among services; several: a sweep")->delimiter(',');
+  add_trace_options(*sched, o->trace);
+  sched->add_option("--duration-s", o->duration_s, "simulated seconds of arrivals");
+  sched->add_option("--cores", o->cores, "cores")->check(CLI::Range(4u, 256u));
+  sched->add_option("--queue", o->queue, "input queue descriptors per core")->check(CLI::Range(1u, 65536u));
+  sched->add_option("--qthresh", o->qthresh, "load at which a core is overloaded")->check(CLI::Range(1u, 65536u));
+  sched->add_option("--low-water", o->low_water, "LAPS: least load of a service at which it asks for a core")->check(CLI::Range(1u, 65536u));
+  sched->add_flag("--migrate-to-any-lighter", o->migrate_to_any_lighter,
+                  "LAPS, AFS: migrate onto any lighter core, not only one under --qthresh");
+  sched->add_option("--annex", o->annex, "annex cache entries of the detector")->check(CLI::Range(0, 1 << 24));
+  sched->add_option("--sampling", o->sampling, "probability that a packet feeds the detector")->check(CLI::Range(1e-9, 1.0));
+  sched->add_option("--idle-us", o->idle_us, "idle time after which a core is surplus");
+  sched->add_option("--timeline-ms", o->timeline_ms, "report offered load and cores per service every this many ms (JSON)");
+  sched->add_option("--seed", o->seed, "seed of arrivals and sampling");
+  sched->add_option("--reps", o->reps, "repetitions (wall time: median)");
+  sched->add_flag("--json", o->json, "one JSON object per run");
+  sched->callback([o] { run_sim(*o); });
+
+  auto a = std::make_shared<AfdOptions>();
+  auto* afd = sim->add_subcommand("afd", "aggressive flow detector: false positives against annex size and sampling");
+  add_trace_options(*afd, a->trace);
+  afd->add_option("--annex", a->annex, "annex sizes")->delimiter(',');
+  afd->add_option("--sampling", a->sampling, "sampling probabilities")->delimiter(',');
+  afd->add_option("--cache", a->cache, "aggressive flow cache entries (= top flows sought)");
+  afd->add_option("--seed", a->seed, "sampling seed");
+  afd->add_flag("--json", a->json, "one JSON object per configuration");
+  afd->callback([a] { run_afd(*a); });
+}
+
+void add_trace_commands(CLI::App& app) {
+  auto* trace = app.add_subcommand("trace", "generate and inspect traces");
+  trace->require_subcommand(1);
+
+  auto gen_options = std::make_shared<TraceGenOptions>();
+  auto* gen = trace->add_subcommand("gen", "generate a synthetic trace");
+  gen->add_option("--profile", gen_options->profile, "campus, uniform or zipf")
+      ->check(CLI::IsMember({"campus", "uniform", "zipf"}));
+  gen->add_option("--flows", gen_options->flows, "connections in the trace")->check(CLI::Range(1u, 100'000'000u));
+  gen->add_option("--duration", gen_options->duration_s, "seconds (campus: sets the flow arrival rate)")
+      ->check(CLI::PositiveNumber);
+  gen->add_option("--pps", gen_options->pps, "packets per second (uniform, zipf)")->check(CLI::PositiveNumber);
+  gen->add_option("--packets", gen_options->packets, "packets (uniform, zipf; default 10 per flow)");
+  gen->add_option("--seed", gen_options->seed, "random seed");
+  gen->add_option("--zipf-exponent", gen_options->zipf_exponent, "Zipf exponent s")->check(CLI::PositiveNumber);
+  gen->add_option("--windows", gen_options->windows, "replay K shifted copies at once")->check(CLI::Range(1u, 256u));
+  gen->add_option("--snaplen", gen_options->snaplen, "bytes stored per frame (campus; 0 = whole frames)");
+  gen->add_option("--format", gen_options->format, "pcap or pcapng")->check(CLI::IsMember({"pcap", "pcapng"}));
+  gen->add_option("-o,--output", gen_options->output, "output file")->required();
+  gen->callback([gen_options] { run_trace_gen(*gen_options); });
+
+  auto stats_options = std::make_shared<TraceStatsOptions>();
+  auto* stats = trace->add_subcommand("stats", "statistics of a pcap or pcapng trace");
+  stats->add_option("file", stats_options->path, "trace file")->required();
+  stats->add_flag("--json", stats_options->json, "one JSON object");
+  stats->add_option("--top", stats_options->top, "heaviest flows to list");
+  stats->callback([stats_options] { run_trace_stats(*stats_options); });
+}
+
+}  // namespace
+}  // namespace flowtrack::cli
 
 int main(int argc, char** argv) {
   CLI::App app{"flowtrack: fast, correct connection tracking for stateful network functions"};

@@ -10,6 +10,7 @@
 #include "flowtrack/nf/stateful_lb_config.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
 #include "flowtrack/runtime/nf_runner.hpp"
+#include "nf_names.hpp"
 
 namespace flowtrack::cli {
 
@@ -27,10 +28,6 @@ struct NfConfigs {
   StatefulLbConfig lb;
   NatConfig nat;
 };
-
-inline std::vector<std::string> nf_names() { return {"fwd", "slb", "lb", "nat"}; }
-inline std::vector<std::string> nf_aging_names() { return {"wheel", "heap"}; }
-inline std::vector<std::string> nf_scaling_names() { return {"sharded", "spinlock"}; }
 
 // Throws UserError naming the problem when a name is unknown or does not apply (a many_writers table,
 // spinlock scaling of a stateless function). The stateful LB replays a trace captured on its client

@@ -7,10 +7,11 @@
 
 #include <map>
 #include <ranges>
-#include <nlohmann/json.hpp>
 #include <thread>
 
-#include "commands.hpp"
+#include "run_command.hpp"
+#include "json_line.hpp"
+#include "user_error.hpp"
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/nf/nf_config.hpp"
 #include "flowtrack/util/tsc.hpp"
@@ -18,18 +19,6 @@
 
 namespace flowtrack::cli {
 namespace {
-
-struct RunCommandOptions {
-  std::string nf = "lb";
-  std::string config;
-  std::string in, out;
-  std::string out_format = "pcap";
-  unsigned workers = 1;
-  std::string table = "cuckoo";
-  std::string scaling = "sharded";
-  std::string aging = "wheel";
-  bool json = false;
-};
 
 void report(const RunCommandOptions& o, const std::vector<WorkerResult>& results, std::size_t flows_in_trace) {
   std::uint64_t packets = 0, forwarded = 0, replied = 0, created = 0, live = 0;
@@ -53,13 +42,23 @@ void report(const RunCommandOptions& o, const std::vector<WorkerResult>& results
   const double mpps = aggregate_mpps(results);
   const bool lb = o.nf == "lb";
   if (o.json) {
-    nlohmann::json j = {{"nf", o.nf}, {"table", o.table}, {"scaling", o.scaling}, {"aging", o.aging}, {"workers", o.workers},
-                        {"mpps", mpps}, {"worker_mpps", worker_mpps}, {"packets_in", packets},
-                        {"packets_out", forwarded}, {"packets_replied", replied}, {"drops", drops}, {"connections", created},
-                        {"connections_live", live}};
-    if (lb) j["backends"] = backends;
-    if (o.nf == "slb") j["backend_packets"] = backends;
-    fmt::print("{}\n", j.dump());
+    JsonObject j;
+    j.set("nf", o.nf)
+        .set("table", o.table)
+        .set("scaling", o.scaling)
+        .set("aging", o.aging)
+        .set("workers", o.workers)
+        .set("mpps", mpps)
+        .set("worker_mpps", worker_mpps)
+        .set("packets_in", packets)
+        .set("packets_out", forwarded)
+        .set("packets_replied", replied)
+        .set("drops", drops)
+        .set("connections", created)
+        .set("connections_live", live);
+    if (lb) j.set("backends", backends);
+    if (o.nf == "slb") j.set("backend_packets", backends);
+    j.print_line();
     return;
   }
   fmt::print("flowtrack run: nf {}, {} worker(s), table {}, {} aging, {} scaling\n", o.nf, o.workers, o.table, o.aging, o.scaling);
@@ -75,6 +74,8 @@ void report(const RunCommandOptions& o, const std::vector<WorkerResult>& results
     for (const auto& [name, n] : backends) fmt::print("    {:<24} {}\n", name, n);
   }
 }
+
+}  // namespace
 
 void run_command(const RunCommandOptions& o) {
   if (o.workers == 0 || o.workers > 64) throw UserError("run: --workers must be in 1..64");
@@ -110,26 +111,6 @@ void run_command(const RunCommandOptions& o) {
     }
   }
   report(o, results, flows);
-}
-
-}  // namespace
-
-void add_run_command(CLI::App& app) {
-  auto o = std::make_shared<RunCommandOptions>();
-  auto* run = app.add_subcommand("run", "replay a pcap through a network function");
-  run->add_option("--nf", o->nf, "fwd, slb, lb, nat")->check(CLI::IsMember({"fwd", "slb", "lb", "nat"}));
-  run->add_option("--config", o->config, "the function's TOML configuration (see examples/)");
-  run->add_option("--in", o->in, "input pcap or pcapng")->required();
-  run->add_option("--out", o->out, "write the forwarded packets here");
-  run->add_option("--out-format", o->out_format, "pcap (default) or pcapng")->check(CLI::IsMember({"pcap", "pcapng"}));
-  run->add_option("--workers", o->workers, "worker threads (RSS steering)");
-  run->add_option("--table", o->table, "connection table (lb, nat): any table of `bench table` but the many-writer ones");
-  run->add_option("--scaling", o->scaling, "sharded (one function instance per worker) or spinlock (one shared instance, lb and nat)")
-      ->check(CLI::IsMember(nf_scaling_names()));
-  run->add_option("--aging", o->aging, "the connection tracker's expiry: wheel (timer wheel) or heap (binary heap)")
-      ->check(CLI::IsMember(nf_aging_names()));
-  run->add_flag("--json", o->json, "one JSON object");
-  run->callback([o] { run_command(*o); });
 }
 
 }  // namespace flowtrack::cli

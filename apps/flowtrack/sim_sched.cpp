@@ -8,9 +8,9 @@
 
 #include <algorithm>
 
-#include <nlohmann/json.hpp>
-
-#include "commands.hpp"
+#include "sim_sched.hpp"
+#include "json_line.hpp"
+#include "user_error.hpp"
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/sched/detector_accuracy.hpp"
@@ -20,48 +20,6 @@
 
 namespace flowtrack::cli {
 namespace {
-
-// Where the headers come from (one trace per service).
-struct TraceOptions {
-  std::string kind = "zipf";  // zipf, campus, pcap
-  std::vector<std::string> pcaps;
-  std::uint32_t zipf_flows = 100'000;
-  std::uint64_t zipf_packets = 1'000'000;
-  double zipf_exponent = 1.0;
-  unsigned packet_bytes = 700;
-  std::uint32_t campus_flows = 20'000;
-  std::uint64_t seed = 1;
-};
-
-struct SimOptions {
-  std::vector<std::string> policies{"laps", "afs", "fcfs", "rss"};
-  std::string scenario;           // T1 .. T8
-  std::string rates = "overload";  // underload (set 1), overload (set 2), equal
-  std::vector<double> offered;    // total Mpps, split equally: a sweep when several
-  TraceOptions trace;
-  double duration_s = 1.0;
-  unsigned cores = 16;
-  unsigned queue = 32;
-  unsigned qthresh = 16;
-  unsigned low_water = 8;
-  bool migrate_to_any_lighter = false;
-  std::size_t annex = 512;
-  double sampling = 1.0;
-  double idle_us = 10;
-  double timeline_ms = 0;
-  std::uint64_t seed = 1;
-  unsigned reps = 1;
-  bool json = false;
-};
-
-struct AfdOptions {
-  TraceOptions trace;
-  std::vector<std::size_t> annex{0, 64, 128, 256, 512, 1024, 2048};
-  std::vector<double> sampling{1.0};
-  std::size_t cache = 16;
-  std::uint64_t seed = 1;
-  bool json = false;
-};
 
 // T1..T4: rate set 1 (underload), T5..T8: set 2 (overload); trace groups G1..G4 in turn. The paper's
 // groups are CAIDA (G1, G2: a backbone, many flows) and Auckland (G3, G4: an access link, fewer flows);
@@ -89,7 +47,7 @@ PacketStore load_one_pcap(const std::string& path) {
   }
 }
 
-PacketStore make_store(const TraceOptions& t, unsigned service) {
+PacketStore make_store(const SimTraceOptions& t, unsigned service) {
   const std::uint64_t seed = t.seed * 100 + service;
   if (t.kind == "pcap") return load_one_pcap(t.pcaps[service % t.pcaps.size()]);
   if (t.kind == "campus") {
@@ -109,7 +67,7 @@ PacketStore make_store(const TraceOptions& t, unsigned service) {
   return generate_zipf(profile);
 }
 
-std::vector<HeaderTrace> load_traces(const TraceOptions& t, unsigned services) {
+std::vector<HeaderTrace> load_traces(const SimTraceOptions& t, unsigned services) {
   if (t.kind != "zipf" && t.kind != "campus" && t.kind != "pcap") {
     throw UserError(fmt::format("unknown trace '{}' (zipf, campus, pcap)", t.kind));
   }
@@ -135,7 +93,7 @@ std::vector<HeaderTrace> load_traces(const TraceOptions& t, unsigned services) {
   return traces;
 }
 
-std::string trace_label(const TraceOptions& t) {
+std::string trace_label(const SimTraceOptions& t) {
   if (t.kind == "pcap") return fmt::format("pcap:{}", fmt::join(t.pcaps, ","));
   if (t.kind == "campus") return fmt::format("campus:{}flows:seed{}", t.campus_flows, t.seed);
   return fmt::format("zipf:{}flows:s{}:{}B:seed{}", t.zipf_flows, t.zipf_exponent, t.packet_bytes, t.seed);
@@ -178,9 +136,9 @@ void validate(const SimOptions& o) {
   }
 }
 
-nlohmann::json timeline_json(const SimResult& r) {
-  nlohmann::json points = nlohmann::json::array();
-  for (const auto& p : r.timeline) points.push_back({{"t", p.time_s}, {"offered_mpps", p.offered_mpps}, {"cores", p.cores}});
+std::vector<JsonObject> timeline_json(const SimResult& r) {
+  std::vector<JsonObject> points;
+  for (const auto& p : r.timeline) points.push_back(JsonObject().set("t", p.time_s).set("offered_mpps", p.offered_mpps).set("cores", p.cores));
   return points;
 }
 
@@ -191,22 +149,35 @@ void print_result(const SimOptions& o, const std::string& policy, const SimResul
   const double delivered = static_cast<double>(std::max<std::uint64_t>(r.delivered, 1));
   const double offered = static_cast<double>(std::max<std::uint64_t>(r.offered, 1));
   if (o.json) {
-    nlohmann::json j = {{"policy", policy}, {"scenario", o.scenario}, {"rates", o.rates}, {"trace", trace_label(o.trace)},
-                        {"migration_target", o.migrate_to_any_lighter ? "any-lighter" : "under-threshold"},
-                        {"cores", o.cores}, {"seed", o.seed}, {"duration_s", r.duration_s},
-                        {"offered_mpps", r.offered_mpps()}, {"throughput_mpps", r.throughput_mpps()},
-                        {"packets", r.offered}, {"delivered", r.delivered}, {"drops", r.dropped},
-                        {"drop_pct", 100.0 * static_cast<double>(r.dropped) / offered},
-                        {"out_of_order", r.out_of_order},
-                        {"out_of_order_pct", 100.0 * static_cast<double>(r.out_of_order) / delivered},
-                        {"migrations", r.migrations}, {"core_moves", r.core_moves},
-                        {"cold_cache", r.service_switches},
-                        {"cold_cache_pct", 100.0 * static_cast<double>(r.service_switches) / delivered},
-                        {"flow_moves", r.flow_moves}, {"reps", wall.size()}, {"wall_s", wall_s},
-                        {"cpu_s", cpu_s}, {"sim_mpps", static_cast<double>(r.offered) / wall_s / 1e6},
-                        {"sim_mpps_cpu", static_cast<double>(r.offered) / cpu_s / 1e6}};
-    if (!r.timeline.empty()) j["timeline"] = timeline_json(r);
-    fmt::print("{}\n", j.dump());
+    JsonObject j;
+    j.set("policy", policy)
+        .set("scenario", o.scenario)
+        .set("rates", o.rates)
+        .set("trace", trace_label(o.trace))
+        .set("migration_target", o.migrate_to_any_lighter ? "any-lighter" : "under-threshold")
+        .set("cores", o.cores)
+        .set("seed", o.seed)
+        .set("duration_s", r.duration_s)
+        .set("offered_mpps", r.offered_mpps())
+        .set("throughput_mpps", r.throughput_mpps())
+        .set("packets", r.offered)
+        .set("delivered", r.delivered)
+        .set("drops", r.dropped)
+        .set("drop_pct", 100.0 * static_cast<double>(r.dropped) / offered)
+        .set("out_of_order", r.out_of_order)
+        .set("out_of_order_pct", 100.0 * static_cast<double>(r.out_of_order) / delivered)
+        .set("migrations", r.migrations)
+        .set("core_moves", r.core_moves)
+        .set("cold_cache", r.service_switches)
+        .set("cold_cache_pct", 100.0 * static_cast<double>(r.service_switches) / delivered)
+        .set("flow_moves", r.flow_moves)
+        .set("reps", wall.size())
+        .set("wall_s", wall_s)
+        .set("cpu_s", cpu_s)
+        .set("sim_mpps", static_cast<double>(r.offered) / wall_s / 1e6)
+        .set("sim_mpps_cpu", static_cast<double>(r.offered) / cpu_s / 1e6);
+    if (!r.timeline.empty()) j.set("timeline", timeline_json(r));
+    j.print_line();
   } else {
     fmt::print("{:<6} {:>8.3f} {:>8.3f} {:>10} {:>6.2f} {:>10} {:>6.2f} {:>9} {:>6} {:>6.2f} {:>8.1f} {:>8.1f}\n", policy,
                r.offered_mpps(), r.throughput_mpps(), r.dropped, 100.0 * static_cast<double>(r.dropped) / offered,
@@ -216,6 +187,8 @@ void print_result(const SimOptions& o, const std::string& policy, const SimResul
   }
   std::fflush(stdout);
 }
+
+}  // namespace
 
 void run_sim(SimOptions o) {
   apply_scenario(o);
@@ -274,69 +247,23 @@ void run_afd(const AfdOptions& o) {
       const DetectorAccuracy a =
           measure_detector_accuracy(trace, {.cache_entries = o.cache, .annex_entries = annex, .sampling = sampling, .seed = o.seed});
       if (o.json) {
-        fmt::print("{}\n", nlohmann::json{{"trace", trace_label(o.trace)}, {"packets", trace.packets()},
-                                          {"flows", trace.flows()}, {"cache", o.cache}, {"annex", annex},
-                                          {"sampling", sampling}, {"top_found", a.top_found},
-                                          {"false_positives", a.false_positives},
-                                          {"false_positive_rate", a.false_positive_rate}}
-                               .dump());
+        JsonObject()
+            .set("trace", trace_label(o.trace))
+            .set("packets", trace.packets())
+            .set("flows", trace.flows())
+            .set("cache", o.cache)
+            .set("annex", annex)
+            .set("sampling", sampling)
+            .set("top_found", a.top_found)
+            .set("false_positives", a.false_positives)
+            .set("false_positive_rate", a.false_positive_rate)
+            .print_line();
       } else {
         fmt::print("{:>6} {:>9.5f} {:>6} {:>6} {:>6.2f}\n", annex, sampling, a.top_found, a.false_positives,
                    100 * a.false_positive_rate);
       }
     }
   }
-}
-
-void add_trace_options(CLI::App& command, TraceOptions& t) {
-  command.add_option("--trace", t.kind, "header source: zipf, campus or pcap");
-  command.add_option("--pcap", t.pcaps, "pcap files, one per service (fewer are shared)")->delimiter(',');
-  command.add_option("--zipf-flows", t.zipf_flows, "flows of each Zipf trace")->check(CLI::Range(16u, 10'000'000u));
-  command.add_option("--zipf-packets", t.zipf_packets, "packets of each Zipf trace (looped)");
-  command.add_option("--zipf-exponent", t.zipf_exponent, "Zipf exponent")->check(CLI::Range(0.1, 4.0));
-  command.add_option("--packet-bytes", t.packet_bytes, "packet size charged for Zipf traces");
-  command.add_option("--campus-flows", t.campus_flows, "connections of each campus trace")->check(CLI::Range(1u, 10'000'000u));
-  command.add_option("--trace-seed", t.seed, "seed of the synthetic traces");
-}
-
-}  // namespace
-
-void add_sim_commands(CLI::App& app) {
-  auto* sim = app.add_subcommand("sim", "simulators");
-  sim->require_subcommand(1);
-
-  auto o = std::make_shared<SimOptions>();
-  auto* sched = sim->add_subcommand("sched", "flow-to-core scheduling (LAPS, AFS, FCFS, RSS) on a simulated 16-core processor");
-  sched->add_option("--policy", o->policies, "laps, afs, fcfs, rss, ideal (LAPS without penalties); default all but ideal")->delimiter(',');
-  sched->add_option("--scenario", o->scenario, "the paper's T1 .. T8 (sets rates and trace)");
-  sched->add_option("--rates", o->rates, "underload (set 1), overload (set 2) or equal (with --offered)");
-  sched->add_option("--offered", o->offered, "total offered Mpps split equally among services; several: a sweep")->delimiter(',');
-  add_trace_options(*sched, o->trace);
-  sched->add_option("--duration-s", o->duration_s, "simulated seconds of arrivals");
-  sched->add_option("--cores", o->cores, "cores")->check(CLI::Range(4u, 256u));
-  sched->add_option("--queue", o->queue, "input queue descriptors per core")->check(CLI::Range(1u, 65536u));
-  sched->add_option("--qthresh", o->qthresh, "load at which a core is overloaded")->check(CLI::Range(1u, 65536u));
-  sched->add_option("--low-water", o->low_water, "LAPS: least load of a service at which it asks for a core")->check(CLI::Range(1u, 65536u));
-  sched->add_flag("--migrate-to-any-lighter", o->migrate_to_any_lighter,
-                  "LAPS, AFS: migrate onto any lighter core, not only one under --qthresh");
-  sched->add_option("--annex", o->annex, "annex cache entries of the detector")->check(CLI::Range(0, 1 << 24));
-  sched->add_option("--sampling", o->sampling, "probability that a packet feeds the detector")->check(CLI::Range(1e-9, 1.0));
-  sched->add_option("--idle-us", o->idle_us, "idle time after which a core is surplus");
-  sched->add_option("--timeline-ms", o->timeline_ms, "report offered load and cores per service every this many ms (JSON)");
-  sched->add_option("--seed", o->seed, "seed of arrivals and sampling");
-  sched->add_option("--reps", o->reps, "repetitions (wall time: median)");
-  sched->add_flag("--json", o->json, "one JSON object per run");
-  sched->callback([o] { run_sim(*o); });
-
-  auto a = std::make_shared<AfdOptions>();
-  auto* afd = sim->add_subcommand("afd", "aggressive flow detector: false positives against annex size and sampling");
-  add_trace_options(*afd, a->trace);
-  afd->add_option("--annex", a->annex, "annex sizes")->delimiter(',');
-  afd->add_option("--sampling", a->sampling, "sampling probabilities")->delimiter(',');
-  afd->add_option("--cache", a->cache, "aggressive flow cache entries (= top flows sought)");
-  afd->add_option("--seed", a->seed, "sampling seed");
-  afd->add_flag("--json", a->json, "one JSON object per configuration");
-  afd->callback([a] { run_afd(*a); });
 }
 
 }  // namespace flowtrack::cli

@@ -1,9 +1,10 @@
 // `flowtrack trace gen` and `flowtrack trace stats`.
+#include "trace_commands.hpp"
+
 #include <fmt/core.h>
 
-#include <nlohmann/json.hpp>
-
-#include "commands.hpp"
+#include "json_line.hpp"
+#include "user_error.hpp"
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
@@ -12,21 +13,7 @@
 namespace flowtrack::cli {
 namespace {
 
-struct GenOptions {
-  std::string profile = "campus";
-  std::uint32_t flows = 20'000;
-  double duration_s = 0;  // 0: derived from the profile's arrival rate / packet rate
-  double pps = 10e6;
-  std::uint64_t packets = 0;
-  std::uint64_t seed = 1;
-  double zipf_exponent = 1.0;
-  unsigned windows = 1;
-  std::uint16_t snaplen = 128;
-  std::string format = "pcap";
-  std::string output;
-};
-
-PacketStore generate(const GenOptions& o) {
+PacketStore generate(const TraceGenOptions& o) {
   try {
     if (o.profile == "campus") {
       CampusProfile profile;
@@ -48,7 +35,9 @@ PacketStore generate(const GenOptions& o) {
   }
 }
 
-void run_gen(const GenOptions& o) {
+}  // namespace
+
+void run_trace_gen(const TraceGenOptions& o) {
   PacketStore trace = generate(o);
   if (o.windows > 1) {
     try {
@@ -66,25 +55,29 @@ void run_gen(const GenOptions& o) {
              o.flows, o.windows, static_cast<double>(trace.duration_ns()) / 1e9, o.output);
 }
 
-nlohmann::json to_json(const TraceStats& s) {
-  nlohmann::json j;
-  j["packets"] = s.packets;
-  j["bytes"] = s.bytes;
-  j["flows"] = s.flows;
-  j["max_concurrent_flows"] = s.max_concurrent_flows;
-  j["duration_s"] = s.duration_s;
-  j["ipv4_packets"] = s.ipv4_packets;
-  j["ipv6_packets"] = s.ipv6_packets;
-  j["non_first_fragments"] = s.non_first_fragments;
-  j["packets_by_protocol"] = s.packets_by_protocol;
-  j["flows_by_protocol"] = s.flows_by_protocol;
-  j["parse_failures"] = s.parse_failures;
-  j["concurrency"] = nlohmann::json::array();
-  for (const auto& sample : s.concurrency) j["concurrency"].push_back({{"time_s", sample.time_s}, {"flows", sample.flows}});
-  j["top_flows"] = nlohmann::json::array();
+namespace {
+
+JsonObject to_json(const TraceStats& s) {
+  std::vector<JsonObject> concurrency;
+  for (const auto& sample : s.concurrency) concurrency.push_back(JsonObject().set("time_s", sample.time_s).set("flows", sample.flows));
+  std::vector<JsonObject> top_flows;
   for (const auto& flow : s.top_flows) {
-    j["top_flows"].push_back({{"flow", flow.key}, {"packets", flow.packets}, {"bytes", flow.bytes}});
+    top_flows.push_back(JsonObject().set("flow", flow.key).set("packets", flow.packets).set("bytes", flow.bytes));
   }
+  JsonObject j;
+  j.set("packets", s.packets)
+      .set("bytes", s.bytes)
+      .set("flows", s.flows)
+      .set("max_concurrent_flows", s.max_concurrent_flows)
+      .set("duration_s", s.duration_s)
+      .set("ipv4_packets", s.ipv4_packets)
+      .set("ipv6_packets", s.ipv6_packets)
+      .set("non_first_fragments", s.non_first_fragments)
+      .set("packets_by_protocol", s.packets_by_protocol)
+      .set("flows_by_protocol", s.flows_by_protocol)
+      .set("parse_failures", s.parse_failures)
+      .set("concurrency", concurrency)
+      .set("top_flows", top_flows);
   return j;
 }
 
@@ -114,52 +107,21 @@ void print_text(const std::string& path, const TraceStats& s) {
   for (const auto& flow : s.top_flows) fmt::print("    {:>8} pkts {:>12} B  {}\n", flow.packets, flow.bytes, flow.key);
 }
 
-void run_stats(const std::string& path, bool json, std::size_t top) {
+}  // namespace
+
+void run_trace_stats(const TraceStatsOptions& o) {
   PacketStore trace;
   try {
-    trace = PacketStore::load_pcap(path);
+    trace = PacketStore::load_pcap(o.path);
   } catch (const PcapError& e) {
     throw UserError(e.what());
   }
-  const TraceStats stats = compute_trace_stats(trace, top);
-  if (json) {
-    fmt::print("{}\n", to_json(stats).dump());
+  const TraceStats stats = compute_trace_stats(trace, o.top);
+  if (o.json) {
+    to_json(stats).print_line();
   } else {
-    print_text(path, stats);
+    print_text(o.path, stats);
   }
-}
-
-}  // namespace
-
-void add_trace_commands(CLI::App& app) {
-  auto* trace = app.add_subcommand("trace", "generate and inspect traces");
-  trace->require_subcommand(1);
-
-  auto gen_options = std::make_shared<GenOptions>();
-  auto* gen = trace->add_subcommand("gen", "generate a synthetic trace");
-  gen->add_option("--profile", gen_options->profile, "campus, uniform or zipf")
-      ->check(CLI::IsMember({"campus", "uniform", "zipf"}));
-  gen->add_option("--flows", gen_options->flows, "connections in the trace")->check(CLI::Range(1u, 100'000'000u));
-  gen->add_option("--duration", gen_options->duration_s, "seconds (campus: sets the flow arrival rate)")
-      ->check(CLI::PositiveNumber);
-  gen->add_option("--pps", gen_options->pps, "packets per second (uniform, zipf)")->check(CLI::PositiveNumber);
-  gen->add_option("--packets", gen_options->packets, "packets (uniform, zipf; default 10 per flow)");
-  gen->add_option("--seed", gen_options->seed, "random seed");
-  gen->add_option("--zipf-exponent", gen_options->zipf_exponent, "Zipf exponent s")->check(CLI::PositiveNumber);
-  gen->add_option("--windows", gen_options->windows, "replay K shifted copies at once")->check(CLI::Range(1u, 256u));
-  gen->add_option("--snaplen", gen_options->snaplen, "bytes stored per frame (campus; 0 = whole frames)");
-  gen->add_option("--format", gen_options->format, "pcap or pcapng")->check(CLI::IsMember({"pcap", "pcapng"}));
-  gen->add_option("-o,--output", gen_options->output, "output file")->required();
-  gen->callback([gen_options] { run_gen(*gen_options); });
-
-  auto path = std::make_shared<std::string>();
-  auto json = std::make_shared<bool>(false);
-  auto top = std::make_shared<std::size_t>(10);
-  auto* stats = trace->add_subcommand("stats", "statistics of a pcap or pcapng trace");
-  stats->add_option("file", *path, "trace file")->required();
-  stats->add_flag("--json", *json, "one JSON object");
-  stats->add_option("--top", *top, "heaviest flows to list");
-  stats->callback([path, json, top] { run_stats(*path, *json, *top); });
 }
 
 }  // namespace flowtrack::cli

@@ -16,33 +16,16 @@
 // this build's grid (table/registry.hpp); striped, lockfree and concurrent name their tables themselves.
 #pragma once
 
-#include <array>
-#include <optional>
-#include <string>
 #include <string_view>
 #include <type_traits>
-#include <vector>
 
 #include "flowtrack/sync/lock_free_table.hpp"
 #include "flowtrack/sync/locked_table.hpp"
 #include "flowtrack/sync/placement.hpp"
+#include "flowtrack/sync/strategy_names.hpp"
 #include "flowtrack/table/registry.hpp"
 
 namespace flowtrack {
-
-enum class Strategy : std::uint8_t { sharded, spinlock, spinlock_packet, rwlock, striped, lockfree, concurrent };
-
-inline constexpr std::array<std::string_view, 7> kStrategyNames{"sharded", "spinlock", "spinlock-packet", "rwlock",
-                                                                "striped", "lockfree", "concurrent"};
-
-inline std::vector<std::string> strategy_names() { return {kStrategyNames.begin(), kStrategyNames.end()}; }
-
-constexpr std::optional<Strategy> strategy_of(std::string_view name) {
-  for (std::size_t i = 0; i < kStrategyNames.size(); ++i) {
-    if (kStrategyNames[i] == name) return static_cast<Strategy>(i);
-  }
-  return std::nullopt;
-}
 
 // Calls fn(std::type_identity<T>{}, std::integral_constant<Placement, P>{}) for strategy S applied to
 // the named table; false when S does not apply to that table. Only S's types are instantiated.

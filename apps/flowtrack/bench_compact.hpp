@@ -1,0 +1,24 @@
+// `flowtrack bench compact`: its options and entry point.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace flowtrack::cli {
+
+struct CompactBenchOptions {
+  std::vector<std::string> structures;
+  std::vector<std::size_t> sizes{1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24};
+  std::vector<unsigned> seed_bits{5, 6};
+  unsigned value_bits = 20;
+  unsigned fingerprint_bits = 12;
+  unsigned vips = 128, dips = 32;
+  unsigned reps = 3;
+  bool quick = false;
+  bool json = false;
+};
+
+void run_compact_bench(CompactBenchOptions o);
+
+}  // namespace flowtrack::cli

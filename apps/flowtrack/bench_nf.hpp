@@ -1,0 +1,25 @@
+// `flowtrack bench nf`: its options and entry point.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace flowtrack::cli {
+
+struct NfBenchOptions {
+  std::vector<std::string> nfs{"fwd", "slb", "lb", "nat"};
+  std::vector<std::string> tables;  // empty: a default set (a smaller one with --quick)
+  std::vector<std::string> agings{"wheel"};
+  std::vector<std::string> scalings{"sharded", "spinlock"};
+  std::vector<unsigned> workers;
+  std::uint32_t flows = 20'000;
+  unsigned windows = 4;
+  unsigned reps = 3;
+  bool quick = false;
+  bool json = false;
+};
+
+void run_nf_bench(NfBenchOptions o);
+
+}  // namespace flowtrack::cli

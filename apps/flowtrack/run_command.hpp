@@ -1,0 +1,24 @@
+// `flowtrack run`: its options and entry point.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace flowtrack::cli {
+
+struct RunCommandOptions {
+  std::string nf = "lb";
+  std::string config;
+  std::string in, out;
+  std::string out_format = "pcap";
+  unsigned workers = 1;
+  std::string table = "cuckoo";
+  std::string scaling = "sharded";
+  std::string aging = "wheel";
+  bool json = false;
+};
+
+void run_command(const RunCommandOptions& o);
+
+}  // namespace flowtrack::cli
