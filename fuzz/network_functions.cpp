@@ -1,10 +1,15 @@
-// libFuzzer target: arbitrary frames through every network function (fwd, slb, lb, nat), which keep their state across
-// inputs (connections, backend counts, timers), so sequences of odd packets are exercised too.
+// libFuzzer target: bursts of arbitrary frames through every network function (fwd, slb, lb, nat), each
+// burst through process_burst as the runtime gives it, the functions keeping their state across inputs
+// (connections, backend counts, timers), so sequences of odd packets are exercised too.
 // The first input byte steers: bit 0 aims the frame at a service (VIP:443 or :53), bit 1 makes it
-// come from a backend (a reply), bits 2-4 pick the link type; the rest is the frame. Time moves one
-// second per input, so connections also expire. Must never crash, never read or write out of bounds,
-// and forwarded, answered (reply) and released (held fragments) frames must still parse.
+// come from a backend (a reply), bits 2-4 pick the link type, bits 5-7 add that many more copies of the
+// frame to the burst, alternately as the reply (bit 1 flipped) and as the same packet again, so a burst
+// holds a connection's first packet with its answers and retransmissions. The rest is the frame. Time
+// moves one second per input, so connections also expire. Must never crash, never read or write out of
+// bounds, and forwarded, answered (reply) and released (held fragments) frames must still parse.
+#include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "flowtrack/nf/forwarder.hpp"
@@ -64,13 +69,34 @@ void expect_parses(std::span<const std::uint8_t> frame, LinkType link) {
   if (parse_frame(frame, link, after) != ParseStatus::ok) __builtin_trap();  // a rewrite broke the frame
 }
 
-// `room`: bytes writable past the frame (NfPacket::capacity), for a function that answers a packet.
-template <class Nf>
-void through(Nf& nf, const std::vector<std::uint8_t>& input, LinkType link, std::uint8_t control, Nanos now, std::size_t room = 0) {
-  std::vector<std::uint8_t> frame(input);
-  frame.resize(input.size() + room);  // exact size plus the room: ASan sees any access past the capacity
-  NfPacket packet{std::span(frame).first(input.size()), {}, static_cast<std::uint32_t>(input.size()), frame.size()};
-  if (parse_frame(packet.frame, link, packet.parsed) != ParseStatus::ok) return;
+// Checks each verdict's frame as the function hands it over.
+struct ParsingOutput {
+  LinkType link;
+  void verdict(const NfPacket& packet, Verdict verdict) const {
+    if (verdict == Verdict::forward || verdict == Verdict::reply) expect_parses(packet.frame, link);
+  }
+  // A held fragment came with an earlier input, whose link type may differ from this one's.
+  void held(std::span<const std::uint8_t> frame, std::uint32_t) const {
+    ParsedPacket after;
+    for (const LinkType held_link : kLinkTypes) {
+      if (parse_frame(frame, held_link, after) == ParseStatus::ok) return;
+    }
+    __builtin_trap();
+  }
+  void stage_done(NfStage) const {}
+};
+
+// One copy of the input's frame in `buffer` (exact size plus `room`: ASan sees any access past the
+// capacity), aimed as `control` says; false when it does not parse.
+bool prepare(NfPacket& packet, std::vector<std::uint8_t>& buffer, const std::vector<std::uint8_t>& input, LinkType link,
+             std::uint8_t control, Nanos now, std::size_t room) {
+  buffer.assign(input.begin(), input.end());
+  buffer.resize(input.size() + room);
+  packet = NfPacket{.frame = std::span(buffer).first(input.size()),
+                    .wire_length = static_cast<std::uint32_t>(input.size()),
+                    .capacity = buffer.size(),
+                    .time = now};
+  if (parse_frame(packet.frame, link, packet.parsed) != ParseStatus::ok) return false;
   if (packet.parsed.ip_version == 4 && packet.parsed.has_ports && (control & 3) != 0) {
     const bool udp = packet.parsed.protocol() == ipproto::kUdp;
     if (control & 1) {
@@ -83,18 +109,23 @@ void through(Nf& nf, const std::vector<std::uint8_t>& input, LinkType link, std:
     }
     if (parse_frame(packet.frame, link, packet.parsed) != ParseStatus::ok) __builtin_trap();
   }
-  const Verdict verdict = nf.process(packet, now);
-  if (verdict == Verdict::forward || verdict == Verdict::reply) expect_parses(packet.frame, link);
-  if constexpr (requires { nf.release([](std::span<const std::uint8_t>, std::uint32_t) {}); }) {
-    // A held fragment came with an earlier input, whose link type may differ from this one's.
-    nf.release([](std::span<const std::uint8_t> held, std::uint32_t) {
-      ParsedPacket after;
-      for (const LinkType held_link : kLinkTypes) {
-        if (parse_frame(held, held_link, after) == ParseStatus::ok) return;
-      }
-      __builtin_trap();
-    });
+  packet.hash = packet_hash(packet.parsed);
+  return true;
+}
+
+// `room`: bytes writable past each frame (NfPacket::capacity), for a function that answers a packet.
+template <class Nf>
+void through(Nf& nf, const std::vector<std::uint8_t>& input, LinkType link, std::uint8_t control, Nanos now, std::size_t room = 0) {
+  const std::size_t copies = 1 + (control >> 5);
+  std::array<std::vector<std::uint8_t>, 8> buffers;
+  std::array<NfPacket, 8> burst;
+  std::size_t n = 0;
+  for (std::size_t c = 0; c < copies; ++c) {
+    const std::uint8_t aim = c % 2 == 1 ? control ^ 2 : control;  // odd copies: the reply
+    if (prepare(burst[n], buffers[n], input, link, aim, now, room)) ++n;
   }
+  ParsingOutput out{link};
+  if (n != 0) nf.process_burst(std::span(burst).first(n), out);
   nf.expire(now);
 }
 

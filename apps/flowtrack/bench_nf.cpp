@@ -1,9 +1,16 @@
-// `flowtrack bench nf`: packets per second of each network function (the NAT replaying the trace as
-// captured inside, nat_replay.hpp) on the campus trace multiplied by shifted windows, for every
-// connection table, tracker aging and scaling of the stateful ones, on 1..N workers (nf_runner.hpp),
-// median of --reps. Reports each function against the forwarder measured in the same run (seed 000:
-// the stateless LB ran ~60 % faster than the stateful one), ranks the stateful LB's configurations and
-// sets each shared (spinlock) configuration against its sharded twin.
+// `flowtrack bench nf`: packets per second of each network function (the LB and the NAT replaying the
+// trace as captured on their client side, replay_rehearsal.hpp) on the campus trace multiplied by
+// shifted windows, for every connection table, tracker aging and scaling of the stateful ones, on 1..N
+// workers (nf_runner.hpp), in bursts of each --burst size, median of --reps. Reports each function
+// against the forwarder and each burst size against bursts of one (the per-packet path), both measured
+// in the same run (seed 000: the stateless LB ran ~60 % faster than the stateful one), ranks the
+// stateful LB's configurations and sets each shared (spinlock) configuration against its sharded twin.
+// One more run of each configuration clocks its stages (parse, lookup, state, rewrite, aging: a clock
+// read per stage and burst, so it is not the run the Mpps come from).
+//
+// --connections N sizes the trace so that at least N connections are alive at once in it (the tracker
+// keeps each a while longer, until its idle timeout); live_connections reports the most the functions'
+// trackers held at once.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -14,6 +21,7 @@
 #include "user_error.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
+#include "flowtrack/io/trace_stats.hpp"
 #include "flowtrack/table/registry.hpp"
 #include "nf_launch.hpp"
 
@@ -37,18 +45,32 @@ std::vector<ServiceConfig> campus_services(const CampusProfile& profile) {
 
 struct Row {
   NfChoice choice;
+  std::size_t burst = 0;
   std::vector<double> mpps, cycles;
 };
 
+// Windows of a campus trace of `flows` connections such that at least `connections` are alive at once.
+unsigned windows_for(const CampusProfile& profile, std::size_t connections) {
+  const std::uint64_t one_window = compute_trace_stats(generate_campus(profile), 0).max_concurrent_flows;
+  const auto windows = (connections + one_window - 1) / std::max<std::uint64_t>(one_window, 1);
+  if (windows > 255) {
+    throw UserError(fmt::format("bench nf: --connections {} needs more than 255 windows of {} connections; raise --flows",
+                                connections, profile.flows));
+  }
+  return static_cast<unsigned>(std::max<std::uint64_t>(windows, 1));
+}
+
 // The stateful LB's configurations ranked at the largest worker count, and every shared (spinlock)
 // configuration against its sharded twin: all from this run's medians.
-void print_summary(const std::vector<Row>& rows, unsigned workers) {
+void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t burst) {
   std::vector<const Row*> lb_rows;
   for (const Row& r : rows) {
-    if (r.choice.nf == "lb" && r.choice.workers == workers) lb_rows.push_back(&r);
+    if (r.choice.nf == "lb" && r.choice.workers == workers && r.burst == burst) lb_rows.push_back(&r);
   }
   std::ranges::sort(lb_rows, [](const Row* a, const Row* b) { return median(a->mpps) > median(b->mpps); });
-  if (!lb_rows.empty()) fmt::print("\nstateful LB ranked by Mpps at {} worker(s) (same run):\n", workers);
+  if (!lb_rows.empty()) {
+    fmt::print("\nstateful LB ranked by Mpps at {} worker(s), bursts of {} (same run):\n", workers, burst);
+  }
   for (std::size_t i = 0; i < lb_rows.size(); ++i) {
     const NfChoice& c = lb_rows[i]->choice;
     fmt::print("  {:>2}. {:<12} {:<6} {:<9} {:>7.2f} Mpps  {:>7.1f} cycles/packet\n", i + 1, c.table, c.aging, c.scaling,
@@ -60,10 +82,13 @@ void print_summary(const std::vector<Row>& rows, unsigned workers) {
     for (const Row& sharded : rows) {
       const NfChoice& a = shared.choice;
       const NfChoice& b = sharded.choice;
-      if (b.scaling != "sharded" || a.nf != b.nf || a.table != b.table || a.aging != b.aging || a.workers != b.workers) continue;
+      if (b.scaling != "sharded" || a.nf != b.nf || a.table != b.table || a.aging != b.aging || a.workers != b.workers ||
+          shared.burst != sharded.burst) {
+        continue;
+      }
       if (!header) fmt::print("\none shared instance under a spinlock / one instance per worker (Mpps, same run):\n");
       header = true;
-      fmt::print("  {:<4} {:<12} {:<6} {} worker(s): {:.2f}x\n", a.nf, a.table, a.aging, a.workers,
+      fmt::print("  {:<4} {:<12} {:<6} {} worker(s), bursts of {}: {:.2f}x\n", a.nf, a.table, a.aging, a.workers, shared.burst,
                  median(shared.mpps) / median(sharded.mpps));
     }
   }
@@ -82,6 +107,10 @@ void run_nf_bench(NfBenchOptions o) {
                        : grid_subset({"cuckoo", "cuckoopp", "dpdk", "chained", "robinhood", "hopscotch", "swiss", "stdmap"});
   }
   if (o.reps == 0) throw UserError("bench nf: --reps must be at least 1");
+  for (const std::size_t b : o.bursts) {
+    if (b == 0 || b > kMaxBurst) throw UserError(fmt::format("bench nf: --burst sizes must be in 1..{}", kMaxBurst));
+  }
+  std::ranges::sort(o.bursts);  // bursts of one first: the anchor of vs_per_packet
   // Names are checked before anything runs, so a typo fails at once rather than after minutes.
   const auto check = [](const std::vector<std::string>& asked, const std::vector<std::string>& known, std::string_view what) {
     for (const auto& name : asked) {
@@ -99,11 +128,12 @@ void run_nf_bench(NfBenchOptions o) {
   }
   CampusProfile profile;
   profile.flows = o.flows;
+  if (o.connections != 0) o.windows = windows_for(profile, o.connections);
   const PacketStore trace = multiply_trace(generate_campus(profile), {.windows = o.windows});
   NfConfigs configs;
   configs.lb.services = campus_services(profile);
   configs.lb.policy = LbPolicy::maglev;
-  configs.lb.max_connections = static_cast<std::size_t>(o.flows) * o.windows;  // every connection fits in one instance
+  configs.lb.max_connections = static_cast<std::size_t>(o.flows) * o.windows;  // every connection of the trace fits
   configs.slb = {configs.lb.services, StatelessSelection::maglev, MaglevTable::kDefaultSize};
   // The campus clients are the inside network: window i moves them to 10.i.x.y (trace_multiplier.hpp),
   // so 10.0.0.0/8 holds every window's clients and every connection is translated.
@@ -132,11 +162,12 @@ void run_nf_bench(NfBenchOptions o) {
   if (!o.json) {
     fmt::print("flowtrack bench nf: campus {} connections x {} windows = {} packets, median of {} reps\n\n",
                o.flows, o.windows, trace.size(), o.reps);
-    fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>8} {:>9} {:>9}\n", "nf", "table", "aging", "scaling", "wrk", "Mpps",
-               "cyc/pkt", "vs fwd");
+    fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8} {:>9} {:>8} {:>9} {:>9}\n", "nf", "table", "aging", "scaling",
+               "wrk", "burst", "Mpps", "cyc/pkt", "vs fwd", "vs 1/bst", "live");
   }
   std::vector<Row> rows;
-  std::map<unsigned, double> fwd_mpps;
+  std::map<std::pair<unsigned, std::size_t>, double> fwd_mpps;  // (workers, burst) -> Mpps
+  std::map<std::string, double> per_packet_mpps;                 // configuration -> Mpps at bursts of one
   unsigned partitioned_for = 0;
   PacketPartition partition;
   for (const NfChoice& choice : choices) {
@@ -144,40 +175,61 @@ void run_nf_bench(NfBenchOptions o) {
       partition = partition_by_rss(trace, RssSteering(choice.workers));
       partitioned_for = choice.workers;
     }
-    Row row{choice, {}, {}};
-    for (unsigned rep = 0; rep < o.reps; ++rep) {
-      std::vector<WorkerResult> results;
-      try {
-        results = run_nf(choice, configs, trace, partition);
-      } catch (const UserError& e) {
-        throw UserError(fmt::format("bench nf: {}", e.what()));
+    for (const std::size_t burst : o.bursts) {
+      const auto run = [&](const NfRunOptions& options) {
+        try {
+          return run_nf(choice, configs, trace, partition, options);
+        } catch (const UserError& e) {
+          throw UserError(fmt::format("bench nf: {}", e.what()));
+        }
+      };
+      Row row{choice, burst, {}, {}};
+      std::size_t live = 0;
+      for (unsigned rep = 0; rep < o.reps; ++rep) {
+        const NfRun r = run({.burst = burst, .keep_output = false});
+        row.mpps.push_back(aggregate_mpps(r.workers));
+        row.cycles.push_back(cycles_per_packet(r.workers));
+        live = 0;
+        for (const WorkerResult& w : r.workers) live += w.peak_connections;
       }
-      row.mpps.push_back(aggregate_mpps(results));
-      row.cycles.push_back(cycles_per_packet(results));
+      const NfRun clocked = run({.burst = burst, .keep_output = false, .clock_stages = true});
+      const double mpps = median(row.mpps);
+      const std::string config = fmt::format("{}/{}/{}/{}/{}", choice.nf, choice.table, choice.aging, choice.scaling, choice.workers);
+      if (choice.nf == "fwd") fwd_mpps[{choice.workers, burst}] = mpps;
+      if (burst == 1) per_packet_mpps[config] = mpps;
+      const auto fwd = fwd_mpps.find({choice.workers, burst});
+      const double vs_fwd = fwd != fwd_mpps.end() ? mpps / fwd->second : 0;
+      const double vs_per_packet = per_packet_mpps.contains(config) ? mpps / per_packet_mpps[config] : 0;
+      if (o.json) {
+        JsonObject j;
+        j.set("nf", choice.nf)
+            .set("table", choice.table)
+            .set("aging", choice.aging)
+            .set("scaling", choice.scaling)
+            .set("workers", choice.workers)
+            .set("burst", burst)
+            .set("mpps", mpps)
+            .set("cycles_per_packet", median(row.cycles))
+            .set("vs_fwd", vs_fwd)
+            .set("vs_per_packet", vs_per_packet)
+            .set("live_connections", live)
+            .set("reps", o.reps)
+            .set("packets", trace.size())
+            .set("windows", o.windows);
+        for (std::size_t s = 0; s < kNfStageCount; ++s) {
+          j.set(fmt::format("cycles_{}", nf_stage_name(static_cast<NfStage>(s))), stage_cycles_per_packet(clocked.workers, static_cast<NfStage>(s)));
+        }
+        j.print_line();
+      } else {
+        fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9}\n", choice.nf, choice.table,
+                   choice.aging, choice.scaling, choice.workers, burst, mpps, median(row.cycles), vs_fwd, vs_per_packet, live);
+      }
+      std::fflush(stdout);
+      rows.push_back(std::move(row));
     }
-    if (choice.nf == "fwd") fwd_mpps[choice.workers] = median(row.mpps);
-    const double vs = fwd_mpps.contains(choice.workers) ? median(row.mpps) / fwd_mpps[choice.workers] : 0;
-    if (o.json) {
-      JsonObject()
-          .set("nf", choice.nf)
-          .set("table", choice.table)
-          .set("aging", choice.aging)
-          .set("scaling", choice.scaling)
-          .set("workers", choice.workers)
-          .set("mpps", median(row.mpps))
-          .set("cycles_per_packet", median(row.cycles))
-          .set("vs_fwd", vs)
-          .set("reps", o.reps)
-          .set("packets", trace.size())
-          .print_line();
-    } else {
-      fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>8.2f} {:>9.1f} {:>8.2f}x\n", choice.nf, choice.table, choice.aging,
-                 choice.scaling, choice.workers, median(row.mpps), median(row.cycles), vs);
-    }
-    std::fflush(stdout);
-    rows.push_back(std::move(row));
   }
   if (o.json) return;
-  print_summary(rows, o.workers.back());
+  print_summary(rows, o.workers.back(), o.bursts.back());
 }
+
 }  // namespace flowtrack::cli

@@ -13,8 +13,10 @@ struct NfBenchOptions {
   std::vector<std::string> agings{"wheel"};
   std::vector<std::string> scalings{"sharded", "spinlock"};
   std::vector<unsigned> workers;
+  std::vector<std::size_t> bursts{1, 32};  // packets per burst; 1: the per-packet path
   std::uint32_t flows = 20'000;
   unsigned windows = 4;
+  std::size_t connections = 0;  // when set: windows enough for this many connections alive at once
   unsigned reps = 3;
   bool quick = false;
   bool json = false;

@@ -79,8 +79,11 @@ void add_nf_bench(CLI::App& bench) {
   nf->add_option("--agings", o->agings, "the trackers' aging policies: wheel, heap")->delimiter(',');
   nf->add_option("--scalings", o->scalings, "sharded (one instance per worker), spinlock (one shared instance)")->delimiter(',');
   nf->add_option("--workers", o->workers, "worker counts (default: 1 .. usable cores)")->delimiter(',');
+  nf->add_option("--burst", o->bursts, "packets per burst, several: each (1: the per-packet path)")->delimiter(',');
   nf->add_option("--flows", o->flows, "campus connections per window")->check(CLI::Range(1u, 5'000'000u));
-  nf->add_option("--windows", o->windows, "shifted windows")->check(CLI::Range(1u, 255u));
+  auto* windows = nf->add_option("--windows", o->windows, "shifted windows")->check(CLI::Range(1u, 255u));
+  nf->add_option("--connections", o->connections, "size the trace for at least this many connections alive at once")
+      ->excludes(windows);
   nf->add_option("--reps", o->reps, "repetitions (median reported)");
   nf->add_flag("--quick", o->quick, "small trace, four tables");
   nf->add_flag("--json", o->json, "one JSON object per line");
@@ -144,6 +147,7 @@ void add_run_command(CLI::App& app) {
   run->add_option("--out", o->out, "write the forwarded packets here");
   run->add_option("--out-format", o->out_format, "pcap (default) or pcapng")->check(CLI::IsMember({"pcap", "pcapng"}));
   run->add_option("--workers", o->workers, "worker threads (RSS steering)");
+  run->add_option("--burst", o->burst, "packets per burst (1: one packet at a time)");
   run->add_option("--table", o->table, "connection table (lb, nat): any table of `bench table` but the many-writer ones");
   run->add_option("--scaling", o->scaling, "sharded (one function instance per worker) or spinlock (one shared instance, lb and nat)")
       ->check(CLI::IsMember(nf_scaling_names()));

@@ -13,10 +13,10 @@ namespace flowtrack::cli {
 
 // Throw UserError for a table outside the grid or one that brings its own concurrency.
 template <class Aging>
-std::vector<WorkerResult> run_stateful_lb(const NfChoice& choice, NfScaling scaling, const NfConfigs& configs,
-                                          const PacketStore& trace, const PacketPartition& partition);
+NfRun run_stateful_lb(const NfChoice& choice, NfScaling scaling, const NfConfigs& configs, const PacketStore& trace,
+                      const PacketPartition& partition, const NfRunOptions& options);
 template <class Aging>
-std::vector<WorkerResult> run_nat(const NfChoice& choice, NfScaling scaling, const NfConfigs& configs,
-                                  const PacketStore& trace, const PacketPartition& partition);
+NfRun run_nat(const NfChoice& choice, NfScaling scaling, const NfConfigs& configs, const PacketStore& trace,
+              const PacketPartition& partition, const NfRunOptions& options);
 
 }  // namespace flowtrack::cli

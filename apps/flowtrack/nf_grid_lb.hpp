@@ -2,33 +2,32 @@
 #pragma once
 
 #include "flowtrack/nf/stateful_lb.hpp"
-#include "lb_replay.hpp"
+#include "lb_answers.hpp"
 #include "nf_grid.hpp"
 #include "nf_grid_tables.hpp"
+#include "replay_rehearsal.hpp"
 
 namespace flowtrack::cli {
 
 template <class Aging>
-std::vector<WorkerResult> run_stateful_lb(const NfChoice& choice, NfScaling scaling, const NfConfigs& configs,
-                                          const PacketStore& trace, const PacketPartition& partition) {
-  std::vector<WorkerResult> results;
+NfRun run_stateful_lb(const NfChoice& choice, NfScaling scaling, const NfConfigs& configs, const PacketStore& trace,
+                      const PacketPartition& partition, const NfRunOptions& options) {
+  NfRun run;
   with_function_table(choice.table, [&]<class Table>(std::type_identity<Table>) {
-    using Lb = LbClientSideReplay<Table, Aging>;
-    results = run_workers(
-        trace, partition, choice.workers, scaling,
-        [&](unsigned, unsigned, Nanos start) {
-          auto nf = std::make_unique<Lb>(configs.lb, start);
-          nf->set_link(trace.link_type());
-          return nf;
-        },
-        [](Lb& nf, WorkerResult& r) {
-          r.live_connections = nf.lb().tracker().size();
-          for (const Service& s : nf.lb().services()) {
+    using Lb = StatefulLb<Table, Aging>;
+    std::tie(run.workers, run.unpresentable) = run_rehearsed(
+        trace, partition, choice.workers, scaling, options,
+        [&](unsigned, unsigned, Nanos start) { return std::make_unique<Lb>(configs.lb, start); },
+        LbAnswers(configs.lb, trace.link_type()),
+        [](const Lb& nf, WorkerResult& r) {
+          r.live_connections = nf.tracker().size();
+          r.peak_connections = nf.tracker().peak_size();
+          for (const Service& s : nf.services()) {
             for (const Backend& b : s.backends()) r.backends[b.config.name] += b.total_connections;
           }
         });
   });
-  return results;
+  return run;
 }
 
 }  // namespace flowtrack::cli

@@ -1,6 +1,6 @@
 #include "nf_grid_lb.hpp"
 
 namespace flowtrack::cli {
-template std::vector<WorkerResult> run_stateful_lb<HeapAging>(const NfChoice&, NfScaling, const NfConfigs&, const PacketStore&,
-                                                  const PacketPartition&);
+template NfRun run_stateful_lb<HeapAging>(const NfChoice&, NfScaling, const NfConfigs&, const PacketStore&, const PacketPartition&,
+                      const NfRunOptions&);
 }  // namespace flowtrack::cli

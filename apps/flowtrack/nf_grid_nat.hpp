@@ -2,28 +2,29 @@
 #pragma once
 
 #include "flowtrack/nf/nat44.hpp"
-#include "nat_replay.hpp"
+#include "nat_answers.hpp"
 #include "nf_grid.hpp"
 #include "nf_grid_tables.hpp"
+#include "replay_rehearsal.hpp"
 
 namespace flowtrack::cli {
 
 template <class Aging>
-std::vector<WorkerResult> run_nat(const NfChoice& choice, NfScaling scaling, const NfConfigs& configs,
-                                  const PacketStore& trace, const PacketPartition& partition) {
-  std::vector<WorkerResult> results;
+NfRun run_nat(const NfChoice& choice, NfScaling scaling, const NfConfigs& configs, const PacketStore& trace,
+              const PacketPartition& partition, const NfRunOptions& options) {
+  NfRun run;
   with_function_table(choice.table, [&]<class Table>(std::type_identity<Table>) {
-    using Nat = NatInsideReplay<Table, Aging>;
-    results = run_workers(
-        trace, partition, choice.workers, scaling,
-        [&](unsigned instance, unsigned instances, Nanos start) {
-          auto nf = std::make_unique<Nat>(configs.nat, instance, instances, start);
-          nf->set_link(trace.link_type());
-          return nf;
-        },
-        [](Nat& nf, WorkerResult& r) { r.live_connections = nf.nat().sessions().size(); });
+    using Nat = Nat44<Table, Aging>;
+    std::tie(run.workers, run.unpresentable) = run_rehearsed(
+        trace, partition, choice.workers, scaling, options,
+        [&](unsigned instance, unsigned instances, Nanos start) { return std::make_unique<Nat>(configs.nat, instance, instances, start); },
+        NatAnswers(trace.link_type()),
+        [](const Nat& nf, WorkerResult& r) {
+          r.live_connections = nf.sessions().size();
+          r.peak_connections = nf.sessions().peak_size();
+        });
   });
-  return results;
+  return run;
 }
 
 }  // namespace flowtrack::cli

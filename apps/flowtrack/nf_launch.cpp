@@ -36,27 +36,26 @@ void collect_stateless(StatelessLb& nf, WorkerResult& r) {
 
 }  // namespace
 
-std::vector<WorkerResult> run_nf(const NfChoice& c, const NfConfigs& configs, const PacketStore& trace,
-                                 const PacketPartition& partition) {
+NfRun run_nf(const NfChoice& c, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
+             const NfRunOptions& options) {
   const NfScaling scaling = scaling_of(c);
   if (c.nf == "fwd") {
-    return run_workers(trace, partition, c.workers, scaling, [](unsigned, unsigned, Nanos) { return std::make_unique<Forwarder>(); },
-                       [](Forwarder&, WorkerResult&) {});
+    return {run_workers(trace, partition, c.workers, scaling, options,
+                        [](unsigned, unsigned, Nanos) { return std::make_unique<Forwarder>(); }, [](Forwarder&, WorkerResult&) {})};
   }
   if (c.nf == "slb") {
-    return run_workers(
-        trace, partition, c.workers, scaling, [&](unsigned, unsigned, Nanos) { return std::make_unique<StatelessLb>(configs.slb); },
-        collect_stateless);
+    return {run_workers(trace, partition, c.workers, scaling, options,
+                        [&](unsigned, unsigned, Nanos) { return std::make_unique<StatelessLb>(configs.slb); }, collect_stateless)};
   }
   if (c.nf != "lb" && c.nf != "nat") throw UserError(fmt::format("unknown function '{}' (fwd, slb, lb, nat)", c.nf));
   const bool lb = c.nf == "lb";
   if (c.aging == TimerWheel::kName) {
-    return lb ? run_stateful_lb<TimerWheel>(c, scaling, configs, trace, partition)
-              : run_nat<TimerWheel>(c, scaling, configs, trace, partition);
+    return lb ? run_stateful_lb<TimerWheel>(c, scaling, configs, trace, partition, options)
+              : run_nat<TimerWheel>(c, scaling, configs, trace, partition, options);
   }
   if (c.aging == HeapAging::kName) {
-    return lb ? run_stateful_lb<HeapAging>(c, scaling, configs, trace, partition)
-              : run_nat<HeapAging>(c, scaling, configs, trace, partition);
+    return lb ? run_stateful_lb<HeapAging>(c, scaling, configs, trace, partition, options)
+              : run_nat<HeapAging>(c, scaling, configs, trace, partition, options);
   }
   throw UserError(fmt::format("unknown aging '{}' (wheel, heap)", c.aging));
 }

@@ -29,11 +29,18 @@ struct NfConfigs {
   NatConfig nat;
 };
 
+// What a run of a function gives: each worker's result (backends: lb connections per backend, slb
+// packets per backend; live and peak connections), and the answers of the trace that could not be
+// presented to the function and were left out (replay_rehearsal.hpp).
+struct NfRun {
+  std::vector<WorkerResult> workers;
+  std::uint64_t unpresentable = 0;
+};
+
 // Throws UserError naming the problem when a name is unknown or does not apply (a many_writers table,
 // spinlock scaling of a stateless function). The stateful LB replays a trace captured on its client
-// side (lb_replay.hpp), the NAT one captured on its inside link (nat_replay.hpp). Results: one per worker, with backends (lb: connections per backend, slb: packets
-// per backend) and live connections filled in.
-std::vector<WorkerResult> run_nf(const NfChoice& choice, const NfConfigs& configs, const PacketStore& trace,
-                                 const PacketPartition& partition);
+// side (lb_answers.hpp), the NAT one captured on its inside link (nat_answers.hpp).
+NfRun run_nf(const NfChoice& choice, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
+             const NfRunOptions& options);
 
 }  // namespace flowtrack::cli

@@ -1,7 +1,9 @@
-// `flowtrack run`: replays a pcap through a network function on N workers (runtime/nf_runner.hpp) and
-// writes what it forwards, merged back in time order, into --out. The report gives Mpps per worker (TSC time of the
-// processing loop: parse, function, copy out), packets in and out, drops by reason, connections, and
-// for the load balancers what each backend received.
+// `flowtrack run`: replays a pcap through a network function on N workers (runtime/nf_runner.hpp), in
+// bursts of --burst packets, and writes what it forwards, merged back in time order, into --out. The
+// report gives Mpps per worker (TSC time of the burst loop: parse, function, expiry), packets in and
+// out, drops by reason (a captured answer that no state of the function explains is not replayed:
+// replay_unpresentable, replay_rehearsal.hpp), connections, and for the load balancers what each
+// backend received.
 #include <fmt/format.h>
 #include <x86intrin.h>
 
@@ -20,9 +22,11 @@
 namespace flowtrack::cli {
 namespace {
 
-void report(const RunCommandOptions& o, const std::vector<WorkerResult>& results, std::size_t flows_in_trace) {
-  std::uint64_t packets = 0, forwarded = 0, replied = 0, created = 0, live = 0;
+void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_trace) {
+  const std::vector<WorkerResult>& results = run.workers;
+  std::uint64_t packets = run.unpresentable, forwarded = 0, replied = 0, created = 0, live = 0;
   std::map<std::string, std::uint64_t> drops, backends;
+  if (run.unpresentable != 0) drops["replay_unpresentable"] = run.unpresentable;
   std::vector<double> worker_mpps;
   for (const WorkerResult& r : results) {
     packets += r.packets;
@@ -48,6 +52,7 @@ void report(const RunCommandOptions& o, const std::vector<WorkerResult>& results
         .set("scaling", o.scaling)
         .set("aging", o.aging)
         .set("workers", o.workers)
+        .set("burst", o.burst)
         .set("mpps", mpps)
         .set("worker_mpps", worker_mpps)
         .set("packets_in", packets)
@@ -61,7 +66,8 @@ void report(const RunCommandOptions& o, const std::vector<WorkerResult>& results
     j.print_line();
     return;
   }
-  fmt::print("flowtrack run: nf {}, {} worker(s), table {}, {} aging, {} scaling\n", o.nf, o.workers, o.table, o.aging, o.scaling);
+  fmt::print("flowtrack run: nf {}, {} worker(s), table {}, {} aging, {} scaling, bursts of {}\n", o.nf, o.workers, o.table,
+             o.aging, o.scaling, o.burst);
   fmt::print("  packets in {}, out {}, answered {}, {:.2f} Mpps ({})\n", packets, forwarded, replied, mpps,
              fmt::join(worker_mpps | std::views::transform([](double m) { return fmt::format("{:.2f}", m); }), " + "));
   std::uint64_t dropped = 0;
@@ -79,6 +85,7 @@ void report(const RunCommandOptions& o, const std::vector<WorkerResult>& results
 
 void run_command(const RunCommandOptions& o) {
   if (o.workers == 0 || o.workers > 64) throw UserError("run: --workers must be in 1..64");
+  if (o.burst == 0 || o.burst > kMaxBurst) throw UserError(fmt::format("run: --burst must be in 1..{}", kMaxBurst));
   if (o.nf != "fwd" && o.config.empty()) throw UserError(fmt::format("run: --nf {} needs --config FILE", o.nf));
   PacketStore trace;
   try {
@@ -91,26 +98,27 @@ void run_command(const RunCommandOptions& o) {
   for (const std::size_t f : partition.ipv4_flows) flows += f;
 
   NfConfigs configs;
-  std::vector<WorkerResult> results;
+  NfRun run;
   try {
     if (o.nf == "slb") configs.slb = load_stateless_lb_config(o.config);
     if (o.nf == "lb") configs.lb = load_stateful_lb_config(o.config);
     if (o.nf == "nat") configs.nat = load_nat_config(o.config);
-    results = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers}, configs, trace, partition);
+    run = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers}, configs, trace, partition,
+                 {.burst = o.burst, .keep_output = !o.out.empty()});
   } catch (const ConfigError& e) {
     throw UserError(e.what());
   } catch (const UserError& e) {
     throw UserError(fmt::format("run: {}", e.what()));
   }
   if (!o.out.empty()) {
-    const PacketStore merged = merge_in_time_order(results, trace.link_type());
+    const PacketStore merged = merge_in_time_order(run.workers, trace.link_type());
     try {
       merged.save_pcap(o.out, o.out_format == "pcapng" ? CaptureFormat::pcapng : CaptureFormat::pcap);
     } catch (const PcapError& e) {
       throw UserError(e.what());
     }
   }
-  report(o, results, flows);
+  report(o, run, flows);
 }
 
 }  // namespace flowtrack::cli

@@ -13,6 +13,7 @@ struct RunCommandOptions {
   std::string in, out;
   std::string out_format = "pcap";
   unsigned workers = 1;
+  std::size_t burst = 32;  // packets per burst; 1: the per-packet path
   std::string table = "cuckoo";
   std::string scaling = "sharded";
   std::string aging = "wheel";

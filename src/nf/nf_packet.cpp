@@ -1,5 +1,7 @@
 #include "flowtrack/nf/nf_packet.hpp"
 
+#include "flowtrack/nf/network_function.hpp"
+
 namespace flowtrack {
 
 std::string_view nf_drop_name(NfDrop drop) {
@@ -16,6 +18,18 @@ std::string_view nf_drop_name(NfDrop drop) {
     case NfDrop::filtered: return "filtered";
     case NfDrop::untranslatable: return "untranslatable";
     case NfDrop::count_: break;
+  }
+  return "unknown";
+}
+
+std::string_view nf_stage_name(NfStage stage) {
+  switch (stage) {
+    case NfStage::parse: return "parse";
+    case NfStage::lookup: return "lookup";
+    case NfStage::state: return "state";
+    case NfStage::rewrite: return "rewrite";
+    case NfStage::aging: return "aging";
+    case NfStage::count_: break;
   }
   return "unknown";
 }

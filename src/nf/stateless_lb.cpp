@@ -1,6 +1,5 @@
 #include "flowtrack/nf/stateless_lb.hpp"
 
-#include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/packet/rewrite.hpp"
 
 namespace flowtrack {
@@ -36,14 +35,14 @@ std::uint32_t StatelessLb::select(Service& service, std::uint32_t hash) const {
   return live.empty() ? Service::kNoBackend : live[hash % live.size()];
 }
 
-Verdict StatelessLb::process(NfPacket& packet, Nanos) {
+Verdict StatelessLb::balance(NfPacket& packet) {
   const ParsedPacket& p = packet.parsed;
   if (p.ip_version == 4 && p.has_ports) {
     const FlowKeyV4& key = p.key4;
     if (const auto it = service_of_vip_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol)); it != service_of_vip_.end()) {
       const std::uint32_t s = it->second;
       Service& service = services_[s];
-      const std::uint32_t b = select(service, flow_hash(key));
+      const std::uint32_t b = select(service, packet.hash);
       if (b == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);
       const BackendConfig& backend = service.backends()[b].config;
       rewrite_ipv4_dst(packet.frame, p, backend.address);

@@ -64,7 +64,7 @@ TEST(SharedNf, SpinlockedLoadBalancerSeesEveryPacketOnceAndEmitsWhatTheShardedOn
   const StatefulLbConfig config = lb_config();
   const auto run = [&](NfScaling scaling) {
     return run_workers(
-        trace, partition, 2, scaling, [&](unsigned, unsigned, Nanos start) { return std::make_unique<Lb>(config, start); },
+        trace, partition, 2, scaling, NfRunOptions{}, [&](unsigned, unsigned, Nanos start) { return std::make_unique<Lb>(config, start); },
         [](Lb& lb, WorkerResult& r) { r.live_connections = lb.tracker().size(); });
   };
   const std::vector<WorkerResult> sharded = run(NfScaling::sharded);
@@ -89,7 +89,7 @@ TEST(SharedNf, SpinlockedNatTracksEveryConnectionOfBothWorkers) {
   config.pool = {to_network32(0xcb007101)};
   config.max_sessions = config.max_mappings = 10'000;
   const std::vector<WorkerResult> shared = run_workers(
-      trace, partition, 2, NfScaling::spinlock,
+      trace, partition, 2, NfScaling::spinlock, NfRunOptions{},
       [&](unsigned instance, unsigned instances, Nanos start) {
         EXPECT_EQ(instances, 1u);  // one instance, owning the whole port range
         return std::make_unique<Nat>(config, instance, instances, start);

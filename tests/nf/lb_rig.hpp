@@ -54,7 +54,7 @@ inline Output run_spec(Lb& lb, const FrameSpec& spec, Nanos now = 0) {
   std::vector<std::uint8_t> frame = build_frame(spec);
   NfPacket packet{frame, {}, static_cast<std::uint32_t>(frame.size())};
   EXPECT_EQ(parse_frame(frame, LinkType::ethernet, packet.parsed), ParseStatus::ok);
-  const Verdict verdict = lb.process(packet, now);
+  const Verdict verdict = process_packet(lb, packet, now);
   ParsedPacket after;
   EXPECT_EQ(parse_frame(frame, LinkType::ethernet, after), ParseStatus::ok);
   EXPECT_TRUE(testing::ipv4_header_valid(frame, after));

@@ -281,17 +281,6 @@ std::vector<std::uint8_t> reassemble(std::vector<std::vector<std::uint8_t>> frag
   return whole;
 }
 
-// What the NAT's release() hands out now.
-std::vector<std::vector<std::uint8_t>> released(Nat& nat) {
-  std::vector<std::vector<std::uint8_t>> out;
-  nat.release([&](std::span<const std::uint8_t> frame, std::uint32_t wire_length) {
-    EXPECT_EQ(wire_length, frame.size());
-    parse_checked(frame);
-    out.emplace_back(frame.begin(), frame.end());
-  });
-  return out;
-}
-
 // `whole` through a NAT that has seen `history`, as one packet and as fragments sent in `order`
 // (indexes into the fragments): the fragments that come out reassemble to the translated whole packet.
 void expect_fragments_translated(const std::vector<FrameSpec>& history, FrameSpec whole, std::vector<std::size_t> order) {
@@ -313,7 +302,7 @@ void expect_fragments_translated(const std::vector<FrameSpec>& history, FrameSpe
     // A later fragment before its first one waits; after it, it goes straight through.
     EXPECT_EQ(o.verdict, first_seen ? Verdict::forward : Verdict::held) << "fragment " << i;
     if (o.verdict == Verdict::forward) out.push_back(o.frame);
-    for (auto& f : released(nat)) out.push_back(std::move(f));
+    for (const auto& f : o.released) out.push_back(f);
   }
   ASSERT_EQ(out.size(), pieces.size());
   EXPECT_EQ(reassemble(out), expected.frame);
@@ -360,8 +349,9 @@ TEST(NatRfc4787, Req14HeldFragmentWithoutItsFirstTimesOutAndIsCounted) {
   nat.expire(c.fragment_timeout);
   EXPECT_EQ(drops(nat, NfDrop::fragment_timeout), 1u);
   // The first fragment, too late: it goes through, and nothing that timed out comes back.
-  EXPECT_EQ(through_frame(nat, pieces[0], c.fragment_timeout).verdict, Verdict::forward);
-  EXPECT_TRUE(released(nat).empty());
+  const Out first = through_frame(nat, pieces[0], c.fragment_timeout);
+  EXPECT_EQ(first.verdict, Verdict::forward);
+  EXPECT_TRUE(first.released.empty());
 }
 
 TEST(NatRfc4787, Req14FragmentHoldAndCacheAreBoundedWithCountedDrops) {
@@ -380,9 +370,11 @@ TEST(NatRfc4787, Req14FragmentHoldAndCacheAreBoundedWithCountedDrops) {
   EXPECT_EQ(through_frame(nat, pieces_of(3)[2]).verdict, Verdict::drop);
   EXPECT_EQ(drops(nat, NfDrop::fragment_full), 1u);
   // The cache: two datagrams remembered (their held fragments released), a third first fragment refused.
-  EXPECT_EQ(through_frame(nat, pieces_of(1)[0]).verdict, Verdict::forward);
-  EXPECT_EQ(through_frame(nat, pieces_of(2)[0]).verdict, Verdict::forward);
-  EXPECT_EQ(released(nat).size(), 2u);
+  const Out first1 = through_frame(nat, pieces_of(1)[0]);
+  const Out first2 = through_frame(nat, pieces_of(2)[0]);
+  EXPECT_EQ(first1.verdict, Verdict::forward);
+  EXPECT_EQ(first2.verdict, Verdict::forward);
+  EXPECT_EQ(first1.released.size() + first2.released.size(), 2u);
   EXPECT_EQ(through_frame(nat, pieces_of(3)[0]).verdict, Verdict::drop);
   EXPECT_EQ(drops(nat, NfDrop::fragment_full), 2u);
   // Once the remembered datagrams have lived their time, their slots serve new ones.

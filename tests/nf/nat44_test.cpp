@@ -218,7 +218,7 @@ TEST(Nat44, CampusTraceTranslatesReversiblyAndLeavesNothingBehind) {
       else rewrite_dst_port(frame, packet.parsed, port);
       ASSERT_EQ(parse_frame(frame, trace.link_type(), packet.parsed), ParseStatus::ok);
     }
-    ASSERT_EQ(nat.process(packet, now), Verdict::forward) << i;
+    ASSERT_EQ(process_packet(nat, packet, now), Verdict::forward) << i;
     if (from_outside) {
       ++inbound;
       ASSERT_TRUE(std::equal(frame.begin(), frame.end(), trace[i].bytes.begin())) << "inbound packet " << i;

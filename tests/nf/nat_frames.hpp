@@ -37,6 +37,7 @@ struct Out {
   FlowKeyV4 key;                    // the key of what left the NAT (or of the untouched input)
   std::vector<std::uint8_t> frame;  // what left the NAT: the input rewritten, or the NAT's reply
   std::uint32_t wire_length = 0;
+  std::vector<std::vector<std::uint8_t>> released;  // held fragments this packet let go, in order
 };
 
 // Checks what a NAT let out: it parses and every checksum is right (a fragment's transport checksum
@@ -57,10 +58,15 @@ inline Out through_frame(Nat& nat, std::vector<std::uint8_t> frame, Nanos now = 
   frame.resize(size + room);
   NfPacket packet{std::span(frame).first(size), {}, static_cast<std::uint32_t>(size), frame.size()};
   EXPECT_EQ(parse_frame(packet.frame, LinkType::ethernet, packet.parsed), ParseStatus::ok);
-  const Verdict verdict = nat.process(packet, now);
+  std::vector<std::vector<std::uint8_t>> released;
+  const Verdict verdict = process_packet(nat, packet, now, [&](std::span<const std::uint8_t> held, std::uint32_t wire_length) {
+    EXPECT_EQ(wire_length, held.size());
+    parse_checked(held);
+    released.emplace_back(held.begin(), held.end());
+  });
   frame.resize(packet.frame.size());  // a reply is built in place, from frame.data()
   const ParsedPacket after = parse_checked(frame);
-  return {verdict, after.key4, frame, packet.wire_length};
+  return {verdict, after.key4, frame, packet.wire_length, std::move(released)};
 }
 
 inline Out through(Nat& nat, const FrameSpec& spec, Nanos now = 0, std::size_t room = kRoom) {

@@ -102,7 +102,7 @@ TEST(LbChecksums, AbsentUdpChecksumStaysAbsent) {
   NfPacket packet{frame, {}, static_cast<std::uint32_t>(frame.size())};
   ASSERT_EQ(parse_frame(frame, LinkType::ethernet, packet.parsed), ParseStatus::ok);
   store_be16(frame.data() + packet.parsed.l4_offset + 6, 0);
-  ASSERT_EQ(lb.process(packet, 0), Verdict::forward);
+  ASSERT_EQ(process_packet(lb, packet, 0), Verdict::forward);
   ParsedPacket after;
   ASSERT_EQ(parse_frame(frame, LinkType::ethernet, after), ParseStatus::ok);
   EXPECT_EQ(load_be16(frame.data() + after.l4_offset + 6), 0);
@@ -360,7 +360,7 @@ TEST(LbPoolChangesUnderLoad, NoConnectionMovesOnAMultipliedCampusTrace) {
       rewrite_ipv4_src(frame, packet.parsed, known->second);
       ASSERT_EQ(parse_frame(frame, trace.link_type(), packet.parsed), ParseStatus::ok);
     }
-    ASSERT_EQ(lb.process(packet, trace[i].timestamp_ns), Verdict::forward);
+    ASSERT_EQ(process_packet(lb, packet, trace[i].timestamp_ns), Verdict::forward);
     ParsedPacket after;
     ASSERT_EQ(parse_frame(frame, trace.link_type(), after), ParseStatus::ok);
     if (packet.parsed.ip_version != 4 || !packet.parsed.has_ports) continue;

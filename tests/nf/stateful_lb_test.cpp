@@ -160,7 +160,7 @@ TEST(StatefulLb, EveryConnectionStaysOnItsBackendThroughPoolChanges) {
     NfPacket packet{frame, {}, trace[i].wire_length};
     ASSERT_EQ(parse_frame(frame, trace.link_type(), packet.parsed), ParseStatus::ok);
     const FlowKeyV4 before = packet.parsed.key4;
-    if (lb.process(packet, trace[i].timestamp_ns) != Verdict::forward) continue;
+    if (process_packet(lb, packet, trace[i].timestamp_ns) != Verdict::forward) continue;
     ParsedPacket after;
     ASSERT_EQ(parse_frame(frame, trace.link_type(), after), ParseStatus::ok);
     const bool to_service = before.dst_addr != after.key4.dst_addr;

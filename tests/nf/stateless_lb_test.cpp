@@ -27,7 +27,7 @@ FlowKeyV4 through(auto& nf, const FlowKeyV4& key) {
   std::vector<std::uint8_t> frame = build_frame(FrameSpec::tcp4(key, tcpflag::kAck, 20));
   NfPacket packet{frame, {}, static_cast<std::uint32_t>(frame.size())};
   EXPECT_EQ(parse_frame(frame, LinkType::ethernet, packet.parsed), ParseStatus::ok);
-  EXPECT_EQ(nf.process(packet, 0), Verdict::forward);
+  EXPECT_EQ(process_packet(nf, packet, 0), Verdict::forward);
   ParsedPacket after;
   EXPECT_EQ(parse_frame(frame, LinkType::ethernet, after), ParseStatus::ok);
   EXPECT_TRUE(testing::ipv4_header_valid(frame, after));

@@ -50,10 +50,13 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include <array>
+#include <span>
 #include <vector>
 
 #include "flowtrack/conntrack/conn_tracker.hpp"
 #include "flowtrack/hash/crc32c.hpp"
+#include "flowtrack/nf/burst_matches.hpp"
 #include "flowtrack/nf/fragment_cache.hpp"
 #include "flowtrack/nf/fragment_hold.hpp"
 #include "flowtrack/nf/icmp_answer.hpp"
@@ -88,16 +91,28 @@ class Nat44 {
   // range with fewer ports than cores.
   Nat44(const NatConfig& config, unsigned core, unsigned cores, Nanos start = 0);
 
-  Verdict process(NfPacket& packet, Nanos now);
-  std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget);
-  // Hands out the held fragments whose first fragment has since been translated, translated too:
-  // emit(std::span<const std::uint8_t> frame, std::uint32_t wire_length) for each (nf_packet.hpp).
-  template <class Emit>
-  void release(Emit&& emit) {
-    const std::size_t n = held_.release(emit);
-    counters_.rewritten += n;
-    counters_.forwarded += n;
+  // Two stages: lookup (the sessions of every packet of an ordinary connection, in bulk), then per
+  // packet in order its side, its translation (opening the session and mapping of a first packet) and
+  // the fragments it releases. The translation rewrites the frame at once: a first fragment's
+  // translation is read back from it for the fragments that follow.
+  template <BurstOutput Out>
+  void process_burst(std::span<NfPacket> burst, Out& out) {
+    for (std::size_t i = 0; i < burst.size(); ++i) sides_[i] = side_of(burst[i].parsed);
+    matches_.lookup(sessions_, burst, [&](std::size_t i) {
+      const ParsedPacket& p = burst[i].parsed;
+      return sides_[i] != Side::none && p.fragment_offset == 0 && !p.icmp_is_error && p.has_ports;
+    });
+    out.stage_done(NfStage::lookup);
+    for (std::size_t i = 0; i < burst.size(); ++i) {
+      out.verdict(burst[i], translate_packet(burst[i], i));
+      // The fragments that waited for this packet (a first fragment) go right after it.
+      const std::size_t n = held_.release([&](std::span<const std::uint8_t> frame, std::uint32_t wire_length) { out.held(frame, wire_length); });
+      counters_.rewritten += n;
+      counters_.forwarded += n;
+    }
+    out.stage_done(NfStage::state);
   }
+  std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget);
 
   bool is_inside(std::uint32_t addr) const { return (to_host32(addr) & inside_mask_) == inside_net_; }
   bool is_public(std::uint32_t addr) const { return pool_index(addr) != kNotInPool; }
@@ -135,9 +150,19 @@ class Nat44 {
     return allocators_[pool * 3 + (protocol == ipproto::kTcp ? 0 : protocol == ipproto::kUdp ? 1 : 2)];
   }
 
-  // Each returns forward once it has translated the packet (process() counts it), else a counted drop.
-  Verdict outbound(NfPacket& packet, const FlowKeyV4& key, Nanos now);
-  Verdict inbound(NfPacket& packet, const FlowKeyV4& key, Nanos now);
+  // Out: from the inside network to elsewhere; in: to an address of the public pool; none: neither.
+  enum class Side : std::uint8_t { none, out, in };
+  Side side_of(const ParsedPacket& p) const {
+    if (p.ip_version != 4) return Side::none;
+    if (is_inside(p.key4.src_addr) && !is_inside(p.key4.dst_addr)) return Side::out;
+    return is_public(p.key4.dst_addr) ? Side::in : Side::none;
+  }
+  // burst[i] of process_burst: its verdict, counted.
+  Verdict translate_packet(NfPacket& packet, std::size_t i);
+  // Each translates a packet of an ordinary connection whose lookup found `match` (empty: a first
+  // packet) and returns forward (translate_packet() counts it), else a counted drop.
+  Verdict outbound(NfPacket& packet, ConnMatch match);
+  Verdict inbound(NfPacket& packet, ConnMatch match);
   // A connection's first packet, out of line: the mapping (found or made), the session. An empty match
   // when refused, with the packet's verdict in `refused` (a counted drop, or an ICMP answer).
   [[gnu::noinline]] ConnMatch open_outbound(NfPacket& packet, const FlowKeyV4& key, std::uint32_t hash, Nanos now,
@@ -179,6 +204,8 @@ class Nat44 {
   FragmentCache fragments_;
   FragmentHold held_;
   NfCounters counters_;
+  std::array<Side, kMaxBurst> sides_;  // of the burst in process_burst()
+  BurstMatches<ConnTracker<Table, NatSession, Aging>> matches_;
 };
 
 }  // namespace flowtrack

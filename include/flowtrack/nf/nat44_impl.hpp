@@ -53,20 +53,20 @@ const NatMapping* Nat44<Table, Aging>::mapping_of(std::uint32_t inside_addr, std
 
 template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-Verdict Nat44<Table, Aging>::process(NfPacket& packet, Nanos now) {
+Verdict Nat44<Table, Aging>::translate_packet(NfPacket& packet, std::size_t i) {
   const ParsedPacket& p = packet.parsed;
-  if (p.ip_version != 4) return counters_.pass();
-  const FlowKeyV4& key = p.key4;
-  const bool out = is_inside(key.src_addr) && !is_inside(key.dst_addr);
-  const bool in = !out && is_public(key.dst_addr);
-  if (!out && !in) return counters_.pass();
-  if (p.fragment_offset != 0) return later_fragment(packet, now);
+  const Side side = sides_[i];
+  if (side == Side::none) return counters_.pass();
+  if (p.fragment_offset != 0) return later_fragment(packet, packet.time);
   Verdict verdict;
   if (p.icmp_is_error) verdict = icmp_error(packet);
   else if (!p.has_ports) return counters_.drop(NfDrop::untranslatable);
-  else verdict = out ? outbound(packet, key, now) : inbound(packet, key, now);
+  else {
+    const ConnMatch match = matches_.match(sessions_, i, packet);
+    verdict = side == Side::out ? outbound(packet, match) : inbound(packet, match);
+  }
   if (verdict != Verdict::forward) return verdict;
-  if (p.is_fragment && !remember_first_fragment(packet, now)) return counters_.drop(NfDrop::fragment_full);
+  if (p.is_fragment && !remember_first_fragment(packet, packet.time)) return counters_.drop(NfDrop::fragment_full);
   return counters_.rewrite();
 }
 
@@ -192,16 +192,14 @@ void Nat44<Table, Aging>::translate(NfPacket& packet, const NatSession& s, Direc
 
 template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-Verdict Nat44<Table, Aging>::outbound(NfPacket& packet, const FlowKeyV4& key, Nanos now) {
-  const std::uint32_t hash = flow_hash(key);
-  ConnMatch match = sessions_.find(key, hash);
+Verdict Nat44<Table, Aging>::outbound(NfPacket& packet, ConnMatch match) {
   if (!match) {
     Verdict refused = Verdict::drop;
-    match = open_outbound(packet, key, hash, now, refused);
+    match = open_outbound(packet, packet.parsed.key4, packet.hash, packet.time, refused);
     if (!match) return refused;
   }
   translate(packet, sessions_.payload(match.conn), match.direction);
-  sessions_.update(match, packet.parsed, packet.wire_length, now);
+  sessions_.update(match, packet.parsed, packet.wire_length, packet.time);
   return Verdict::forward;
 }
 
@@ -257,16 +255,14 @@ ConnMatch Nat44<Table, Aging>::open_outbound(NfPacket& packet, const FlowKeyV4& 
 
 template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-Verdict Nat44<Table, Aging>::inbound(NfPacket& packet, const FlowKeyV4& key, Nanos now) {
-  const std::uint32_t hash = flow_hash(key);
-  ConnMatch match = sessions_.find(key, hash);
+Verdict Nat44<Table, Aging>::inbound(NfPacket& packet, ConnMatch match) {
   if (!match) {
     Verdict refused = Verdict::drop;
-    match = open_inbound(packet, key, hash, now, refused);
+    match = open_inbound(packet, packet.parsed.key4, packet.hash, packet.time, refused);
     if (!match) return refused;
   }
   translate(packet, sessions_.payload(match.conn), match.direction);
-  sessions_.update(match, packet.parsed, packet.wire_length, now);
+  sessions_.update(match, packet.parsed, packet.wire_length, packet.time);
   return Verdict::forward;
 }
 

@@ -1,5 +1,5 @@
 // What every network function sees and returns: a parsed packet whose frame it may rewrite in place,
-// a verdict, and drop reasons counted per function.
+// with its arrival time and flow hash, a verdict, and drop reasons counted per function.
 #pragma once
 
 #include <array>
@@ -7,6 +7,7 @@
 #include <span>
 #include <string_view>
 
+#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/packet/parser.hpp"
 
 namespace flowtrack {
@@ -18,6 +19,9 @@ struct NfPacket {
   // Bytes writable from frame.data(), at least frame.size() (0 means frame.size()): a function that
   // answers a packet with a longer one (an ICMP error quoting it) may build it in place up to this.
   std::size_t capacity = 0;
+  Nanos time = 0;          // arrival; non-decreasing along a function's packets
+  std::uint32_t hash = 0;  // flow_hash(parsed.key4) for an IPv4 packet (packet_hash()), else 0
+  std::uint32_t slot = 0;  // which buffer of its source the packet is in (the source's own numbering)
 
   std::size_t room() const { return capacity > frame.size() ? capacity : frame.size(); }
 };
@@ -27,9 +31,7 @@ struct NfPacket {
 // side the packet came in, and the packet itself goes no further. held: the function kept a copy of
 // the packet (a fragment waiting for the fragment that names its flow) and hands it out later.
 //
-// A function that holds packets has `release(emit)`, which calls emit(std::span<const std::uint8_t>
-// frame, std::uint32_t wire_length) for each held packet that may now go on (already translated); the
-// runner calls it after every process() and forwards what it emits.
+// A held packet goes on later through the output of the burst that releases it (network_function.hpp).
 enum class Verdict : std::uint8_t { forward, drop, reply, held };
 
 enum class NfDrop : std::uint8_t {

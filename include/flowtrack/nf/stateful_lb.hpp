@@ -33,6 +33,8 @@
 #include <absl/container/flat_hash_map.h>
 #include <fmt/format.h>
 
+#include <array>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,6 +42,7 @@
 #include "flowtrack/conntrack/conn_tracker.hpp"
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
+#include "flowtrack/nf/burst_matches.hpp"
 #include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
 #include "flowtrack/nf/stateful_lb_config.hpp"
@@ -73,29 +76,17 @@ class StatefulLb {
     }
   }
 
-  // The established path: one lookup, the rewrite the connection was given, the tracker's update. A
-  // packet of no tracked connection takes open() first.
-  Verdict process(NfPacket& packet, Nanos now) {
-    if (now >= next_change_at_) apply_due_changes(now);
-    const ParsedPacket& p = packet.parsed;
-    if (p.ip_version != 4 || !p.has_ports) return counters_.pass();
-    const std::uint32_t hash = flow_hash(p.key4);
-    ConnMatch match = tracker_.find(p.key4, hash);
-    if (!match) {
-      const Opening opening = open(packet, hash, now);
-      if (!opening.match) return opening.verdict;
-      match = opening.match;
-    }
-    const LbAssignment a = tracker_.payload(match.conn);
-    const Service& svc = services_[a.service];
-    if (match.direction == Direction::original) {
-      to_backend(packet, svc.backends()[a.backend].config);
-    } else {
-      rewrite_ipv4_src(packet.frame, p, svc.config().vip);
-      rewrite_src_port(packet.frame, p, svc.config().port);
-    }
-    tracker_.update(match, p, packet.wire_length, now);
-    return counters_.rewrite();
+  // Three stages over the burst: lookup (every IPv4 packet with ports, in bulk), state (per packet in
+  // order: the connection, opened by open() for a first packet; the tracker's update; what the rewrite
+  // will write), rewrite (per packet: the headers, the verdict).
+  template <BurstOutput Out>
+  void process_burst(std::span<NfPacket> burst, Out& out) {
+    matches_.lookup(tracker_, burst, [&](std::size_t i) { return burst[i].parsed.ip_version == 4 && burst[i].parsed.has_ports; });
+    out.stage_done(NfStage::lookup);
+    for (std::size_t i = 0; i < burst.size(); ++i) plans_[i] = track(burst[i], i);
+    out.stage_done(NfStage::state);
+    for (std::size_t i = 0; i < burst.size(); ++i) out.verdict(burst[i], rewrite(burst[i], plans_[i]));
+    out.stage_done(NfStage::rewrite);
   }
 
   // Ages connections out; their backends' live counts drop.
@@ -117,6 +108,50 @@ class StatefulLb {
 
  private:
   static constexpr std::uint32_t kNoService = LbAssignment::kNone;
+
+  // What the state stage decided for a packet: its verdict when it is already final (passed, dropped,
+  // or forwarded without state), else the rewrite of an established connection's packet, taken when
+  // the state stage ran (a pool change due at a later packet of the burst must not reach it).
+  struct Plan {
+    Verdict verdict = Verdict::forward;
+    bool rewrites = false;
+    bool to_backend = false;  // else back to the VIP: the source becomes (address, port)
+    std::uint32_t address = 0;
+    std::uint16_t port = 0;   // 0: leave the port (a backend without a port of its own)
+  };
+
+  // The established path: the match, the tracker's update, the plan. A packet of no tracked connection
+  // takes open() first.
+  Plan track(NfPacket& packet, std::size_t i) {
+    if (packet.time >= next_change_at_) apply_due_changes(packet.time);
+    if (!matches_.looked_up(i)) return {.verdict = counters_.pass()};
+    ConnMatch match = matches_.match(tracker_, i, packet);
+    if (!match) {
+      const Opening opening = open(packet, packet.hash, packet.time);
+      if (!opening.match) return {.verdict = opening.verdict};
+      match = opening.match;
+    }
+    tracker_.update(match, packet.parsed, packet.wire_length, packet.time);
+    const LbAssignment a = tracker_.payload(match.conn);
+    const Service& svc = services_[a.service];
+    if (match.direction == Direction::original) {
+      const BackendConfig& b = svc.backends()[a.backend].config;
+      return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port};
+    }
+    return {.rewrites = true, .to_backend = false, .address = svc.config().vip, .port = svc.config().port};
+  }
+
+  Verdict rewrite(NfPacket& packet, const Plan& plan) {
+    if (!plan.rewrites) return plan.verdict;
+    if (plan.to_backend) {
+      rewrite_ipv4_dst(packet.frame, packet.parsed, plan.address);
+      if (plan.port != 0) rewrite_dst_port(packet.frame, packet.parsed, plan.port);
+    } else {
+      rewrite_ipv4_src(packet.frame, packet.parsed, plan.address);
+      rewrite_src_port(packet.frame, packet.parsed, plan.port);
+    }
+    return counters_.rewrite();
+  }
 
   // What open() did with a connection's first packet: a match to continue on the established path, or
   // no match and the packet's final verdict (passed, dropped, or forwarded without state).
@@ -216,6 +251,8 @@ class StatefulLb {
   absl::flat_hash_map<std::uint64_t, std::uint32_t> service_index_;  // endpoint_key(vip, port, protocol) -> service
   Random rng_;
   NfCounters counters_;
+  BurstMatches<ConnTracker<Table, LbAssignment, Aging>> matches_;  // of the burst in process_burst()
+  std::array<Plan, kMaxBurst> plans_;
   // The schedule: config_.changes[next_change_] is the next change due, at origin_ + its `at`, which
   // next_change_at_ caches so that a packet pays one comparison. It starts at 0 so that the first
   // packet takes the slow path and sets origin_.

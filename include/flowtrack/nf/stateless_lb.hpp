@@ -10,6 +10,7 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include <span>
 #include <vector>
 
 #include "flowtrack/aging/clock.hpp"
@@ -30,7 +31,12 @@ class StatelessLb {
  public:
   explicit StatelessLb(const StatelessLbConfig& config);
 
-  Verdict process(NfPacket& packet, Nanos now);
+  // One stage: per packet, the service (a hash lookup), the backend, the rewrite.
+  template <BurstOutput Out>
+  void process_burst(std::span<NfPacket> burst, Out& out) {
+    for (NfPacket& packet : burst) out.verdict(packet, balance(packet));
+    out.stage_done(NfStage::rewrite);
+  }
   std::size_t expire(Nanos, std::size_t = kDefaultExpireBudget) { return 0; }
 
   // Backend changes go through the services; call reindex() after adding or removing backends.
@@ -41,6 +47,7 @@ class StatelessLb {
   const std::vector<std::vector<std::uint64_t>>& sent() const { return sent_; }
 
  private:
+  Verdict balance(NfPacket& packet);
   std::uint32_t select(Service& service, std::uint32_t hash) const;
   void index_backends();
 

@@ -1,16 +1,17 @@
 // Running a network function over a trace on N workers: what `flowtrack run` and `flowtrack bench nf`
 // share. Packets reach workers by RSS with the symmetric key, so each connection stays on one worker,
-// in trace order. Each worker pins itself, copies its queue (first touch near its core), waits for the
-// others, then runs its queue through the function with the trace's timestamps as the clock, expiring
-// once per burst of 32. Cycles are TSC time of the processing loop (parse, function, copy out).
+// in trace order. Each worker pins itself, lays its packets out in a replay arena of its own
+// (replay_source.hpp: first touch near its core, before the clock), waits for the others, then runs
+// the burst loop (burst_loop.hpp) over it with the trace's timestamps as the clock. Cycles are TSC time
+// of the loop: parse, the function, expiry; the output is laid out after the clock stops.
 //
 // Two ways to give the workers the function (NfScaling):
 //  - sharded: one instance per worker, nothing shared (seed 000's per-core duplication; a NAT instance
 //    owns its slice of the port range);
-//  - spinlock: one instance for all workers, every call into it under one Spinlock (seed 000's global
-//    lock, seed 003's global spinlock NAT). Workers replay their queues concurrently, each at its own
-//    pace through trace time; the instance is shown a clock that never goes back (the latest time any
-//    worker has reached), as its aging requires.
+//  - spinlock: one instance for all workers, every burst through it under one Spinlock (seed 000's
+//    global lock, seed 003's global spinlock NAT; with bursts of one, a lock per packet). Workers replay
+//    their queues concurrently, each at its own pace through trace time; the instance is shown a clock
+//    that never goes back (the latest time any worker has reached), as its aging requires.
 #pragma once
 
 #include <algorithm>
@@ -26,9 +27,13 @@
 #include "flowtrack/aging/clock.hpp"
 #include "flowtrack/io/packet_store.hpp"
 #include "flowtrack/nf/network_function.hpp"
-#include "flowtrack/runtime/cpu.hpp"
 #include "flowtrack/packet/parser.hpp"
+#include "flowtrack/runtime/burst_loop.hpp"
+#include "flowtrack/runtime/cpu.hpp"
+#include "flowtrack/runtime/replay_source.hpp"
 #include "flowtrack/runtime/rss_steering.hpp"
+#include "flowtrack/runtime/stage_clock.hpp"
+#include "flowtrack/runtime/verdict_log.hpp"
 #include "flowtrack/util/spinlock.hpp"
 #include "flowtrack/util/tsc.hpp"
 
@@ -36,48 +41,40 @@ namespace flowtrack {
 
 // What one worker did.
 struct WorkerResult {
-  PacketStore out{LinkType::ethernet};
+  PacketStore out{LinkType::ethernet};  // filled when the run keeps its output
   std::uint64_t packets = 0, forwarded = 0, replied = 0, cycles = 0;
   std::array<std::uint64_t, kParseStatusCount> parse_drops{};
+  std::array<std::uint64_t, kNfStageCount> stage_cycles{};  // when the run clocks its stages
   NfCounters counters;
-  std::size_t live_connections = 0;
+  std::size_t live_connections = 0;  // at the end
+  std::size_t peak_connections = 0;  // the most alive at once
   std::map<std::string, std::uint64_t> backends;  // name -> connections (lb) or packets (slb)
 };
 
+// How the workers run: packets per burst (1: the per-packet path), whether the output is laid out (a
+// run that writes it, a test that compares it), whether each stage's cycles are clocked.
+struct NfRunOptions {
+  std::size_t burst = 32;
+  bool keep_output = true;
+  bool clock_stages = false;
+};
+
 template <NetworkFunction Nf>
-void run_worker(Nf& nf, const PacketStore& queue, WorkerResult& result) {
-  std::array<std::uint8_t, 65536> scratch;
-  result.out = PacketStore(queue.link_type());
-  result.out.reserve(queue.size(), queue.arena_bytes());
-  // Touch the output's pages before the clock starts: page faults are the kernel's time, not the
-  // function's (they would otherwise dominate short runs).
-  for (std::size_t i = 0; i < queue.size(); ++i) result.out.append(queue[i]);
-  result.out.clear();
+void run_worker(Nf& nf, ReplaySource& source, const NfRunOptions& options, WorkerResult& result) {
+  StageClock clock(options.clock_stages);
+  VerdictLog log(source, clock);
+  BurstLoopCounters loop;
   const std::uint64_t start = tsc_begin();
-  for (std::size_t i = 0; i < queue.size(); ++i) {
-    const PacketView packet = queue[i];
-    const std::span<std::uint8_t> frame(scratch.data(), packet.bytes.size());
-    std::copy(packet.bytes.begin(), packet.bytes.end(), frame.begin());
-    NfPacket p{frame, {}, packet.wire_length, scratch.size()};
-    ++result.packets;
-    const ParseStatus status = parse_frame(frame, queue.link_type(), p.parsed);
-    if (status != ParseStatus::ok) {
-      ++result.parse_drops[static_cast<std::size_t>(status)];
-    } else if (const Verdict verdict = nf.process(p, packet.timestamp_ns); verdict == Verdict::forward || verdict == Verdict::reply) {
-      // A reply goes back where the packet came from; in a replayed trace it joins the one output.
-      result.out.append(p.frame, packet.timestamp_ns, p.wire_length);
-      ++(verdict == Verdict::forward ? result.forwarded : result.replied);
-    }
-    if constexpr (HoldsPackets<Nf>) {
-      nf.release([&](std::span<const std::uint8_t> held, std::uint32_t wire_length) {
-        result.out.append(held, packet.timestamp_ns, wire_length);
-        ++result.forwarded;
-      });
-    }
-    if (i % 32 == 31) nf.expire(packet.timestamp_ns);
-  }
+  run_burst_loop(nf, source, log, options.burst, loop, clock);
   result.cycles = tsc_end() - start;
+  result.packets = loop.packets;
+  result.parse_drops = loop.parse_drops;
+  result.stage_cycles = clock.cycles();
   result.counters = nf.counters();
+  result.forwarded = log.count(Verdict::forward) + log.held_count();
+  result.replied = log.count(Verdict::reply);
+  result.out = PacketStore(source.link_type());
+  if (options.keep_output) log.write_to(source, result.out);
 }
 
 enum class NfScaling : std::uint8_t { sharded, spinlock };
@@ -94,19 +91,15 @@ class LockedNf {
 
   explicit LockedNf(Shared& shared) : shared_(shared) {}
 
-  Verdict process(NfPacket& packet, Nanos now) {
+  template <BurstOutput Out>
+  void process_burst(std::span<NfPacket> burst, Out& out) {
     std::lock_guard guard(shared_.lock);
-    return shared_.nf->process(packet, advance(now));
+    for (NfPacket& packet : burst) packet.time = advance(packet.time);
+    shared_.nf->process_burst(burst, out);
   }
   std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget) {
     std::lock_guard guard(shared_.lock);
     return shared_.nf->expire(advance(now), budget);
-  }
-  template <class Emit>
-    requires HoldsPackets<Nf>
-  void release(Emit&& emit) {
-    std::lock_guard guard(shared_.lock);
-    shared_.nf->release(emit);
   }
   // The instance's counters belong to no one worker: the runner reports them once, after the run.
   NfCounters counters() const { return {}; }
@@ -122,7 +115,7 @@ class LockedNf {
 // With spinlock scaling there is one instance; its counters and collect() go to worker 0's result.
 template <class MakeNf, class Collect>
 std::vector<WorkerResult> run_workers(const PacketStore& trace, const PacketPartition& partition, unsigned workers,
-                                      NfScaling scaling, MakeNf&& make_nf, Collect&& collect) {
+                                      NfScaling scaling, const NfRunOptions& options, MakeNf&& make_nf, Collect&& collect) {
   using Nf = typename std::invoke_result_t<MakeNf&, unsigned, unsigned, Nanos>::element_type;
   std::vector<WorkerResult> results(workers);
   typename LockedNf<Nf>::Shared shared;
@@ -139,16 +132,15 @@ std::vector<WorkerResult> run_workers(const PacketStore& trace, const PacketPart
   for (unsigned w = 0; w < workers; ++w) {
     threads.emplace_back([&, w] {
       pin_current_thread(w);
-      PacketStore queue(trace.link_type());
-      for (const std::uint32_t i : partition.packets[w]) queue.append(trace[i]);
+      ReplaySource source(trace, partition.packets[w]);
       if (scaling == NfScaling::spinlock) {
         LockedNf<Nf> view(shared);
         ready.arrive_and_wait();
-        run_worker(view, queue, results[w]);
+        run_worker(view, source, options, results[w]);
       } else {
-        auto nf = make_nf(w, workers, queue.empty() ? Nanos{0} : queue[0].timestamp_ns);
+        auto nf = make_nf(w, workers, source.first_time());
         ready.arrive_and_wait();
-        run_worker(*nf, queue, results[w]);
+        run_worker(*nf, source, options, results[w]);
         collect(*nf, results[w]);
       }
     });
@@ -191,6 +183,16 @@ inline double cycles_per_packet(const std::vector<WorkerResult>& results) {
   for (const WorkerResult& r : results) {
     packets += r.packets;
     cycles += r.cycles;
+  }
+  return packets > 0 ? static_cast<double>(cycles) / static_cast<double>(packets) : 0;
+}
+
+// Cycles per packet of one stage, all workers together (a run that clocked its stages).
+inline double stage_cycles_per_packet(const std::vector<WorkerResult>& results, NfStage stage) {
+  std::uint64_t packets = 0, cycles = 0;
+  for (const WorkerResult& r : results) {
+    packets += r.packets;
+    cycles += r.stage_cycles[static_cast<std::size_t>(stage)];
   }
   return packets > 0 ? static_cast<double>(cycles) / static_cast<double>(packets) : 0;
 }

@@ -1,0 +1,86 @@
+// A replayed trace as a NIC's receive ring would hand it over: every packet already in a writable buffer
+// of a per-worker arena, laid out before the clock starts, so that the timed loop copies nothing and a
+// function rewrites each packet where it lies (runtime/burst_loop.hpp).
+//
+// Each buffer starts on a cache line and has room for at least kMinRoom bytes (or the packet's size
+// rounded up to a cache line, if larger), so a function may regrow a packet in place into any ICMP
+// error that answers it (the link header, 28 bytes, a quoted IP header of at most 60 bytes and 8 bytes
+// of it: less than 128).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "flowtrack/io/packet_store.hpp"
+#include "flowtrack/nf/nf_packet.hpp"
+
+namespace flowtrack {
+
+class ReplaySource {
+ public:
+  static constexpr std::size_t kMinRoom = 128;
+
+  // Packets trace[i] for i in `indices`, in that order.
+  ReplaySource(const PacketStore& trace, std::span<const std::uint32_t> indices) : link_(trace.link_type()) {
+    std::size_t offset = 0;
+    slots_.reserve(indices.size());
+    for (const std::uint32_t i : indices) {
+      const PacketView p = trace[i];
+      const std::size_t room = std::max(kMinRoom, (p.bytes.size() + 63) / 64 * 64);
+      slots_.push_back({offset, static_cast<std::uint32_t>(p.bytes.size()), static_cast<std::uint32_t>(room),
+                        p.wire_length, p.timestamp_ns});
+      offset += room;
+    }
+    // Allocated and written here, before any clock: page faults are the kernel's time, not the run's.
+    arena_ = std::make_unique_for_overwrite<std::uint8_t[]>(offset + 64);
+    base_ = arena_.get() + (64 - reinterpret_cast<std::uintptr_t>(arena_.get()) % 64) % 64;
+    for (std::size_t k = 0; k < indices.size(); ++k) {
+      std::memcpy(base_ + slots_[k].offset, trace[indices[k]].bytes.data(), slots_[k].length);
+    }
+  }
+
+  LinkType link_type() const { return link_; }
+  std::size_t size() const { return slots_.size(); }
+  Nanos first_time() const { return slots_.empty() ? 0 : slots_.front().time; }
+
+  // The next packets, up to burst.size(): frame, capacity, wire length, time and slot of each are set
+  // (parsed and hash are the runtime's). Returns how many; 0 once the trace is done.
+  std::size_t next(std::span<NfPacket> burst) {
+    std::size_t n = 0;
+    for (; n < burst.size() && next_ < slots_.size(); ++n, ++next_) {
+      const Slot& s = slots_[next_];
+      NfPacket& p = burst[n];
+      p.frame = {base_ + s.offset, s.length};
+      p.capacity = s.room;
+      p.wire_length = s.wire_length;
+      p.time = s.time;
+      p.slot = static_cast<std::uint32_t>(next_);
+    }
+    return n;
+  }
+
+  // The buffer of `slot` as it is now (after the functions' rewrites), `length` bytes of it.
+  std::span<const std::uint8_t> bytes(std::uint32_t slot, std::size_t length) const {
+    return {base_ + slots_[slot].offset, length};
+  }
+  Nanos time_of(std::uint32_t slot) const { return slots_[slot].time; }
+
+ private:
+  struct Slot {
+    std::size_t offset;
+    std::uint32_t length, room, wire_length;
+    Nanos time;
+  };
+
+  LinkType link_;
+  std::vector<Slot> slots_;
+  std::unique_ptr<std::uint8_t[]> arena_;
+  std::uint8_t* base_ = nullptr;  // arena_, cache-line aligned
+  std::size_t next_ = 0;
+};
+
+}  // namespace flowtrack

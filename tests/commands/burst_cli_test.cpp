@@ -1,0 +1,101 @@
+// The burst data plane's promise at the command line (runtime/burst_loop.hpp): a function's output does
+// not depend on how the trace is cut into bursts. For every function, every connection table a stateful
+// function takes in this build's grid, both tracker agings, on one and two workers (sharded: each
+// worker's instance sees its packets in trace order), `run --burst 1` (the per-packet path) and
+// `run --burst 32` write the same capture, byte for byte.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "flowtrack/table/registry.hpp"
+#include "support/cli_runner.hpp"
+
+namespace flowtrack {
+namespace {
+
+using testing::run_cli;
+
+class BurstCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::filesystem::temp_directory_path() / ("flowtrack_burst_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    const auto gen = run_cli("trace gen --profile campus --flows 400 --windows 2 -o " + path("campus.pcap"));
+    ASSERT_EQ(gen.exit_code, 0) << gen.output;
+    std::ofstream(path("lb.toml")) << R"([lb]
+policy = "least_connections"
+max_connections = 4000
+[[service]]
+name = "web"
+vip = ["198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4"]
+port = [443, 80]
+protocol = "tcp"
+  [[service.backend]]
+  name = "web-1"
+  address = "10.200.0.1"
+  port = 8080
+  [[service.backend]]
+  name = "web-2"
+  address = "10.200.0.2"
+)";
+    std::ofstream(path("nat.toml")) << R"([nat]
+inside = "10.0.0.0/8"
+pool = ["203.0.113.1", "203.0.113.2"]
+max_sessions = 4000
+max_mappings = 4000
+)";
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
+  static std::string path(const std::string& name) { return (dir_ / name).string(); }
+  static std::string contents(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  // The capture `run` writes with `args` in bursts of `burst`.
+  static std::string output(const std::string& args, std::size_t burst) {
+    const std::string out = path("out-" + std::to_string(burst) + ".pcap");
+    const auto r = run_cli("run --in " + path("campus.pcap") + " --out " + out + " --burst " + std::to_string(burst) + " " + args);
+    EXPECT_EQ(r.exit_code, 0) << args << ": " << r.output;
+    return contents(out);
+  }
+  static void expect_same_in_bursts_of_one_and_32(const std::string& args) {
+    const std::string one = output(args, 1);
+    ASSERT_GT(one.size(), 1000u) << args;
+    EXPECT_TRUE(one == output(args, 32)) << args;
+  }
+  static inline std::filesystem::path dir_;
+};
+
+TEST_F(BurstCli, StatelessFunctionsWriteTheSameCaptureInBurstsOfOneAndOf32) {
+  for (const std::string workers : {"1", "2"}) {
+    expect_same_in_bursts_of_one_and_32("--nf fwd --workers " + workers);
+    expect_same_in_bursts_of_one_and_32("--nf slb --config " + std::string(FLOWTRACK_SOURCE_DIR "/examples/slb.toml") +
+                                        " --workers " + workers);
+  }
+}
+
+TEST_F(BurstCli, StatefulFunctionsWriteTheSameCaptureInBurstsOfOneAndOf32OnEveryTableAndAging) {
+  std::size_t tables = 0;
+  for (const std::string& table : table_names()) {
+    if (table_concurrency(table) != Concurrency::single_thread) continue;  // not a function's table
+    ++tables;
+    for (const std::string nf : {"lb", "nat"}) {
+      for (const std::string aging : {"wheel", "heap"}) {
+        for (const std::string workers : {"1", "2"}) {
+          expect_same_in_bursts_of_one_and_32("--nf " + nf + " --config " + path(nf + ".toml") + " --table " + table +
+                                              " --aging " + aging + " --workers " + workers);
+        }
+      }
+    }
+  }
+  EXPECT_GE(tables, 4u);
+}
+
+}  // namespace
+}  // namespace flowtrack
