@@ -133,7 +133,9 @@ void run_nf_bench(NfBenchOptions o) {
   NfConfigs configs;
   configs.lb.services = campus_services(profile);
   configs.lb.policy = LbPolicy::maglev;
-  configs.lb.max_connections = static_cast<std::size_t>(o.flows) * o.windows;  // every connection of the trace fits
+  // Room for every connection of the trace twice over: the tables run at most half full, as a deployment
+  // sizes them, and no connection is ever refused for room.
+  configs.lb.max_connections = 2 * static_cast<std::size_t>(o.flows) * o.windows;
   configs.slb = {configs.lb.services, StatelessSelection::maglev, MaglevTable::kDefaultSize};
   // The campus clients are the inside network: window i moves them to 10.i.x.y (trace_multiplier.hpp),
   // so 10.0.0.0/8 holds every window's clients and every connection is translated.
@@ -162,8 +164,8 @@ void run_nf_bench(NfBenchOptions o) {
   if (!o.json) {
     fmt::print("flowtrack bench nf: campus {} connections x {} windows = {} packets, median of {} reps\n\n",
                o.flows, o.windows, trace.size(), o.reps);
-    fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8} {:>9} {:>8} {:>9} {:>9}\n", "nf", "table", "aging", "scaling",
-               "wrk", "burst", "Mpps", "cyc/pkt", "vs fwd", "vs 1/bst", "live");
+    fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7}\n", "nf", "table", "aging", "scaling",
+               "wrk", "burst", "Mpps", "cyc/pkt", "vs fwd", "vs 1/bst", "live", "drops");
   }
   std::vector<Row> rows;
   std::map<std::pair<unsigned, std::size_t>, double> fwd_mpps;  // (workers, burst) -> Mpps
@@ -185,14 +187,20 @@ void run_nf_bench(NfBenchOptions o) {
       };
       Row row{choice, burst, {}, {}};
       std::size_t live = 0;
+      std::uint64_t drops = 0;
       for (unsigned rep = 0; rep < o.reps; ++rep) {
         const NfRun r = run({.burst = burst, .keep_output = false});
         row.mpps.push_back(aggregate_mpps(r.workers));
         row.cycles.push_back(cycles_per_packet(r.workers));
         live = 0;
-        for (const WorkerResult& w : r.workers) live += w.peak_connections;
+        drops = r.unpresentable;
+        for (const WorkerResult& w : r.workers) {
+          live += w.peak_connections;
+          for (const std::uint64_t d : w.counters.drops) drops += d;
+          for (const std::uint64_t d : w.parse_drops) drops += d;
+        }
       }
-      const NfRun clocked = run({.burst = burst, .keep_output = false, .clock_stages = true});
+      const NfRun clocked = o.stages ? run({.burst = burst, .keep_output = false, .clock_stages = true}) : NfRun{};
       const double mpps = median(row.mpps);
       const std::string config = fmt::format("{}/{}/{}/{}/{}", choice.nf, choice.table, choice.aging, choice.scaling, choice.workers);
       if (choice.nf == "fwd") fwd_mpps[{choice.workers, burst}] = mpps;
@@ -213,16 +221,19 @@ void run_nf_bench(NfBenchOptions o) {
             .set("vs_fwd", vs_fwd)
             .set("vs_per_packet", vs_per_packet)
             .set("live_connections", live)
+            .set("drops", drops)
             .set("reps", o.reps)
             .set("packets", trace.size())
             .set("windows", o.windows);
-        for (std::size_t s = 0; s < kNfStageCount; ++s) {
-          j.set(fmt::format("cycles_{}", nf_stage_name(static_cast<NfStage>(s))), stage_cycles_per_packet(clocked.workers, static_cast<NfStage>(s)));
+        for (std::size_t s = 0; s < kNfStageCount && o.stages; ++s) {
+          const auto stage = static_cast<NfStage>(s);
+          j.set(fmt::format("cycles_{}", nf_stage_name(stage)), stage_cycles_per_packet(clocked.workers, stage));
         }
         j.print_line();
       } else {
-        fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9}\n", choice.nf, choice.table,
-                   choice.aging, choice.scaling, choice.workers, burst, mpps, median(row.cycles), vs_fwd, vs_per_packet, live);
+        fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9} {:>7}\n", choice.nf,
+                   choice.table, choice.aging, choice.scaling, choice.workers, burst, mpps, median(row.cycles), vs_fwd,
+                   vs_per_packet, live, drops);
       }
       std::fflush(stdout);
       rows.push_back(std::move(row));

@@ -18,6 +18,7 @@ struct NfBenchOptions {
   unsigned windows = 4;
   std::size_t connections = 0;  // when set: windows enough for this many connections alive at once
   unsigned reps = 3;
+  bool stages = true;  // one more run of each configuration, clocking its stages
   bool quick = false;
   bool json = false;
 };

@@ -91,7 +91,7 @@ void print_row(const Row& r, bool json) {
   const RunReport& rep = r.last;
   const double mpps = median(r.mpps);
   const double cycles = median(r.cycles);
-  auto split = [&](Stage s) { return rep.stage_cycles_per_packet(s); };
+  auto split = [&](NfStage s) { return rep.stage_cycles_per_packet(s); };
   if (json) {
     JsonObject j;
     j.set("strategy", r.strategy)
@@ -109,16 +109,16 @@ void print_row(const Row& r, bool json) {
         .set("drops", rep.total.drops())
         .set("dispatcher_core", rep.dispatcher)
         .set("oversubscribed", rep.oversubscribed);
-    for (std::size_t s = 0; s < kStageCount; ++s) {
-      j.set("cycles_" + std::string(stage_name(static_cast<Stage>(s))), split(static_cast<Stage>(s)));
+    for (const NfStage s : {NfStage::parse, NfStage::lookup, NfStage::state, NfStage::aging}) {
+      j.set("cycles_" + std::string(nf_stage_name(s)), split(s));
     }
     std::vector<double> per_worker;
     for (std::size_t w = 0; w < rep.workers.size(); ++w) per_worker.push_back(rep.worker_mpps(w));
     j.set("worker_mpps", per_worker).print_line();
   } else {
-    fmt::print("{:<10} {:<8} {:<16} {:>3} {:>8.2f} {:>8.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>5.2f} {:>7}{}\n",
-               r.strategy, r.steering, r.table, r.workers, mpps, cycles, split(Stage::parse), split(Stage::lookup),
-               split(Stage::insert), split(Stage::account), split(Stage::expiry), rep.load(), rep.total.drops(),
+    fmt::print("{:<10} {:<8} {:<16} {:>3} {:>8.2f} {:>8.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>7.1f} {:>5.2f} {:>7}{}\n",
+               r.strategy, r.steering, r.table, r.workers, mpps, cycles, split(NfStage::parse), split(NfStage::lookup),
+               split(NfStage::state), split(NfStage::aging), rep.load(), rep.total.drops(),
                rep.oversubscribed ? "  (oversubscribed)" : (rep.dispatcher ? "  (+1 dispatcher core)" : ""));
   }
   std::fflush(stdout);
@@ -160,10 +160,11 @@ void run_scale_bench(ScaleBenchOptions o) {
     fmt::print("flowtrack bench scale: {} packets ({}), {} passes, {} usable cores, TSC {:.2f} GHz, median of {} reps\n",
                trace.size(), o.pcap.empty() ? fmt::format("campus {} flows x {} windows", o.flows, o.windows) : o.pcap,
                o.passes, cores, tsc_hz() / 1e9, o.reps);
-    fmt::print("aging: {}; cycles are per packet per worker (parse, lookup, insert, account, expiry)\n\n",
+    fmt::print("aging: {}; cycles are per packet per worker, by stage of the burst loop (parse; lookup; state: inserts "
+               "and accounting; aging)\n\n",
                o.timeout_ms > 0 ? fmt::format("timer wheel, {} ms timeout", o.timeout_ms) : "off");
-    fmt::print("{:<10} {:<8} {:<16} {:>3} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>7} {:>5} {:>7}\n", "strategy", "steering",
-               "table", "wrk", "Mpps", "cyc/pkt", "parse", "lookup", "insert", "account", "expiry", "load", "drops");
+    fmt::print("{:<10} {:<8} {:<16} {:>3} {:>8} {:>8} {:>7} {:>7} {:>7} {:>7} {:>5} {:>7}\n", "strategy", "steering",
+               "table", "wrk", "Mpps", "cyc/pkt", "parse", "lookup", "state", "aging", "load", "drops");
   }
 
   std::vector<Row> rows;

@@ -13,18 +13,6 @@ std::string_view runtime_drop_name(RuntimeDrop drop) {
   return "unknown";
 }
 
-std::string_view stage_name(Stage stage) {
-  switch (stage) {
-    case Stage::parse: return "parse";
-    case Stage::lookup: return "lookup";
-    case Stage::insert: return "insert";
-    case Stage::account: return "account";
-    case Stage::expiry: return "expiry";
-    case Stage::count_: break;
-  }
-  return "unknown";
-}
-
 std::uint64_t WorkerCounters::drops() const {
   return std::accumulate(parse_drops.begin(), parse_drops.end(), std::uint64_t{0}) +
          std::accumulate(runtime_drops.begin(), runtime_drops.end(), std::uint64_t{0});

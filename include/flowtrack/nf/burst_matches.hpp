@@ -33,7 +33,11 @@ class BurstMatches {
     looked_up_.reset();
     const auto flush = [&] {
       std::array<ConnMatch, kMaxBulk> found;
-      tracker.find_bulk(std::span(keys).first(n), std::span(hashes).first(n), std::span(found).first(n));
+      if (n == 1) {
+        found[0] = tracker.find(keys[0], hashes[0]);  // a burst of one is the per-packet path: a plain lookup
+      } else {
+        tracker.find_bulk(std::span(keys).first(n), std::span(hashes).first(n), std::span(found).first(n));
+      }
       for (std::size_t k = 0; k < n; ++k) {
         matches_[index[k]] = found[k];
         if (found[k]) tracker.prefetch(found[k].conn);

@@ -63,6 +63,9 @@ class ReplaySource {
     return n;
   }
 
+  // Starts the replay over from the first packet (the buffers as the functions left them).
+  void rewind() { next_ = 0; }
+
   // The buffer of `slot` as it is now (after the functions' rewrites), `length` bytes of it.
   std::span<const std::uint8_t> bytes(std::uint32_t slot, std::size_t length) const {
     return {base_ + slots_[slot].offset, length};

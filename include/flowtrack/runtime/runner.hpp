@@ -10,8 +10,9 @@
 //    its own, as if its NIC queue delivered it;
 //  - software: a dispatcher thread, on a core of its own, computes RSS for every packet during the run
 //    and hands bursts of packet indices to the workers over SPSC rings (back-pressure, no loss).
-// Workers run bursts of kBurst to completion (worker.hpp), read the TSC clock once per burst, and may
-// be paced to a packet rate. `passes` replays each worker's packets that many times (flows recur; with
+// Each worker runs the data plane's one burst loop (burst_loop.hpp) with the flow meter as its function
+// (flow_meter.hpp: track, count, age), reading the TSC clock once per burst, possibly paced to a packet
+// rate (scale_sources.hpp). `passes` replays each worker's packets that many times (flows recur; with
 // aging on, idle ones expire in between and come back as new flows).
 //
 // Tables are sized before the run from the trace: distinct IPv4 keys (of the shard, or all) / load.
@@ -25,14 +26,20 @@
 #include <cmath>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "flowtrack/aging/clock.hpp"
 #include "flowtrack/runtime/cpu.hpp"
 #include "flowtrack/runtime/rss_steering.hpp"
+#include "flowtrack/runtime/burst_loop.hpp"
+#include "flowtrack/runtime/discarding_output.hpp"
+#include "flowtrack/runtime/flow_meter.hpp"
+#include "flowtrack/runtime/replay_source.hpp"
+#include "flowtrack/runtime/scale_sources.hpp"
 #include "flowtrack/runtime/spsc_ring.hpp"
-#include "flowtrack/runtime/worker.hpp"
+#include "flowtrack/runtime/stage_clock.hpp"
 #include "flowtrack/sync/placement.hpp"
 #include "flowtrack/table/flow_table.hpp"
 #include "flowtrack/util/tsc.hpp"
@@ -44,6 +51,7 @@ enum class Steering : std::uint8_t { hardware, software };
 
 struct RunOptions {
   unsigned workers = 1;
+  std::size_t burst = 32;
   Steering steering = Steering::hardware;
   unsigned passes = 1;
   double load = 0.75;  // table capacity = distinct flows / load
@@ -72,7 +80,7 @@ struct RunReport {
   double cycles_per_packet() const {
     return total.packets > 0 ? static_cast<double>(total.busy_cycles) / static_cast<double>(total.packets) : 0;
   }
-  double stage_cycles_per_packet(Stage stage) const {
+  double stage_cycles_per_packet(NfStage stage) const {
     return total.packets > 0
                ? static_cast<double>(total.stage_cycles[static_cast<std::size_t>(stage)]) / static_cast<double>(total.packets)
                : 0;
@@ -81,23 +89,6 @@ struct RunReport {
 };
 
 namespace detail {
-
-// Spins until the worker may send its next burst at the target rate.
-class Pacer {
- public:
-  Pacer(double pps, std::uint64_t start) : cycles_per_packet_(pps > 0 ? tsc_hz() / pps : 0), start_(start) {}
-  void wait(std::size_t packets) {
-    if (cycles_per_packet_ == 0) return;
-    const auto due = start_ + static_cast<std::uint64_t>(static_cast<double>(sent_) * cycles_per_packet_);
-    while (__rdtsc() < due) _mm_pause();
-    sent_ += packets;
-  }
-
- private:
-  double cycles_per_packet_;
-  std::uint64_t start_;
-  std::uint64_t sent_ = 0;
-};
 
 inline std::size_t table_capacity_for(std::size_t flows, double load) {
   return std::max<std::size_t>(64, static_cast<std::size_t>(std::ceil(static_cast<double>(flows) / load)));
@@ -147,59 +138,46 @@ RunReport run_trace(const PacketStore& store, const RunOptions& options) {
     while (!go.load(std::memory_order_acquire)) _mm_pause();
   };
 
+  // Software steering reads the frames where the trace holds them: a copy the workers may be handed
+  // writable buffers of (the meter writes none).
+  PacketStore shared_frames(store.link_type());
+  if (software) shared_frames = store;
+
   auto work = [&](unsigned w) {
     if (options.pin) pin_current_thread(first_worker_cpu + w);
     WorkerCounters& counters = report.workers[w];
-    Worker<Table> worker(*tables[shard(w)], records[shard(w)], options.aging, clock.now(), counters);
-    // Hardware steering: the worker's packets in memory of its own, copied by the worker itself (first
-    // touch places it near its core), as a NIC writes each queue into that queue's buffers. Reading
-    // them out of the shared trace instead would make each core's prefetchers pull in the other
+    FlowMeter<Table> meter(*tables[shard(w)], records[shard(w)], options.aging, clock.now(), counters);
+    StageClock stage_clock(true);
+    DiscardingOutput out{stage_clock};
+    BurstLoopCounters loop;
+    // Hardware steering: the worker's packets in an arena of its own, laid out by the worker itself
+    // (first touch places it near its core), as a NIC writes each queue into that queue's buffers.
+    // Reading them out of the shared trace instead would make each core's prefetchers pull in the other
     // queues' packets too.
-    PacketStore queue(store.link_type());
-    std::vector<std::uint32_t> order;
-    if (!software) {
-      const std::vector<std::uint32_t>& mine = partition.packets[w];
-      std::size_t bytes = 0;
-      for (const std::uint32_t i : mine) bytes += store.records()[i].captured_length;
-      queue.reserve(mine.size(), bytes);
-      for (const std::uint32_t i : mine) queue.append(store[i]);
-      order.resize(mine.size());
-      std::iota(order.begin(), order.end(), 0u);
-    }
+    std::optional<ReplaySource> replay;
+    if (!software) replay.emplace(store, partition.packets[w]);
     wait_for_go();
     begin[w] = tsc_begin();
-    detail::Pacer pacer(options.pps_per_worker, begin[w]);
+    Pacer pacer(options.pps_per_worker, begin[w]);
     if (!software) {
-      for (unsigned pass = 0; pass < options.passes; ++pass) {
-        for (std::size_t i = 0; i < order.size(); i += kBurst) {
-          const auto burst = std::span(order).subspan(i, std::min(kBurst, order.size() - i));
-          pacer.wait(burst.size());
-          worker.process(queue, burst, clock.now());
-        }
-      }
+      PassReplay source(*replay, options.passes, clock, pacer);
+      run_burst_loop(meter, source, out, options.burst, loop, stage_clock);
     } else {
-      std::array<std::uint32_t, kBurst> burst;
-      for (;;) {
-        const bool finished = dispatch_done.load(std::memory_order_acquire);  // read before the pop
-        const std::size_t n = rings[w]->pop(burst);
-        if (n == 0) {
-          if (finished) break;
-          ++counters.idle_polls;
-          _mm_pause();
-          continue;
-        }
-        pacer.wait(n);
-        worker.process(store, std::span(burst).first(n), clock.now());
-      }
+      RingReplay source(*rings[w], shared_frames, dispatch_done, clock, pacer, counters.idle_polls);
+      run_burst_loop(meter, source, out, options.burst, loop, stage_clock);
     }
     end[w] = tsc_end();
     counters.busy_cycles = end[w] - begin[w];
+    counters.packets = loop.packets;
+    counters.bursts = loop.bursts;
+    counters.parse_drops = loop.parse_drops;
+    counters.stage_cycles = stage_clock.cycles();
   };
 
   auto dispatch = [&] {
     if (options.pin) pin_current_thread(0);
     std::vector<std::vector<std::uint32_t>> pending(workers);
-    for (auto& p : pending) p.reserve(kBurst);
+    for (auto& p : pending) p.reserve(options.burst);
     auto flush = [&](unsigned w) {
       std::span<const std::uint32_t> left(pending[w]);
       while (!left.empty()) left = left.subspan(rings[w]->push(left));
@@ -210,7 +188,7 @@ RunReport run_trace(const PacketStore& store, const RunOptions& options) {
       for (std::size_t i = 0; i < store.size(); ++i) {
         const unsigned w = steering.queue_of(store[i].bytes, store.link_type());
         pending[w].push_back(static_cast<std::uint32_t>(i));
-        if (pending[w].size() == kBurst) flush(w);
+        if (pending[w].size() == options.burst) flush(w);
       }
     }
     for (unsigned w = 0; w < workers; ++w) flush(w);

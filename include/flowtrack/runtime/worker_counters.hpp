@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/packet/parser.hpp"
 
 namespace flowtrack {
@@ -22,12 +23,6 @@ std::string_view runtime_drop_name(RuntimeDrop drop);
 
 inline constexpr std::size_t kRuntimeDropCount = static_cast<std::size_t>(RuntimeDrop::count_);
 
-// The stages of a burst, in order, for the cycle split of the report.
-enum class Stage : std::uint8_t { parse, lookup, insert, account, expiry, count_ };
-inline constexpr std::size_t kStageCount = static_cast<std::size_t>(Stage::count_);
-
-std::string_view stage_name(Stage stage);
-
 struct alignas(64) WorkerCounters {
   std::uint64_t packets = 0;   // taken from the source
   std::uint64_t tracked = 0;   // looked up and accounted to a flow
@@ -37,7 +32,7 @@ struct alignas(64) WorkerCounters {
   std::uint64_t expired_flows = 0;
   std::array<std::uint64_t, kParseStatusCount> parse_drops{};  // index ParseStatus (ok stays 0)
   std::array<std::uint64_t, kRuntimeDropCount> runtime_drops{};
-  std::array<std::uint64_t, kStageCount> stage_cycles{};
+  std::array<std::uint64_t, kNfStageCount> stage_cycles{};  // by NfStage
   std::uint64_t busy_cycles = 0;  // first to last burst of this worker, TSC
   std::uint64_t idle_polls = 0;   // software steering: polls of an empty ring
 
