@@ -43,6 +43,11 @@ class HeapAging {
     }
   }
 
+  // Brings what touch() of `id` reads first (its heap position, its timeout) towards the cache.
+  void prefetch(FlowId id) const {
+    __builtin_prefetch(&position_[id]);
+    __builtin_prefetch(&timeouts_[id]);
+  }
   void touch(FlowId id, Nanos now) {
     const std::uint32_t at = position_[id];
     if (at == kAbsent) return;

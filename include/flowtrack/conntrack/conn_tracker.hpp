@@ -120,9 +120,12 @@ class ConnTracker {
     for (std::size_t i = 0; i < keys.size(); ++i) out[i] = match_of(ids[i]);
   }
 
-  // Brings a connection's record (its first cache line: what every packet reads and writes) towards the
-  // cache ahead of update() and payload().
-  void prefetch(ConnId conn) const { __builtin_prefetch(&connections_[conn], 1); }
+  // Brings what update() and payload() of a connection touch towards the cache, ahead of them: its
+  // record's first cache line and its aging policy's record.
+  void prefetch(ConnId conn) const {
+    __builtin_prefetch(&connections_[conn], 1);
+    wheel_.prefetch(conn);
+  }
 
   // Connections created and removed so far. Matches found before stay right while neither moved: a
   // creation can only turn a miss into a hit (ids never move), a removal a hit into a miss.

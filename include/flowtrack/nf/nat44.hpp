@@ -141,7 +141,11 @@ class Nat44 {
   static constexpr std::size_t kNotInPool = ~std::size_t{0};
   static constexpr std::uint32_t kNone = NatSession::kNone;
 
-  std::size_t pool_index(std::uint32_t addr) const;
+  // The index of a public address in the pool (a hash lookup: every inbound packet asks), or kNotInPool.
+  std::size_t pool_index(std::uint32_t addr) const {
+    const auto it = pool_index_.find(addr);
+    return it == pool_index_.end() ? kNotInPool : it->second;
+  }
   // Paired pooling: the inside address alone picks the public address.
   std::size_t pool_of(std::uint32_t inside_addr) const {
     return flow_hash(FlowKeyV4{.src_addr = inside_addr}) % config_.pool.size();
@@ -201,6 +205,7 @@ class Nat44 {
   // (inside address, protocol) -> its mappings; kept only with a quota, an entry per subscriber with one.
   absl::flat_hash_map<std::uint64_t, std::uint32_t> subscriber_mappings_;
   std::vector<PortAllocator> allocators_;  // pool x {tcp, udp, icmp}
+  absl::flat_hash_map<std::uint32_t, std::size_t> pool_index_;  // public address -> its index in the pool
   FragmentCache fragments_;
   FragmentHold held_;
   NfCounters counters_;

@@ -29,19 +29,11 @@ Nat44<Table, Aging>::Nat44(const NatConfig& config, unsigned core, unsigned core
   remotes_.reserve(config.filtering == NatFiltering::address_dependent ? config.max_sessions : 0);
   subscriber_mappings_.reserve(config.port_quota != 0 ? config.max_mappings : 0);
   for (std::size_t p = 0; p < config.pool.size(); ++p) {
+    pool_index_.try_emplace(config.pool[p], p);  // a duplicated address: its first place
     for (unsigned protocol = 0; protocol < 3; ++protocol) {
       allocators_.emplace_back(slice_first_, slice_last_, config.port_quarantine, config.seed * 977 + p * 3 + protocol + core * 7919);
     }
   }
-}
-
-template <FlowTable Table, AgingPolicy Aging>
-  requires std::same_as<typename Table::key_type, FlowKeyV4>
-std::size_t Nat44<Table, Aging>::pool_index(std::uint32_t addr) const {
-  for (std::size_t i = 0; i < config_.pool.size(); ++i) {
-    if (config_.pool[i] == addr) return i;
-  }
-  return kNotInPool;
 }
 
 template <FlowTable Table, AgingPolicy Aging>
