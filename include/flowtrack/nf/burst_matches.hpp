@@ -26,30 +26,26 @@ class BurstMatches {
   template <class Wanted>
   void lookup(const Tracker& tracker, std::span<const NfPacket> burst, Wanted&& wanted) {
     FLOWTRACK_ASSERT(burst.size() <= kMaxBurst, "a burst holds at most kMaxBurst packets");
-    std::array<FlowKeyV4, kMaxBulk> keys;
-    std::array<std::uint32_t, kMaxBulk> hashes;
-    std::array<std::uint8_t, kMaxBulk> index;  // of each key's packet in the burst
     std::size_t n = 0;
     looked_up_.reset();
     const auto flush = [&] {
-      std::array<ConnMatch, kMaxBulk> found;
       if (n == 1) {
-        found[0] = tracker.find(keys[0], hashes[0]);  // a burst of one is the per-packet path: a plain lookup
+        found_[0] = tracker.find(keys_[0], hashes_[0]);  // a burst of one is the per-packet path: a plain lookup
       } else {
-        tracker.find_bulk(std::span(keys).first(n), std::span(hashes).first(n), std::span(found).first(n));
+        tracker.find_bulk(std::span(keys_).first(n), std::span(hashes_).first(n), std::span(found_).first(n));
       }
       for (std::size_t k = 0; k < n; ++k) {
-        matches_[index[k]] = found[k];
-        if (found[k]) tracker.prefetch(found[k].conn);
+        matches_[index_[k]] = found_[k];
+        if (found_[k]) tracker.prefetch(found_[k].conn);
       }
       n = 0;
     };
     for (std::size_t i = 0; i < burst.size(); ++i) {
       if (!wanted(i)) continue;
       looked_up_.set(i);
-      keys[n] = burst[i].parsed.key4;
-      hashes[n] = burst[i].hash;
-      index[n] = static_cast<std::uint8_t>(i);
+      keys_[n] = burst[i].parsed.key4;
+      hashes_[n] = burst[i].hash;
+      index_[n] = static_cast<std::uint8_t>(i);
       if (++n == kMaxBulk) flush();
     }
     if (n != 0) flush();
@@ -68,6 +64,12 @@ class BurstMatches {
   bool looked_up(std::size_t i) const { return looked_up_.test(i); }
 
  private:
+  // The bulk lookup's gathered keys and results: members, not locals, so that no call pays for
+  // initialising arrays of keys it mostly does not use.
+  std::array<FlowKeyV4, kMaxBulk> keys_;
+  std::array<std::uint32_t, kMaxBulk> hashes_;
+  std::array<std::uint8_t, kMaxBulk> index_;  // of each key's packet in the burst
+  std::array<ConnMatch, kMaxBulk> found_;
   std::array<ConnMatch, kMaxBurst> matches_;
   std::bitset<kMaxBurst> looked_up_;
   std::uint64_t creations_ = 0, removals_ = 0;

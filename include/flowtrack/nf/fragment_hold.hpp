@@ -1,7 +1,7 @@
 // Later fragments that arrive before their datagram's first fragment (RFC 4787 REQ-14: out of order):
 // without the first fragment nobody knows their translation yet, so a copy waits here until it comes
 // (resolve: translated in place, then ready) or until `lifetime` has passed (expire: dropped). Ready
-// copies leave through release(), which the runner calls after every packet.
+// copies leave through release(), which the NAT calls after every packet of a burst.
 //
 // Bounded: `slots` copies of at most kFrameBytes each, allocated once; a fragment that finds no free
 // slot, or is larger, is refused (the caller counts the drop). Every operation scans the slots, but only

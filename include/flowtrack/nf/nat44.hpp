@@ -43,7 +43,7 @@
 // Fragments (RFC 4787 REQ-14), without reassembly: a first fragment is translated like any packet (it
 // has the ports) and its translation is remembered by the datagram's (source, destination, protocol, IP
 // identification); later fragments get the same addresses. A later fragment that comes before its first
-// one waits, bounded, and leaves through release() once the first one is translated. No room, or no
+// one waits, bounded, and leaves right after the first one, translated (BurstOutput::held). No room, or no
 // first fragment within fragment_timeout: counted drops (fragment_full, fragment_timeout).
 // Other packets without ports are dropped and counted as untranslatable.
 #pragma once
