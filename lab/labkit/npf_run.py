@@ -1,0 +1,133 @@
+"""Runs one NPF test file of the lab and checks what it produced.
+
+NPF sweeps the variables, repeats the runs, keeps its results database (so `cache` reuses earlier
+points) and draws its graphs; this module only starts it with the lab's paths, shows its progress one
+line per run, stops it at the first broken bench output, and checks that every run gave every result
+the test file declares in `results_expect`.
+"""
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from labkit import LabError
+from labkit.paths import LAB_DIR, ROOT, flowtrack_bin, npf_exe
+
+ERROR_MARK = "lab error:"
+PROGRESS = re.compile(r"\[run \d+/\d+ for test \d+/\d+\]")
+NPF_FAILURES = ("Bad return code", "Could not find", "Timeout of", "Traceback (most recent call last)")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclass
+class NpfOutput:
+    csv: Path
+    graphs: list
+    log: Path
+    command: str
+
+
+def expected_results(npf_file):
+    """The result names listed in the test file's `results_expect={A,B}` line."""
+    for line in Path(npf_file).read_text().splitlines():
+        m = re.match(r"\s*results_expect\s*=\s*\{(.*)\}", line)
+        if m:
+            return [r.strip() for r in m.group(1).split(",") if r.strip()]
+    raise LabError(f"{npf_file}: no results_expect line (the lab checks every run against it)")
+
+
+def npf_command(npf_file, mode, work, graph_size, cache):
+    """The npf command line for `npf_file` in `mode`, writing under `work`."""
+    stem = Path(npf_file).stem
+    cmd = [str(npf_exe()), "local", "--test", str(npf_file), "--tags", mode,
+           "--result-path", str(work / "npf-results"), "--experiment-folder", str(work / "tmp"),
+           "--pandas", str(work / f"{stem}.csv"),
+           "--graph-filename", str(work / "graphs" / f"{stem}.png"),
+           "--graph-size", *(str(x) for x in graph_size), "--graph-dpi", "110", "--no-colors"]
+    if cache:
+        cmd.append("--cache")
+    return cmd
+
+
+def shown_command(cmd):
+    """The command as a person types it from the repository root."""
+    def rel(arg):
+        p = Path(arg)
+        return str(p.relative_to(ROOT)) if p.is_absolute() and ROOT in p.parents else arg
+    return shlex.join(rel(a) for a in cmd)
+
+
+def _stream(proc, log, label):
+    """Copies npf's output to the log, prints one progress line per run; returns the error lines."""
+    errors, recent = [], []
+    for raw in proc.stdout:
+        line = ANSI.sub("", raw.rstrip("\n"))
+        log.write(line + "\n")
+        recent = (recent + [line])[-8:]
+        if ERROR_MARK in line:
+            errors = recent[:]
+            break
+        if PROGRESS.search(line):
+            print(f"  [{label}] {line.strip()}", flush=True)
+        elif any(f in line for f in NPF_FAILURES):
+            errors.append(line)
+    return errors
+
+
+def run(npf_file, mode, work, graph_size=(10, 4), cache=False, label=None):
+    """Runs `npf_file` in `mode` (quick, full or tiny) under `work`; returns its NpfOutput."""
+    npf_file = Path(npf_file).resolve()
+    label = label or npf_file.stem
+    work = Path(work).resolve()
+    (work / "tmp").mkdir(parents=True, exist_ok=True)
+    (work / "graphs").mkdir(exist_ok=True)
+    for old in (work / "graphs").glob(f"{npf_file.stem}-*.png"):
+        old.unlink()
+    cmd = npf_command(npf_file, mode, work, graph_size, cache)
+    env = dict(os.environ, FLOWTRACK_BIN=str(flowtrack_bin()))
+    log_path = work / f"{npf_file.stem}.log"
+    with open(log_path, "w") as log:
+        log.write(f"$ {shown_command(cmd)}\n")
+        proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        errors = _stream(proc, log, label)
+        if errors and ERROR_MARK in errors[-1]:
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait()
+    if errors:
+        raise LabError(f"{label}: the experiment failed (log: {log_path}):\n  " + "\n  ".join(errors))
+    if proc.returncode != 0:
+        raise LabError(f"{label}: npf exited with status {proc.returncode} (log: {log_path})")
+    csv = work / f"{npf_file.stem}.csv"
+    check_results(csv, expected_results(npf_file), label)
+    graphs = sorted((work / "graphs").glob(f"{npf_file.stem}-*.png"))
+    if not graphs:
+        raise LabError(f"{label}: npf drew no graph (log: {log_path})")
+    return NpfOutput(csv=csv, graphs=graphs, log=log_path, command=shown_command(cmd))
+
+
+def check_results(csv, expected, label):
+    """Every row of NPF's dataframe has a value for every expected result."""
+    if not csv.exists():
+        raise LabError(f"{label}: npf wrote no results table ({csv})")
+    df = pd.read_csv(csv)
+    if df.empty:
+        raise LabError(f"{label}: npf's results table is empty ({csv})")
+    for name in expected:
+        col = f"y_{name}"
+        if col not in df.columns:
+            raise LabError(f"{label}: no run produced RESULT-{name} ({csv})")
+        missing = int(df[col].isna().sum())
+        if missing:
+            raise LabError(f"{label}: {missing} of {len(df)} runs lack RESULT-{name} ({csv})")
+
+
+if __name__ == "__main__":
+    out = run(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "quick", LAB_DIR / "out" / "adhoc")
+    print(out)
