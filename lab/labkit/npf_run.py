@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from labkit import LabError
-from labkit.paths import LAB_DIR, ROOT, flowtrack_bin, npf_exe
+from labkit.paths import LAB_DIR, ROOT, flowtrack_bin, npf_command
 
 ERROR_MARK = "lab error:"
 PROGRESS = re.compile(r"\[run \d+/\d+ for test \d+/\d+\]")
@@ -42,10 +42,10 @@ def expected_results(npf_file):
     raise LabError(f"{npf_file}: no results_expect line (the lab checks every run against it)")
 
 
-def npf_command(npf_file, mode, work, graph_size, cache):
+def command_for(npf_file, mode, work, graph_size, cache):
     """The npf command line for `npf_file` in `mode`, writing under `work`."""
     stem = Path(npf_file).stem
-    cmd = [str(npf_exe()), "local", "--test", str(npf_file), "--tags", mode,
+    cmd = [*npf_command(), "local", "--test", str(npf_file), "--tags", mode,
            "--result-path", str(work / "npf-results"), "--experiment-folder", str(work / "tmp"),
            "--pandas", str(work / f"{stem}.csv"),
            "--graph-filename", str(work / "graphs" / f"{stem}.png"),
@@ -89,7 +89,7 @@ def run(npf_file, mode, work, graph_size=(10, 4), cache=False, label=None):
     (work / "graphs").mkdir(exist_ok=True)
     for old in (work / "graphs").glob(f"{npf_file.stem}-*.png"):
         old.unlink()
-    cmd = npf_command(npf_file, mode, work, graph_size, cache)
+    cmd = command_for(npf_file, mode, work, graph_size, cache)
     env = dict(os.environ, FLOWTRACK_BIN=str(flowtrack_bin()))
     log_path = work / f"{npf_file.stem}.log"
     with open(log_path, "w") as log:

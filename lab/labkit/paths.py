@@ -1,5 +1,6 @@
 """Where the lab finds the repository, the flowtrack binary and NPF."""
 import os
+import sys
 from pathlib import Path
 
 from labkit import LabError
@@ -21,9 +22,11 @@ def flowtrack_bin():
     return path
 
 
-def npf_exe():
-    """$NPF, default the project's virtualenv's npf (installed by scripts/install-deps.sh)."""
-    path = _from_env("NPF", ".venv/bin/npf")
-    if not os.access(path, os.X_OK):
-        raise LabError(f"no npf at {path}: run scripts/install-deps.sh (or 'make deps'), or set NPF")
-    return path
+def npf_command():
+    """The start of an npf command line: this Python (the project's virtualenv) and lab/npf_main.py."""
+    try:
+        import npf  # noqa: F401  (only checks that it is there)
+    except ImportError:
+        raise LabError(f"NPF is not importable by {sys.executable}: run scripts/install-deps.sh "
+                       "(or 'make deps'), then use .venv/bin/python") from None
+    return [os.path.abspath(sys.executable), str(LAB_DIR / "npf_main.py")]
