@@ -4,22 +4,27 @@ NPF sweeps the variables, repeats the runs, keeps its results database (so `cach
 points) and draws its graphs; this module only starts it with the lab's paths, shows its progress one
 line per run, stops it at the first broken bench output, and checks that every run gave every result
 the test file declares in `results_expect`.
+
+NPF runs in a child forked from this process, which imports NPF once: started as a command, npf 2.1.1
+spends 2-3 s importing its modules, and as much again when its forkserver imports the `npf` script
+as its main module, for every test file. The command shown in the report does the same thing.
 """
+import multiprocessing
 import os
 import re
 import shlex
 import signal
-import subprocess
 import sys
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from labkit import LabError
-from labkit.paths import LAB_DIR, ROOT, flowtrack_bin, npf_command
+from labkit.paths import LAB_DIR, ROOT, flowtrack_bin, npf_exe
 
-ERROR_MARK = "lab error:"
+from json2result import ERROR_MARK  # noqa: E402  (bench.sh prints it too)
 PROGRESS = re.compile(r"\[run \d+/\d+ for test \d+/\d+\]")
 NPF_FAILURES = ("Bad return code", "Could not find", "Timeout of", "Traceback (most recent call last)")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -45,7 +50,7 @@ def expected_results(npf_file):
 def command_for(npf_file, mode, work, graph_size, cache):
     """The npf command line for `npf_file` in `mode`, writing under `work`."""
     stem = Path(npf_file).stem
-    cmd = [*npf_command(), "local", "--test", str(npf_file), "--tags", mode,
+    cmd = [str(npf_exe()), "local", "--test", str(npf_file), "--tags", mode,
            "--result-path", str(work / "npf-results"), "--experiment-folder", str(work / "tmp"),
            "--pandas", str(work / f"{stem}.csv"),
            "--graph-filename", str(work / "graphs" / f"{stem}.png"),
@@ -63,10 +68,52 @@ def shown_command(cmd):
     return shlex.join(rel(a) for a in cmd)
 
 
-def _stream(proc, log, label):
+def _npf_main():
+    try:
+        from npf.tests.main import main
+    except ImportError:
+        raise LabError(f"NPF is not importable by {sys.executable}: run scripts/install-deps.sh "
+                       "(or 'make deps'), and the lab with .venv/bin/python") from None
+    return main
+
+
+def _fork_npf(args, cwd, env):
+    """Runs NPF's main with `args` in a forked child, its output into a pipe; returns (pid, pipe)."""
+    main = _npf_main()
+    read_fd, write_fd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        os.close(write_fd)
+        return pid, os.fdopen(read_fd, errors="replace")
+    status = 1
+    try:  # the child: never returns
+        os.setsid()
+        os.close(read_fd)
+        os.dup2(write_fd, 1)
+        os.dup2(write_fd, 2)
+        sys.stdout.reconfigure(line_buffering=True)
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(env)
+        multiprocessing.set_forkserver_preload([])  # NPF's forkserver: no need for our __main__
+        sys.argv = ["npf", *args]
+        status = main() or 0
+    except SystemExit as exit_:
+        status = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
+def _stream(lines, log, label):
     """Copies npf's output to the log, prints one progress line per run; returns the error lines."""
     errors, recent = [], []
-    for raw in proc.stdout:
+    for raw in lines:
         line = ANSI.sub("", raw.rstrip("\n"))
         log.write(line + "\n")
         recent = (recent + [line])[-8:]
@@ -94,16 +141,16 @@ def run(npf_file, mode, work, graph_size=(10, 4), cache=False, label=None):
     log_path = work / f"{npf_file.stem}.log"
     with open(log_path, "w") as log:
         log.write(f"$ {shown_command(cmd)}\n")
-        proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
-        errors = _stream(proc, log, label)
-        if errors and ERROR_MARK in errors[-1]:
-            os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait()
+        pid, output = _fork_npf(cmd[1:], work, env)
+        with output:
+            errors = _stream(output, log, label)
+            if errors and ERROR_MARK in errors[-1]:
+                os.killpg(pid, signal.SIGTERM)
+        status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     if errors:
         raise LabError(f"{label}: the experiment failed (log: {log_path}):\n  " + "\n  ".join(errors))
-    if proc.returncode != 0:
-        raise LabError(f"{label}: npf exited with status {proc.returncode} (log: {log_path})")
+    if status != 0:
+        raise LabError(f"{label}: npf exited with status {status} (log: {log_path})")
     csv = work / f"{npf_file.stem}.csv"
     check_results(csv, expected_results(npf_file), label)
     graphs = sorted((work / "graphs").glob(f"{npf_file.stem}-*.png"))

@@ -1,6 +1,5 @@
 """Where the lab finds the repository, the flowtrack binary and NPF."""
 import os
-import sys
 from pathlib import Path
 
 from labkit import LabError
@@ -22,11 +21,6 @@ def flowtrack_bin():
     return path
 
 
-def npf_command():
-    """The start of an npf command line: this Python (the project's virtualenv) and lab/npf_main.py."""
-    try:
-        import npf  # noqa: F401  (only checks that it is there)
-    except ImportError:
-        raise LabError(f"NPF is not importable by {sys.executable}: run scripts/install-deps.sh "
-                       "(or 'make deps'), then use .venv/bin/python") from None
-    return [os.path.abspath(sys.executable), str(LAB_DIR / "npf_main.py")]
+def npf_exe():
+    """The virtualenv's npf, as a person runs it (the lab starts NPF in-process: labkit.npf_run)."""
+    return ROOT / ".venv" / "bin" / "npf"
