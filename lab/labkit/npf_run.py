@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from json2result import ERROR_MARK  # bench.sh prints it too
 from labkit import LabError
-from labkit.paths import LAB_DIR, ROOT, flowtrack_bin, npf_exe
+from labkit.paths import ROOT, flowtrack_bin, npf_exe
 
-from json2result import ERROR_MARK  # noqa: E402  (bench.sh prints it too)
 PROGRESS = re.compile(r"\[run \d+/\d+ for test \d+/\d+\]")
 NPF_FAILURES = ("Bad return code", "Could not find", "Timeout of", "Traceback (most recent call last)")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -134,8 +134,9 @@ def run(npf_file, mode, work, graph_size=(10, 4), cache=False, label=None):
     work = Path(work).resolve()
     (work / "tmp").mkdir(parents=True, exist_ok=True)
     (work / "graphs").mkdir(exist_ok=True)
-    for old in (work / "graphs").glob(f"{npf_file.stem}-*.png"):
-        old.unlink()
+    csv = work / f"{npf_file.stem}.csv"
+    for old in [csv, *(work / "graphs").glob(f"{npf_file.stem}-*.png")]:
+        old.unlink(missing_ok=True)
     cmd = command_for(npf_file, mode, work, graph_size, cache)
     env = dict(os.environ, FLOWTRACK_BIN=str(flowtrack_bin()))
     log_path = work / f"{npf_file.stem}.log"
@@ -151,7 +152,6 @@ def run(npf_file, mode, work, graph_size=(10, 4), cache=False, label=None):
         raise LabError(f"{label}: the experiment failed (log: {log_path}):\n  " + "\n  ".join(errors))
     if status != 0:
         raise LabError(f"{label}: npf exited with status {status} (log: {log_path})")
-    csv = work / f"{npf_file.stem}.csv"
     check_results(csv, expected_results(npf_file), label)
     graphs = sorted((work / "graphs").glob(f"{npf_file.stem}-*.png"))
     if not graphs:
@@ -174,7 +174,3 @@ def check_results(csv, expected, label):
         if missing:
             raise LabError(f"{label}: {missing} of {len(df)} runs lack RESULT-{name} ({csv})")
 
-
-if __name__ == "__main__":
-    out = run(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "quick", LAB_DIR / "out" / "adhoc")
-    print(out)

@@ -41,6 +41,7 @@ class Verdicts(unittest.TestCase):
         f = findings.scale_workers(frame(["STRATEGY", "WORKERS"], rows, "MPPS"))
         self.assertEqual(f.verdict, findings.REPRODUCED)
         self.assertIn("1.9x (sharded)", f.sentence)
+        self.assertIn("sharding scales, rwlock falls behind it", f.sentence)
         self.assertIn("reach 0.5x the throughput of two sharded ones", f.sentence)
 
 
