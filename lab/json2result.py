@@ -12,7 +12,7 @@ so that a bench printing one line per operation gives one result per operation:
     RESULT-HIT_CYCLES 12.5
 
 Anything unexpected (no line at all, a line that is not a JSON object, a missing field, a value that
-is not a number) stops the conversion with a message that starts with ERROR_MARK and names the field,
+is not a number, two lines giving the same result name) stops the conversion with a message that starts with ERROR_MARK and names the field,
 and exit status 2: the lab's runner watches for that mark and stops the whole experiment.
 """
 import json
@@ -66,7 +66,7 @@ def _number(value, field, lineno):
 
 def convert(lines, specs):
     """Yields the RESULT lines for the bench output `lines`; raises BenchOutputError."""
-    seen = 0
+    seen, named = 0, {}
     for lineno, line in enumerate(lines, start=1):
         line = line.strip()
         if not line:
@@ -81,6 +81,11 @@ def convert(lines, specs):
         for template, field in specs:
             name = _result_name(template, obj, lineno)
             value = _number(_field(obj, field, lineno, f"RESULT-{name}"), field, lineno)
+            if name in named:
+                raise BenchOutputError(
+                    f"bench output lines {named[name]} and {lineno} both give RESULT-{name}: the name "
+                    f"'{template}' needs a {{field}} that tells them apart")
+            named[name] = lineno
             yield f"RESULT-{name} {value!r}"
     if seen == 0:
         raise BenchOutputError("the bench printed no JSON line")

@@ -45,7 +45,7 @@ def run_experiment(exp, args, work, out):
     """Runs one experiment, copies its figures into `out`; returns its report section."""
     start = time.monotonic()
     result = npf_run.run(exp.npf_file, args.mode, work, graph_size=exp.graph_size, cache=args.cache,
-                         label=exp.name)
+                         label=exp.name, binary=work / "flowtrack")
     df = pd.read_csv(result.csv)
     if len(result.graphs) != 1:
         raise LabError(f"{exp.name}: NPF drew {len(result.graphs)} graphs, the report takes one "
@@ -106,10 +106,15 @@ def main(argv=None):
     out = Path(args.out or ROOT / "docs" / "report").resolve()
     work = LAB_DIR / "out" / args.mode
     out.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
+    # The experiments measure a copy: a rebuild of the tree during the run cannot swap or remove it.
+    shutil.copy2(binary, work / "flowtrack")
     for old in out.glob("*.png"):
         old.unlink()
-    report = new_report(args.mode, rel(binary) if ROOT in binary.parents else binary)
-    start = time.monotonic()
+    built = datetime.fromtimestamp(binary.stat().st_mtime, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    shown = rel(binary) if ROOT in binary.resolve().parents else binary
+    report = new_report(args.mode, f"{shown} (built {built})")
+    start, load_before = time.monotonic(), os.getloadavg()[0]
     try:
         for i, exp in enumerate(experiments, 1):
             print(f"[{i}/{len(experiments)}] {exp.name}: {exp.title} ({args.mode})", flush=True)
@@ -120,7 +125,10 @@ def main(argv=None):
         print(f"report: {err}", file=sys.stderr)
         return 1
     minutes = (time.monotonic() - start) / 60
-    report.facts.append(("wall time", f"{minutes:.1f} min"))
+    cached = f" (with --cache: only points missing from {rel(work)}/npf-results ran)" if args.cache else ""
+    report.facts.append(("wall time", f"{minutes:.1f} min{cached}"))
+    report.facts.append(("load average (1 min) before and after", f"{load_before:.1f}, "
+                         f"{os.getloadavg()[0]:.1f} (the lab's own bench adds about 1; more is other work)"))
     (out / "index.html").write_text(report_doc.html_page(report))
     (out / "README.md").write_text(report_doc.markdown(report))
     print(f"report: {out / 'index.html'} and {out / 'README.md'} ({minutes:.1f} min)")

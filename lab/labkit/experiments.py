@@ -31,8 +31,10 @@ EXPERIMENTS = [
                findings.scale_workers, model=True),
     Experiment("aging-frequency", "Expiry cost against the collection frequency, per aging method",
                "seed 002, Fig. 5", findings.aging_frequency),
-    Experiment("nf-connections", "Stateful LB and NAT throughput against the connections, per table",
-               "this project's own figure; seed 003, Fig. 5.5-5.6 for the NAT", findings.nf_connections),
+    Experiment("nf-connections",
+               "Stateful LB and NAT throughput against the live connections, per table, in bursts and "
+               "per packet", "this project's own figure; seed 003, Fig. 5.5-5.6 for the NAT",
+               findings.nf_connections, graph_size=(11, 8)),
     Experiment("table-memory", "Bytes per flow, per table", "seed 002, Sec. III-B (the STL table's memory management)",
                findings.table_memory, graph_size=(13, 4.5)),
 ]

@@ -127,8 +127,9 @@ def _stream(lines, log, label):
     return errors
 
 
-def run(npf_file, mode, work, graph_size=(10, 4), cache=False, label=None):
-    """Runs `npf_file` in `mode` (quick, full or tiny) under `work`; returns its NpfOutput."""
+def run(npf_file, mode, work, graph_size=(10, 4), cache=False, label=None, binary=None):
+    """Runs `npf_file` in `mode` (quick, full or tiny) under `work` with the flowtrack `binary`
+    (default: labkit.paths.flowtrack_bin()); returns its NpfOutput."""
     npf_file = Path(npf_file).resolve()
     label = label or npf_file.stem
     work = Path(work).resolve()
@@ -138,7 +139,7 @@ def run(npf_file, mode, work, graph_size=(10, 4), cache=False, label=None):
     for old in [csv, *(work / "graphs").glob(f"{npf_file.stem}-*.png")]:
         old.unlink(missing_ok=True)
     cmd = command_for(npf_file, mode, work, graph_size, cache)
-    env = dict(os.environ, FLOWTRACK_BIN=str(flowtrack_bin()))
+    env = dict(os.environ, FLOWTRACK_BIN=str(binary or flowtrack_bin()))
     log_path = work / f"{npf_file.stem}.log"
     with open(log_path, "w") as log:
         log.write(f"$ {shown_command(cmd)}\n")

@@ -50,6 +50,9 @@ class Convert(unittest.TestCase):
     def test_not_a_number(self):
         self.assertFails([TABLE_LINE], "T=table", says="field 'table' is \"cuckoo\", not a finite number")
 
+    def test_two_lines_with_one_name(self):
+        self.assertFails([TABLE_LINE, TABLE_LINE], "C=cycles", says="lines 1 and 2 both give RESULT-C")
+
     def test_no_output(self):
         self.assertFails([], "C=cycles", says="printed no JSON line")
 
