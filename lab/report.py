@@ -30,11 +30,12 @@ MAKE_TARGET = {"quick": "make report", "full": "make report MODE=full"}  # tiny:
 
 
 def point_command(npf_file):
-    """The bench.sh line of a test file's script, as NPF runs it for each point."""
-    for line in npf_file.read_text().splitlines():
-        if "bench.sh" in line:
-            return line.strip().replace("$NPF_SCRIPT_PATH/", "lab/")
-    raise LabError(f"{npf_file}: no bench.sh line in its script")
+    """The body of a test file's %script: what NPF runs for each point, $VARIABLES and all."""
+    text = npf_file.read_text()
+    script = re.search(r"^%script[^\n]*\n(.*?)(?=^%|\Z)", text, re.S | re.M)
+    if not script or "bench.sh" not in script.group(1):
+        raise LabError(f"{npf_file}: no %script running bench.sh")
+    return script.group(1).strip().replace("$NPF_SCRIPT_PATH/", "lab/")
 
 
 def rel(path):
@@ -129,6 +130,10 @@ def main(argv=None):
     report.facts.append(("wall time", f"{minutes:.1f} min{cached}"))
     report.facts.append(("load average (1 min) before and after", f"{load_before:.1f}, "
                          f"{os.getloadavg()[0]:.1f} (the lab's own bench adds about 1; more is other work)"))
+    if load_before >= 1:
+        report.facts.append(("caution", "other work was running when the lab started: timings are "
+                             "noisier than on an idle machine, and two workers may not have had two "
+                             "free cores"))
     (out / "index.html").write_text(report_doc.html_page(report))
     (out / "README.md").write_text(report_doc.markdown(report))
     print(f"report: {out / 'index.html'} and {out / 'README.md'} ({minutes:.1f} min)")

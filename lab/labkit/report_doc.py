@@ -41,7 +41,8 @@ def markdown(report):
                 f"({s.seconds:.0f} s).", ""]
         for f in s.figures:
             out += [f"![{s.title}]({f.png})", "", f"**{_verdict(f.finding)}.** {f.finding.sentence}", ""]
-        out += ["Each point runs:", "", f"    {s.point_command}", "", "The sweep:", "",
+        out += ["Each point runs:", ""] + [f"    {line}" for line in s.point_command.splitlines()]
+        out += ["", "The sweep:", "",
                 f"    {s.npf_command}", ""]
     return "\n".join(out)
 

@@ -28,7 +28,8 @@ class Verdicts(unittest.TestCase):
         f = findings.table_cycles(frame(["TABLE", "LOAD"], rows, "HIT_CYCLES"))
         self.assertEqual(f.verdict, findings.PARTLY)
         self.assertIn("1.2 (cuckoo), 3 (robinhood), 1.1 (hopscotch)", f.sentence)
-        self.assertIn("robinhood degrades more than the cuckoo tables, hopscotch does not", f.sentence)
+        self.assertIn("robinhood degrades more than the cuckoo tables (a factor at least 1.2 times "
+                      "theirs), hopscotch does not", f.sentence)
 
     def test_a_grid_without_the_tables_is_not_tested(self):
         rows = [("chained", 0.5, 10), ("chained", 0.9, 12)]
