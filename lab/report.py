@@ -82,7 +82,7 @@ def _cpu():
 def new_report(mode, binary):
     by_hand = f".venv/bin/python lab/report.py --mode {mode}"
     how = [MAKE_TARGET[mode], "# or, without building:", by_hand] if mode in MAKE_TARGET else [by_hand]
-    facts = [("mode", f"{mode} (the grids and repetitions of each test file's `{mode}` tag)"),
+    facts = [("mode", f"{mode} (the grid and runs each test file sets for NPF's --tags {mode})"),
              ("made", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
              ("repository commit", _git_commit()),
              ("flowtrack binary", binary),

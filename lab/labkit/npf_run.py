@@ -63,8 +63,9 @@ def command_for(npf_file, mode, work, graph_size, cache):
 def shown_command(cmd):
     """The command as a person types it from the repository root."""
     def rel(arg):
-        p = Path(arg)
-        return str(p.relative_to(ROOT)) if p.is_absolute() and ROOT in p.parents else arg
+        name, eq, value = arg.rpartition("=")
+        p = Path(value)
+        return name + eq + str(p.relative_to(ROOT)) if p.is_absolute() and ROOT in p.parents else arg
     return shlex.join(rel(a) for a in cmd)
 
 
@@ -139,7 +140,8 @@ def run(npf_file, mode, work, graph_size=(10, 4), cache=False, label=None, binar
     for old in [csv, *(work / "graphs").glob(f"{npf_file.stem}-*.png")]:
         old.unlink(missing_ok=True)
     cmd = command_for(npf_file, mode, work, graph_size, cache)
-    env = dict(os.environ, FLOWTRACK_BIN=str(binary or flowtrack_bin()))
+    binary = Path(binary or flowtrack_bin()).resolve()
+    env = dict(os.environ, FLOWTRACK_BIN=str(binary))
     log_path = work / f"{npf_file.stem}.log"
     with open(log_path, "w") as log:
         log.write(f"$ {shown_command(cmd)}\n")
@@ -157,7 +159,8 @@ def run(npf_file, mode, work, graph_size=(10, 4), cache=False, label=None, binar
     graphs = sorted((work / "graphs").glob(f"{npf_file.stem}-*.png"))
     if not graphs:
         raise LabError(f"{label}: npf drew no graph (log: {log_path})")
-    return NpfOutput(csv=csv, graphs=graphs, log=log_path, command=shown_command(cmd))
+    return NpfOutput(csv=csv, graphs=graphs, log=log_path,
+                     command=shown_command([f"FLOWTRACK_BIN={binary}", *cmd]))
 
 
 def check_results(csv, expected, label):
