@@ -113,13 +113,13 @@ def _fork_npf(args, cwd, env):
 
 def _stream(lines, log, label):
     """Copies npf's output to the log, prints one progress line per run; returns the error lines."""
-    errors, recent = [], []
+    errors, run_lines = [], []  # run_lines: the current run's output, from its progress line on
     for raw in lines:
         line = ANSI.sub("", raw.rstrip("\n"))
         log.write(line + "\n")
-        recent = (recent + [line])[-8:]
+        run_lines = [line] if PROGRESS.search(line) else (run_lines + [line])[-8:]
         if ERROR_MARK in line:
-            errors = recent[:]
+            errors = run_lines
             break
         if PROGRESS.search(line):
             print(f"  [{label}] {line.strip()}", flush=True)
