@@ -7,13 +7,22 @@
 #   build-tsan/  ThreadSanitizer: the concurrency tests (tests/concurrency), the only multi-threaded ones
 #   build-fuzz/  clang + libFuzzer + ASan/UBSan: every fuzzer for FUZZ_SECONDS on its seed corpus
 # Every tree is built with -Werror: a new warning fails the build.
+# Between the release tree and the sanitizer trees, `make test` runs the lab's tests (test-lab).
+#
+# `make report` runs the lab's experiments (lab/*.npf, with NPF) and writes docs/report/index.html and
+# docs/report/README.md: MODE=quick (default, under 15 minutes here) or MODE=full (publication grids).
+# Both lab targets measure $(FLOWTRACK_BIN), default build/flowtrack; `make report` builds it unless
+# FLOWTRACK_BIN is given.
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 20
 CMAKE_FLAGS ?=
 PHASE := ./scripts/phase.sh
 CONFIGURE = cmake -S . -G Ninja -DFLOWTRACK_WERROR=ON $(CMAKE_FLAGS)
+MODE ?= quick
+LAB_PYTHON := .venv/bin/python
+LAB_BUILD := $(if $(FLOWTRACK_BIN),,build)
 
-.PHONY: deps build demo test test-release test-asan test-tsan test-fuzz build-fuzz clean
+.PHONY: deps build demo report test test-release test-lab test-asan test-tsan test-fuzz build-fuzz clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -25,9 +34,12 @@ build: deps
 demo: build
 	./scripts/demo.sh build/flowtrack
 
+report: deps $(LAB_BUILD)
+	$(LAB_PYTHON) lab/report.py --mode $(MODE)
+
 test: deps
 	@$(PHASE) --reset
-	@$(MAKE) --no-print-directory test-release test-asan test-tsan test-fuzz || { $(PHASE) --report; exit 1; }
+	@$(MAKE) --no-print-directory test-release test-lab test-asan test-tsan test-fuzz || { $(PHASE) --report; exit 1; }
 	@$(PHASE) --report
 	@echo "make test: all suites passed"
 
@@ -35,6 +47,11 @@ test-release: deps
 	$(CONFIGURE) -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
 	$(PHASE) release-build ninja -C build -j $(JOBS)
 	$(PHASE) release-tests ctest --test-dir build --output-on-failure -j $(JOBS)
+
+# Every lab test file on its tiny grid through NPF into a throw-away report, the converter's failures,
+# the findings' verdicts: seconds. Needs the release binary (test-release builds it).
+test-lab: deps
+	$(PHASE) lab-tests $(LAB_PYTHON) -m unittest discover -s lab/tests -t lab
 
 test-asan: deps
 	$(CONFIGURE) -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOWTRACK_SANITIZE=address,undefined > /dev/null
@@ -60,4 +77,4 @@ test-fuzz: build-fuzz
 	$(PHASE) fuzz-runs ./scripts/run-fuzzers.sh build-fuzz $(FUZZ_SECONDS)
 
 clean:
-	rm -rf build build-asan build-fuzz build-tsan .phase-times
+	rm -rf build build-asan build-fuzz build-tsan .phase-times lab/out

@@ -22,3 +22,4 @@ echo "      one shared under a spinlock), against the forwarder and the stateles
 echo
 echo "== 4. sharing one connection table between cores, or one table per core (Mpps, cycles per packet)"
 "$flowtrack" bench scale --quick --no-software --strategies sharded,spinlock,rwlock,lockfree,concurrent
+printf '\n== the lab: "make report" sweeps these benches with NPF (about 10 minutes) and writes every figure to docs/report/index.html\n'

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what flowtrack needs on Debian 12, idempotently: nothing is fetched when every package is
-# already present, so `make demo` and `make test` can call it every time.
+# already present, so `make demo` and `make test` can call it every time. Then the lab's NPF (pinned)
+# goes into the project's virtualenv, .venv: skipped when that version is already there.
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
@@ -9,6 +11,7 @@ packages=(
   dpdk-dev libdpdk-dev libabsl-dev libtsl-hopscotch-map-dev libcuckoo-dev
   libpcap-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtoml11-dev
   python3 python3-matplotlib python3-pandas valgrind
+  python3-venv python3-numpy python3-scipy git
 )
 
 missing=()
@@ -18,16 +21,30 @@ for pkg in "${packages[@]}"; do
   fi
 done
 
-if ((${#missing[@]} == 0)); then
+if ((${#missing[@]} > 0)); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install-deps: missing packages (${missing[*]}); run as root or install them" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The lab (lab/, `make report`): NPF in a virtualenv that sees Debian's numpy, pandas, matplotlib and
+# scipy (--system-site-packages), which pip is told to keep as they are: a wheel built for a newer
+# numpy would otherwise pull one in and break Debian's pandas.
+npf_version=2.1.1
+venv=$root/.venv
+if compgen -G "$venv/lib/python3*/site-packages/npf-$npf_version.dist-info" > /dev/null &&
+   [[ -x $venv/bin/npf ]]; then
   exit 0
 fi
-
-if [[ $(id -u) -ne 0 ]]; then
-  echo "install-deps: missing packages (${missing[*]}); run as root or install them" >&2
-  exit 1
-fi
-
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-deps: installing npf $npf_version into $venv"
+[[ -x $venv/bin/python ]] || /usr/bin/python3 -m venv --system-site-packages "$venv"
+constraints=$(mktemp)
+trap 'rm -f "$constraints"' EXIT
+/usr/bin/python3 -c 'import importlib.metadata as m
+for p in ("numpy", "pandas", "matplotlib", "scipy"): print(f"{p}=={m.version(p)}")' > "$constraints"
+"$venv/bin/pip" install --quiet --disable-pip-version-check -c "$constraints" "npf==$npf_version"
