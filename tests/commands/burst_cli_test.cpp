@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "flowtrack/table/registry.hpp"
+#include "campus_configs.hpp"
 #include "support/cli_runner.hpp"
 
 namespace flowtrack {
@@ -29,28 +30,8 @@ class BurstCli : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     const auto gen = run_cli("trace gen --profile campus --flows 150 --windows 2 -o " + path("campus.pcap"));
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
-    std::ofstream(path("lb.toml")) << R"([lb]
-policy = "least_connections"
-max_connections = 2000
-[[service]]
-name = "web"
-vip = ["198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4"]
-port = [443, 80]
-protocol = "tcp"
-  [[service.backend]]
-  name = "web-1"
-  address = "10.200.0.1"
-  port = 8080
-  [[service.backend]]
-  name = "web-2"
-  address = "10.200.0.2"
-)";
-    std::ofstream(path("nat.toml")) << R"([nat]
-inside = "10.0.0.0/8"
-pool = ["203.0.113.1", "203.0.113.2"]
-max_sessions = 2000
-max_mappings = 2000
-)";
+    std::ofstream(path("lb.toml")) << testing::campus_lb_config("least_connections", 2000);
+    std::ofstream(path("nat.toml")) << testing::campus_nat_config(2000);
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
   static std::string path(const std::string& name) { return (dir_ / name).string(); }

@@ -15,6 +15,7 @@
 
 #include "flowtrack/io/packet_store.hpp"
 #include "flowtrack/packet/parser.hpp"
+#include "campus_configs.hpp"
 #include "support/cli_runner.hpp"
 
 namespace flowtrack {
@@ -33,31 +34,9 @@ class RunScalingCli : public ::testing::Test {
     const auto gen = run_cli("trace gen --profile campus --flows " + std::to_string(kConnections) + " --windows " +
                              std::to_string(kWindows) + " -o " + path("campus.pcap"));
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
-    // A fixed pool (no scheduled changes) and a per-flow policy: the backend depends on the flow only.
-    std::ofstream(path("lb.toml")) << R"([lb]
-policy = "maglev"
-max_connections = 10000
-[[service]]
-name = "web"
-vip = ["198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4"]
-port = [443, 80]
-protocol = "tcp"
-  [[service.backend]]
-  name = "web-1"
-  address = "10.200.0.1"
-  port = 8080
-  [[service.backend]]
-  name = "web-2"
-  address = "10.200.0.2"
-  weight = 3
-)";
-    // Every window's clients (10.i.x.y) are inside.
-    std::ofstream(path("nat.toml")) << R"([nat]
-inside = "10.0.0.0/8"
-pool = ["203.0.113.1", "203.0.113.2"]
-max_sessions = 10000
-max_mappings = 10000
-)";
+    // A per-flow policy: the backend depends on the flow only.
+    std::ofstream(path("lb.toml")) << testing::campus_lb_config("maglev", 10000, 3);
+    std::ofstream(path("nat.toml")) << testing::campus_nat_config(10000);
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
   static std::string path(const std::string& name) { return (dir_ / name).string(); }
