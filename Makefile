@@ -14,7 +14,7 @@
 # Both lab targets measure $(FLOWTRACK_BIN), default build/flowtrack; `make report` builds it unless
 # FLOWTRACK_BIN is given.
 JOBS ?= $(shell nproc)
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 15
 CMAKE_FLAGS ?=
 PHASE := ./scripts/phase.sh
 CONFIGURE = cmake -S . -G Ninja -DFLOWTRACK_WERROR=ON $(CMAKE_FLAGS)
