@@ -9,7 +9,7 @@
 namespace flowtrack::compact {
 namespace {
 
-std::uint32_t buckets_for(std::uint32_t capacity, double max_load) {
+std::uint32_t filtable_buckets_for(std::uint32_t capacity, double max_load) {
   return std::max<std::uint32_t>(2, static_cast<std::uint32_t>(std::ceil(capacity / (kFiltableSlots * max_load))));
 }
 
@@ -261,7 +261,7 @@ FiltableMessage<Key> FiltableBuilder<Key>::rebuild(std::uint32_t capacity, std::
   ++rebuilds_;
   capacity_ = std::max<std::uint32_t>(capacity, static_cast<std::uint32_t>(ids_.size()));
   for (;;) {
-    shape_ = {rng_.next(), buckets_for(capacity_, config_.max_load), level2_slots, config_.fingerprint_bits,
+    shape_ = {rng_.next(), filtable_buckets_for(capacity_, config_.max_load), level2_slots, config_.fingerprint_bits,
               config_.value_bits};
     level1_.assign(std::size_t{shape_.buckets} * kFiltableSlots, kNone);
     level2_.assign(level2_slots, {});

@@ -10,7 +10,7 @@ namespace {
 
 constexpr std::uint32_t kMaxSeed = 256;  // seeds the control plane tries (the overflow table holds 8 bits)
 
-std::uint32_t buckets_for(std::uint32_t capacity, double max_load) {
+std::uint32_t ludo_buckets_for(std::uint32_t capacity, double max_load) {
   return std::max<std::uint32_t>(2, static_cast<std::uint32_t>(std::ceil(capacity / (kLudoSlots * max_load))));
 }
 
@@ -270,7 +270,7 @@ LudoMessage<Key> LudoBuilder<Key>::rebuild(std::uint32_t capacity, std::optional
   if (extra) items.push_back(*extra);
   capacity_ = std::max<std::uint32_t>(capacity, static_cast<std::uint32_t>(items.size()));
   for (;;) {
-    shape_ = {rng_.next(), buckets_for(capacity_, config_.max_load), config_.value_bits, config_.seed_bits};
+    shape_ = {rng_.next(), ludo_buckets_for(capacity_, config_.max_load), config_.value_bits, config_.seed_bits};
     const std::size_t slots = std::size_t{shape_.buckets} * kLudoSlots;
     keys_.assign(slots, Key{});
     values_.assign(slots, 0);

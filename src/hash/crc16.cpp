@@ -7,7 +7,7 @@ namespace {
 
 constexpr std::uint16_t kPolynomial = 0x1021;
 
-constexpr std::array<std::uint16_t, 256> make_table() {
+constexpr std::array<std::uint16_t, 256> make_crc16_table() {
   std::array<std::uint16_t, 256> table{};
   for (std::uint32_t byte = 0; byte < 256; ++byte) {
     std::uint32_t crc = byte << 8;
@@ -19,7 +19,7 @@ constexpr std::array<std::uint16_t, 256> make_table() {
   return table;
 }
 
-constexpr auto kTable = make_table();
+constexpr auto kCrc16Table = make_crc16_table();
 
 // The 5-tuple part of a key: addresses, ports, protocol.
 template <class Key>
@@ -32,7 +32,7 @@ std::span<const std::uint8_t> tuple_bytes(const Key& key) {
 std::uint16_t crc16_ccitt_false(std::span<const std::uint8_t> bytes) {
   std::uint16_t crc = 0xffff;
   for (std::uint8_t byte : bytes) {
-    crc = static_cast<std::uint16_t>((crc << 8) ^ kTable[((crc >> 8) ^ byte) & 0xff]);
+    crc = static_cast<std::uint16_t>((crc << 8) ^ kCrc16Table[((crc >> 8) ^ byte) & 0xff]);
   }
   return crc;
 }

@@ -7,7 +7,7 @@ namespace {
 
 constexpr std::uint32_t kReflectedPolynomial = 0x82F63B78u;
 
-constexpr std::array<std::uint32_t, 256> make_table() {
+constexpr std::array<std::uint32_t, 256> make_crc32c_table() {
   std::array<std::uint32_t, 256> table{};
   for (std::uint32_t byte = 0; byte < 256; ++byte) {
     std::uint32_t crc = byte;
@@ -19,13 +19,13 @@ constexpr std::array<std::uint32_t, 256> make_table() {
   return table;
 }
 
-constexpr auto kTable = make_table();
+constexpr auto kCrc32cTable = make_crc32c_table();
 
 }  // namespace
 
 std::uint32_t crc32c_update_portable(std::uint32_t crc, std::span<const std::uint8_t> bytes) {
   for (std::uint8_t byte : bytes) {
-    crc = kTable[(crc ^ byte) & 0xff] ^ (crc >> 8);
+    crc = kCrc32cTable[(crc ^ byte) & 0xff] ^ (crc >> 8);
   }
   return crc;
 }

@@ -34,10 +34,6 @@ struct Event {
   bool from_server;
 };
 
-struct KeyHash {
-  std::size_t operator()(const FlowKeyV4& key) const { return flow_hash(key); }
-};
-
 void validate(const CampusProfile& p) {
   if (p.flows == 0) throw std::invalid_argument("at least one flow is needed");
   if (p.new_flows_per_second <= 0) throw std::invalid_argument("the flow arrival rate must be positive");
@@ -57,7 +53,7 @@ void validate(const CampusProfile& p) {
 }
 
 // Picks a fresh connection key (distinct from every earlier one in either direction).
-FlowKeyV4 new_connection_key(const CampusProfile& p, Random& rng, absl::flat_hash_set<FlowKeyV4, KeyHash>& used) {
+FlowKeyV4 new_connection_key(const CampusProfile& p, Random& rng, absl::flat_hash_set<FlowKeyV4, FlowKeyHasher>& used) {
   const std::uint32_t host_mask = (1u << (32 - p.client_prefix_length)) - 1;
   for (;;) {
     const std::uint32_t client = (p.client_network & ~host_mask) | (1 + static_cast<std::uint32_t>(rng.below(host_mask - 1)));
@@ -153,7 +149,7 @@ std::size_t build_event_frame(const Event& event, Connection& connection, std::s
 PacketStore generate_campus(const CampusProfile& profile) {
   validate(profile);
   Random rng(profile.seed);
-  absl::flat_hash_set<FlowKeyV4, KeyHash> used;
+  absl::flat_hash_set<FlowKeyV4, FlowKeyHasher> used;
   used.reserve(profile.flows);
   std::vector<Connection> connections(profile.flows);
   std::vector<Event> events;

@@ -18,11 +18,6 @@ struct FlowRecord {
   std::uint64_t bytes = 0;
 };
 
-struct KeyHash {
-  template <class Key>
-  std::size_t operator()(const Key& key) const { return flow_hash(key); }
-};
-
 // One direction-independent name per connection: the smaller of the key and its reverse, by bytes.
 template <class Key>
 Key canonical(const Key& key) {
@@ -36,7 +31,7 @@ struct FlowSet {
     FlowRecord record;
     Key first_direction;
   };
-  absl::flat_hash_map<Key, Entry, KeyHash> flows;
+  absl::flat_hash_map<Key, Entry, FlowKeyHasher> flows;
 
   void add(const Key& key, std::uint64_t ts, std::uint32_t bytes) {
     auto [it, inserted] = flows.try_emplace(canonical(key));

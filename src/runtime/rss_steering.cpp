@@ -19,12 +19,9 @@ unsigned RssSteering::queue_of(std::span<const std::uint8_t> frame, LinkType lin
 }
 
 PacketPartition partition_by_rss(const PacketStore& store, const RssSteering& steering) {
-  struct KeyHash {
-    std::size_t operator()(const FlowKeyV4& key) const { return flow_hash(key); }
-  };
   PacketPartition partition;
   partition.packets.resize(steering.queues());
-  std::vector<absl::flat_hash_set<FlowKeyV4, KeyHash>> flows(steering.queues());
+  std::vector<absl::flat_hash_set<FlowKeyV4, FlowKeyHasher>> flows(steering.queues());
   for (std::size_t i = 0; i < store.size(); ++i) {
     const PacketView packet = store[i];
     const unsigned queue = steering.queue_of(packet.bytes, store.link_type());

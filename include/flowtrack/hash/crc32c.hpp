@@ -49,4 +49,10 @@ inline std::uint32_t flow_hash(const FlowKeyV6& key, std::uint32_t seed = 0) {
   return crc;
 }
 
+// flow_hash as the hasher of a standard or abseil container of keys.
+struct FlowKeyHasher {
+  template <class Key>
+  std::size_t operator()(const Key& key) const { return flow_hash(key); }
+};
+
 }  // namespace flowtrack
