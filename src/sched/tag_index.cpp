@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include "flowtrack/util/assert.hpp"
+
 namespace flowtrack {
 
 TagIndex::TagIndex(std::size_t expected) { rebuild(std::bit_ceil(std::max<std::size_t>(2 * expected, 8))); }
@@ -22,6 +24,11 @@ void TagIndex::assign(std::uint64_t tag, std::uint32_t value) {
     *existing = value;
     return;
   }
+  insert_absent(tag, value);
+}
+
+void TagIndex::insert_absent(std::uint64_t tag, std::uint32_t value) {
+  FLOWTRACK_ASSERT(find(tag) == nullptr, "insert_absent is given a tag that is not stored");
   if (2 * (size_ + 1) > slots_.size()) rebuild(2 * slots_.size());
   std::size_t i = home(tag);
   while (slots_[i].tag != kEmptyTag) i = (i + 1) & mask_;

@@ -33,6 +33,8 @@ class TagIndex {
   // Doubles the array when it would pass half full: amortised, and never once the index has reached
   // its working size.
   void assign(std::uint64_t tag, std::uint32_t value);
+  // assign() for a tag known to be absent: no lookup first.
+  void insert_absent(std::uint64_t tag, std::uint32_t value);
   bool erase(std::uint64_t tag);
 
   std::size_t size() const { return size_; }
