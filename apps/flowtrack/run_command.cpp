@@ -31,6 +31,7 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
   std::map<std::string, std::uint64_t> drops, backends;
   if (run.unpresentable != 0) drops["replay_unpresentable"] = run.unpresentable;
   std::vector<double> worker_mpps;
+  std::vector<std::uint64_t> worker_packets;
   for (const WorkerResult& r : results) {
     packets += r.packets + r.dispatch.ring_full;
     if (r.dispatch.ring_full != 0) drops["ring_full"] += r.dispatch.ring_full;
@@ -47,6 +48,7 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
       if (r.counters.drops[d] != 0) drops[std::string(nf_drop_name(static_cast<NfDrop>(d)))] += r.counters.drops[d];
     }
     for (const auto& [name, n] : r.backends) backends[name] += n;
+    worker_packets.push_back(r.packets);
     worker_mpps.push_back(r.cycles > 0 ? static_cast<double>(r.packets) * tsc_hz() / static_cast<double>(r.cycles) / 1e6 : 0);
   }
   const double mpps = aggregate_mpps(results);
@@ -71,7 +73,7 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
     if (o.nf == "slb") j.set("backend_packets", backends);
     j.set("dispatch", o.dispatch);
     if (o.dispatch != "partition") {
-      j.set("ring", o.ring).set("slow_worker_ns", o.slow_worker_ns).set("migrations", migrations).set("out_of_order", out_of_order);
+      j.set("worker_packets", worker_packets).set("ring", o.ring).set("slow_worker_ns", o.slow_worker_ns).set("migrations", migrations).set("out_of_order", out_of_order);
     }
     j.print_line();
     return;

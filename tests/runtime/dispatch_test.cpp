@@ -24,11 +24,7 @@ namespace {
 using std::chrono::microseconds;
 
 const PacketStore& campus() {
-  static const PacketStore trace = [] {
-    CampusProfile profile;
-    profile.flows = 1'000;
-    return generate_campus(profile);
-  }();
+  static const PacketStore trace = generate_campus({.flows = 1'000});
   return trace;
 }
 
