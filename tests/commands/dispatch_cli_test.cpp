@@ -28,7 +28,7 @@ class DispatchCli : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = std::filesystem::temp_directory_path() / ("flowtrack_dispatch_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
-    const auto gen = run_cli("trace gen --profile campus --flows 300 --windows 2 -o " + path("campus.pcap"));
+    const auto gen = run_cli("trace gen --profile campus --flows 150 --windows 2 -o " + path("campus.pcap"));
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
     std::ofstream(path("lb.toml")) << testing::campus_lb_config("least_connections", 4000);
     std::ofstream(path("nat.toml")) << testing::campus_nat_config(4000);
