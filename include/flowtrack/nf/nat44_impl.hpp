@@ -45,6 +45,22 @@ const NatMapping* Nat44<Table, Aging>::mapping_of(std::uint32_t inside_addr, std
 
 template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
+void Nat44<Table, Aging>::prefetch_mappings(std::span<const NfPacket> burst) const {
+  for (std::size_t i = 0; i < burst.size(); ++i) {
+    if (!matches_.looked_up(i)) continue;
+    const FlowKeyV4& key = burst[i].parsed.key4;
+    if (const ConnMatch found = matches_.prefetch_hint(i)) {
+      __builtin_prefetch(&mappings_[sessions_.payload(found.conn).mapping]);
+    } else if (sides_[i] == Side::out) {
+      by_inside_.prefetch(endpoint_key(key.src_addr, key.src_port, key.protocol));
+    } else {
+      by_external_.prefetch(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
+    }
+  }
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
 Verdict Nat44<Table, Aging>::translate_packet(NfPacket& packet, std::size_t i) {
   const ParsedPacket& p = packet.parsed;
   const Side side = sides_[i];
