@@ -60,8 +60,8 @@ struct WorkerResult {
 };
 
 // How the workers run: packets per burst (1: the per-packet path), whether the output is laid out (a
-// run that writes it, a test that compares it), whether each stage's cycles are clocked.
-// How packets reach the workers (dispatch: the partition before the run, or a live dispatcher).
+// run that writes it, a test that compares it), whether each stage's cycles are clocked, and how
+// packets reach them (dispatch: the partition before the run, or a live dispatcher).
 struct NfRunOptions {
   std::size_t burst = 32;
   bool keep_output = true;
