@@ -154,6 +154,11 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember(nf_scaling_names()));
   run->add_option("--aging", o->aging, "the connection tracker's expiry: wheel (timer wheel) or heap (binary heap)")
       ->check(CLI::IsMember(nf_aging_names()));
+  run->add_option("--dispatch", o->dispatch,
+                  "partition (RSS before the run), rss or laps (a dispatcher thread feeding worker rings)")
+      ->check(CLI::IsMember({"partition", "rss", "laps"}));
+  run->add_option("--ring", o->ring, "dispatched: packet slots per worker ring (LAPS's threshold is half)");
+  run->add_option("--slow-worker-ns", o->slow_worker_ns, "dispatched: busy work added to worker 0 per packet");
   run->add_flag("--json", o->json, "one JSON object");
   run->callback([o] { run_command(*o); });
 }

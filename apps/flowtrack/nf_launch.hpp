@@ -38,8 +38,8 @@ struct NfRun {
   std::vector<WorkerResult> workers;
   std::uint64_t unpresentable = 0;
 
-  // Every dropped packet of the run once, by reason: the parser's, the function's, and
-  // replay_unpresentable; reasons that counted nothing are left out.
+  // Every dropped packet of the run once, by reason: the parser's, the function's, replay_unpresentable,
+  // and a dispatched run's ring_full; reasons that counted nothing are left out.
   std::map<std::string, std::uint64_t> drops_by_reason() const;
 };
 

@@ -13,6 +13,7 @@ std::map<std::string, std::uint64_t> NfRun::drops_by_reason() const {
     for (std::size_t d = 0; d < kNfDropCount; ++d) {
       if (r.counters.drops[d] != 0) drops[std::string(nf_drop_name(static_cast<NfDrop>(d)))] += r.counters.drops[d];
     }
+    if (r.dispatch.ring_full != 0) drops["ring_full"] += r.dispatch.ring_full;
   }
   return drops;
 }

@@ -3,7 +3,9 @@
 // report gives Mpps per worker (TSC time of the burst loop: parse, function, expiry), packets in and
 // out, drops by reason (a captured answer that no state of the function explains is not replayed:
 // replay_unpresentable, replay_rehearsal.hpp), connections, and for the load balancers what each
-// backend received.
+// backend received. With --dispatch rss|laps a dispatcher thread picks each packet's worker during the
+// run; the report then adds the packets dropped at full rings (ring_full), LAPS's migrations, and the
+// packets delivered out of their flow's order (runtime/reordering.hpp).
 #include <fmt/format.h>
 #include <x86intrin.h>
 
@@ -25,16 +27,21 @@ namespace {
 void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_trace) {
   const std::vector<WorkerResult>& results = run.workers;
   std::uint64_t packets = run.unpresentable, forwarded = 0, replied = 0, created = 0, live = 0;
+  std::uint64_t migrations = 0, out_of_order = 0;
   const std::map<std::string, std::uint64_t> drops = run.drops_by_reason();
   std::map<std::string, std::uint64_t> backends;
   std::vector<double> worker_mpps;
+  std::vector<std::uint64_t> worker_packets;
   for (const WorkerResult& r : results) {
-    packets += r.packets;
+    packets += r.packets + r.dispatch.ring_full;
+    migrations += r.dispatch.migrations_in;
+    out_of_order += r.dispatch.out_of_order;
     forwarded += r.forwarded;
     replied += r.replied;
     created += r.counters.connections_created;
     live += r.live_connections;
     for (const auto& [name, n] : r.backends) backends[name] += n;
+    worker_packets.push_back(r.packets);
     worker_mpps.push_back(r.cycles > 0 ? static_cast<double>(r.packets) * tsc_hz() / static_cast<double>(r.cycles) / 1e6 : 0);
   }
   const double mpps = aggregate_mpps(results);
@@ -57,6 +64,10 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
         .set("connections_live", live);
     if (lb) j.set("backends", backends);
     if (o.nf == "slb") j.set("backend_packets", backends);
+    j.set("dispatch", o.dispatch);
+    if (o.dispatch != "partition") {
+      j.set("worker_packets", worker_packets).set("ring", o.ring).set("slow_worker_ns", o.slow_worker_ns).set("migrations", migrations).set("out_of_order", out_of_order);
+    }
     j.print_line();
     return;
   }
@@ -64,6 +75,10 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
              o.aging, o.scaling, o.burst);
   fmt::print("  packets in {}, out {}, answered {}, {:.2f} Mpps ({})\n", packets, forwarded, replied, mpps,
              fmt::join(worker_mpps | std::views::transform([](double m) { return fmt::format("{:.2f}", m); }), " + "));
+  if (o.dispatch != "partition") {
+    fmt::print("  dispatch {} (rings of {}, worker 0 slowed by {} ns a packet): {} migrations, {} packets out of order\n",
+               o.dispatch, o.ring, o.slow_worker_ns, migrations, out_of_order);
+  }
   std::uint64_t dropped = 0;
   for (const auto& [reason, n] : drops) dropped += n;
   fmt::print("  drops {}{}\n", dropped, drops.empty() ? "" : ":");
@@ -73,6 +88,27 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
     fmt::print("  {}:\n", lb ? "connections per backend" : "packets per backend");
     for (const auto& [name, n] : backends) fmt::print("    {:<24} {}\n", name, n);
   }
+}
+
+DispatchOptions dispatch_options(const RunCommandOptions& o) {
+  DispatchOptions d;
+  try {
+    d.policy = dispatch_policy(o.dispatch);
+  } catch (const std::invalid_argument& e) {
+    throw UserError(fmt::format("run: {}", e.what()));
+  }
+  if (d.policy == DispatchPolicy::laps && (o.nf == "lb" || o.nf == "nat") && o.scaling == "sharded") {
+    throw UserError(fmt::format("run: --dispatch laps moves connections between workers, and a sharded {} would leave their "
+                                "state behind: use --scaling spinlock (one shared instance)",
+                                o.nf));
+  }
+  if (o.ring < 2 || o.ring > (std::size_t{1} << 24)) throw UserError("run: --ring must be in 2..16777216");
+  if (d.policy == DispatchPolicy::partition && (o.slow_worker_ns != 0)) {
+    throw UserError("run: --slow-worker-ns slows a dispatched run's worker 0: give --dispatch rss or laps");
+  }
+  d.ring_capacity = o.ring;
+  d.slow_worker = std::chrono::nanoseconds(o.slow_worker_ns);
+  return d;
 }
 
 }  // namespace
@@ -87,7 +123,9 @@ void run_command(const RunCommandOptions& o) {
   } catch (const PcapError& e) {
     throw UserError(e.what());
   }
-  const PacketPartition partition = partition_by_rss(trace, RssSteering(o.workers));
+  const NfRunOptions options{.burst = o.burst, .keep_output = !o.out.empty(), .dispatch = dispatch_options(o)};
+  PacketPartition partition = partition_by_rss(trace, RssSteering(o.workers));
+  if (options.dispatch.policy != DispatchPolicy::partition) partition.tags = tag_packets(trace, RssSteering(o.workers));
   std::size_t flows = 0;
   for (const std::size_t f : partition.ipv4_flows) flows += f;
 
@@ -97,8 +135,7 @@ void run_command(const RunCommandOptions& o) {
     if (o.nf == "slb") configs.slb = load_stateless_lb_config(o.config);
     if (o.nf == "lb") configs.lb = load_stateful_lb_config(o.config);
     if (o.nf == "nat") configs.nat = load_nat_config(o.config);
-    run = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers}, configs, trace, partition,
-                 {.burst = o.burst, .keep_output = !o.out.empty()});
+    run = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers}, configs, trace, partition, options);
   } catch (const ConfigError& e) {
     throw UserError(e.what());
   } catch (const UserError& e) {

@@ -17,6 +17,11 @@ struct RunCommandOptions {
   std::string table = "cuckoo";
   std::string scaling = "sharded";
   std::string aging = "wheel";
+  // partition (RSS before the run, each worker replays its own queue), rss or laps (a dispatcher thread
+  // feeding worker rings during the run: runtime/dispatched_run.hpp).
+  std::string dispatch = "partition";
+  std::size_t ring = 1024;          // dispatched: packet slots per worker ring
+  std::uint64_t slow_worker_ns = 0;  // dispatched: extra busy work per packet on worker 0
   bool json = false;
 };
 

@@ -12,10 +12,12 @@ RssSteering::RssSteering(unsigned queues, std::span<const std::uint8_t> key) : h
 unsigned RssSteering::queue_of(std::span<const std::uint8_t> frame, LinkType link) const {
   ParsedPacket parsed;
   if (parse_frame(frame, link, parsed) != ParseStatus::ok) return 0;
+  return queue_of_hash(hash_of(parsed));
+}
+
+std::uint32_t RssSteering::hash_of(const ParsedPacket& parsed) const {
   const bool with_ports = parsed.has_ports && !parsed.is_fragment;
-  const std::uint32_t hash =
-      parsed.ip_version == 4 ? hasher_.hash(parsed.key4, with_ports) : hasher_.hash(parsed.key6, with_ports);
-  return reta_.queue(hash);
+  return parsed.ip_version == 4 ? hasher_.hash(parsed.key4, with_ports) : hasher_.hash(parsed.key6, with_ports);
 }
 
 PacketPartition partition_by_rss(const PacketStore& store, const RssSteering& steering) {

@@ -76,11 +76,20 @@ void LfuCache::fill(std::uint32_t slot, std::uint64_t tag, std::uint64_t count) 
   slots_[slot].tag = tag;
   slots_[slot].count = count;
   slots_[slot].stamp = next_stamp_++;
-  index_.assign(tag, slot);
+  index_.insert_absent(tag, slot);
   if (count == 1) {
     fifo_append(slot);
   } else {
     heap_push(slot);
+  }
+}
+
+void LfuCache::unfile(std::uint32_t slot) {
+  index_.erase(slots_[slot].tag);
+  if (slots_[slot].count == 1) {
+    fifo_unlink(slot);
+  } else {
+    heap_erase(slot);
   }
 }
 
@@ -102,16 +111,18 @@ std::uint64_t LfuCache::hit(std::uint64_t tag) {
 std::optional<LfuCache::Entry> LfuCache::insert(std::uint64_t tag, std::uint64_t count) {
   if (capacity_ == 0) throw std::logic_error("LfuCache::insert on a zero-capacity cache");
   if (count == 0) throw std::logic_error("LfuCache::insert with a zero count");
-  std::optional<Entry> evicted;
-  if (full()) {
-    const std::uint32_t victim = fifo_head_ != kNone ? fifo_head_ : heap_[0];
-    evicted = Entry{slots_[victim].tag, slots_[victim].count};
-    remove(evicted->tag);
+  if (!full()) {
+    const std::uint32_t slot = free_slots_.back();
+    free_slots_.pop_back();
+    fill(slot, tag, count);
+    ++size_;
+    return std::nullopt;
   }
-  const std::uint32_t slot = free_slots_.back();
-  free_slots_.pop_back();
-  fill(slot, tag, count);
-  ++size_;
+  // The victim's slot takes the new entry at once (what a removal and a free-list round trip would give).
+  const std::uint32_t victim = fifo_head_ != kNone ? fifo_head_ : heap_[0];
+  const Entry evicted{slots_[victim].tag, slots_[victim].count};
+  unfile(victim);
+  fill(victim, tag, count);
   return evicted;
 }
 
@@ -119,13 +130,8 @@ std::uint64_t LfuCache::remove(std::uint64_t tag) {
   const std::uint32_t* found = index_.find(tag);
   if (found == nullptr) return 0;
   const std::uint32_t slot = *found;
-  index_.erase(tag);
   const std::uint64_t count = slots_[slot].count;
-  if (count == 1) {
-    fifo_unlink(slot);
-  } else {
-    heap_erase(slot);
-  }
+  unfile(slot);
   free_slots_.push_back(slot);
   --size_;
   return count;

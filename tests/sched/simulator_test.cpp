@@ -3,6 +3,8 @@
 // figures come from `flowtrack sim sched`).
 #include <gtest/gtest.h>
 
+#include <array>
+#include <utility>
 #include <vector>
 
 #include "flowtrack/sched/simulator.hpp"
@@ -50,6 +52,25 @@ TEST(Simulator, SameSeedSameResultOtherSeedOtherArrivals) {
   const SimResult c = simulate(small_config(2, 8), traces, "laps");
   EXPECT_TRUE(same(a, b));
   EXPECT_FALSE(same(a, c));
+}
+
+// The simulator's speed work must not change what it computes: one seed's every metric, per policy, as
+// the simulator before that work (commit 71aad2f) gave them.
+TEST(Simulator, SpeedWorkKeepsEachPolicysMetricsForASeed) {
+  // offered, delivered, dropped, out of order, migrations, core moves, service switches, flow moves
+  using Metrics = std::array<std::uint64_t, 8>;
+  const std::pair<const char*, Metrics> pinned[] = {
+      {"laps", {90699, 75178, 15521, 2080, 868, 88, 46, 9535}},
+      {"afs", {90699, 29299, 61400, 15, 52, 0, 20043, 26}},
+      {"fcfs", {90699, 26900, 63799, 2166, 0, 0, 19552, 18646}},
+      {"rss", {90699, 29521, 61178, 0, 0, 0, 20036, 0}},
+  };
+  const auto traces = four_traces();
+  for (const auto& [policy, metrics] : pinned) {
+    const SimResult r = simulate(small_config(2, 7), traces, policy);
+    const Metrics now{r.offered, r.delivered, r.dropped, r.out_of_order, r.migrations, r.core_moves, r.service_switches, r.flow_moves};
+    EXPECT_EQ(now, metrics) << policy;
+  }
 }
 
 TEST(Simulator, OfferedLoadFollowsTheRateModel) {

@@ -1,9 +1,14 @@
 // Running a network function over a trace on N workers: what `flowtrack run` and `flowtrack bench nf`
-// share. Packets reach workers by RSS with the symmetric key, so each connection stays on one worker,
-// in trace order. Each worker pins itself, lays its packets out in a replay arena of its own
-// (replay_source.hpp: first touch near its core, before the clock), waits for the others, then runs
-// the burst loop (burst_loop.hpp) over it with the trace's timestamps as the clock. Cycles are TSC time
-// of the loop: parse, the function, expiry; the output is laid out after the clock stops.
+// share. By default (DispatchPolicy::partition) packets reach workers by RSS with the symmetric key,
+// computed before the run, so each connection stays on one worker, in trace order. Each worker pins
+// itself, lays its packets out in a replay arena of its own (replay_source.hpp: first touch near its
+// core, before the clock), waits for the others, then runs the burst loop (burst_loop.hpp) over it with
+// the trace's timestamps as the clock. Cycles are TSC time of the loop: parse, the function, expiry;
+// the output is laid out after the clock stops.
+//
+// Dispatched (options.dispatch: rss or laps), a dispatcher thread on core 0 picks each packet's worker
+// during the run and the workers (cores 1..N) take their packets from rings instead
+// (dispatched_run.hpp); the function, the burst loop and the output are the same.
 //
 // Two ways to give the workers the function (NfScaling):
 //  - sharded: one instance per worker, nothing shared (seed 000's per-core duplication; a NAT instance
@@ -20,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +36,7 @@
 #include "flowtrack/packet/parser.hpp"
 #include "flowtrack/runtime/burst_loop.hpp"
 #include "flowtrack/runtime/cpu.hpp"
+#include "flowtrack/runtime/dispatched_run.hpp"
 #include "flowtrack/runtime/replay_source.hpp"
 #include "flowtrack/runtime/rss_steering.hpp"
 #include "flowtrack/runtime/stage_clock.hpp"
@@ -49,20 +56,24 @@ struct WorkerResult {
   std::size_t live_connections = 0;  // at the end
   std::size_t peak_connections = 0;  // the most alive at once
   std::map<std::string, std::uint64_t> backends;  // name -> connections (lb) or packets (slb)
+  WorkerDispatchCounters dispatch;  // a dispatched run's
 };
 
 // How the workers run: packets per burst (1: the per-packet path), whether the output is laid out (a
-// run that writes it, a test that compares it), whether each stage's cycles are clocked.
+// run that writes it, a test that compares it), whether each stage's cycles are clocked, and how
+// packets reach them (dispatch: the partition before the run, or a live dispatcher).
 struct NfRunOptions {
   std::size_t burst = 32;
   bool keep_output = true;
   bool clock_stages = false;
+  DispatchOptions dispatch;
 };
 
-template <NetworkFunction Nf>
-void run_worker(Nf& nf, ReplaySource& source, const NfRunOptions& options, WorkerResult& result) {
+// `buffers`: the arena the source's packets lie in (the source itself when it replays its own).
+template <NetworkFunction Nf, class Source>
+void run_worker(Nf& nf, Source& source, const ReplaySource& buffers, const NfRunOptions& options, WorkerResult& result) {
   StageClock clock(options.clock_stages);
-  VerdictLog log(source, clock);
+  VerdictLog log(buffers, clock);
   BurstLoopCounters loop;
   const std::uint64_t start = tsc_begin();
   run_burst_loop(nf, source, log, options.burst, loop, clock);
@@ -74,7 +85,7 @@ void run_worker(Nf& nf, ReplaySource& source, const NfRunOptions& options, Worke
   result.forwarded = log.count(Verdict::forward) + log.held_count();
   result.replied = log.count(Verdict::reply);
   result.out = PacketStore(source.link_type());
-  if (options.keep_output) log.write_to(source, result.out);
+  if (options.keep_output) log.write_to(buffers, result.out);
 }
 
 enum class NfScaling : std::uint8_t { sharded, spinlock };
@@ -127,25 +138,49 @@ std::vector<WorkerResult> run_workers(const PacketStore& trace, const PacketPart
     shared.clock = start == ~Nanos{0} ? 0 : start;
     shared.nf = make_nf(0u, 1u, shared.clock);
   }
-  std::barrier ready(static_cast<std::ptrdiff_t>(workers));
+  const bool dispatched = options.dispatch.policy != DispatchPolicy::partition;
+  std::optional<DispatchedRun> dispatch;
+  if (dispatched) dispatch.emplace(trace, partition, workers, options.dispatch);
+  std::barrier ready(static_cast<std::ptrdiff_t>(workers + (dispatched ? 1 : 0)));
+  // A sharded instance starts its clock at the first packet it may see.
+  auto serve = [&](unsigned w, auto& source, const ReplaySource& buffers, Nanos start) {
+    if (scaling == NfScaling::spinlock) {
+      LockedNf<Nf> view(shared);
+      ready.arrive_and_wait();
+      run_worker(view, source, buffers, options, results[w]);
+    } else {
+      auto nf = make_nf(w, workers, start);
+      ready.arrive_and_wait();
+      run_worker(*nf, source, buffers, options, results[w]);
+      collect(*nf, results[w]);
+    }
+  };
   std::vector<std::thread> threads;
   for (unsigned w = 0; w < workers; ++w) {
     threads.emplace_back([&, w] {
-      pin_current_thread(w);
-      ReplaySource source(trace, partition.packets[w]);
-      if (scaling == NfScaling::spinlock) {
-        LockedNf<Nf> view(shared);
-        ready.arrive_and_wait();
-        run_worker(view, source, options, results[w]);
+      if (dispatched) {
+        pin_current_thread(w + 1);
+        RingSource source = dispatch->source(w);
+        serve(w, source, dispatch->buffers(), dispatch->first_time());
       } else {
-        auto nf = make_nf(w, workers, source.first_time());
-        ready.arrive_and_wait();
-        run_worker(*nf, source, options, results[w]);
-        collect(*nf, results[w]);
+        pin_current_thread(w);
+        ReplaySource source(trace, partition.packets[w]);
+        serve(w, source, source, source.first_time());
       }
     });
   }
+  if (dispatched) {
+    threads.emplace_back([&] {
+      pin_current_thread(0);
+      ready.arrive_and_wait();
+      dispatch->dispatch(options.burst);
+    });
+  }
   for (auto& t : threads) t.join();
+  if (dispatched) {
+    const std::vector<WorkerDispatchCounters> counters = dispatch->counters();
+    for (unsigned w = 0; w < workers; ++w) results[w].dispatch = counters[w];
+  }
   if (scaling == NfScaling::spinlock) {
     results[0].counters = shared.nf->counters();
     collect(*shared.nf, results[0]);

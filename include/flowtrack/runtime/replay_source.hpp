@@ -51,19 +51,23 @@ class ReplaySource {
   // (parsed and hash are the runtime's). Returns how many; 0 once the trace is done.
   std::size_t next(std::span<NfPacket> burst) {
     std::size_t n = 0;
-    for (; n < burst.size() && next_ < slots_.size(); ++n, ++next_) {
-      const Slot& s = slots_[next_];
-      NfPacket& p = burst[n];
-      p.frame = {base_ + s.offset, s.length};
-      p.capacity = s.room;
-      p.wire_length = s.wire_length;
-      p.time = s.time;
-      p.slot = static_cast<std::uint32_t>(next_);
-    }
+    for (; n < burst.size() && next_ < slots_.size(); ++n, ++next_) fill(static_cast<std::uint32_t>(next_), burst[n]);
     // The next burst's headers start their way from memory while this burst is processed, as a NIC's
     // driver prefetches the buffers it is about to hand out.
     for (std::size_t k = next_; k < next_ + n && k < slots_.size(); ++k) __builtin_prefetch(base_ + slots_[k].offset, 1);
     return n;
+  }
+
+  // Sets frame, capacity, wire length, time and slot of `packet` to the buffer of `slot`. Reads only the
+  // layout fixed at construction: threads that share a source (a dispatched run, dispatched_run.hpp) may
+  // each fill packets of slots of their own at once.
+  void fill(std::uint32_t slot, NfPacket& packet) {
+    const Slot& s = slots_[slot];
+    packet.frame = {base_ + s.offset, s.length};
+    packet.capacity = s.room;
+    packet.wire_length = s.wire_length;
+    packet.time = s.time;
+    packet.slot = slot;
   }
 
   // Starts the replay over from the first packet (the buffers as the functions left them).

@@ -8,7 +8,7 @@
 //
 // "Hardware" steering partitions a whole trace before the run (partition_by_rss): each worker then reads
 // only its own packets, as from its own NIC queue. "Software" steering runs queue_of() on a dispatcher
-// core during the run (runtime/runner.hpp).
+// core during the run (runtime/runner.hpp, and `run --dispatch rss`: runtime/worker_picker.hpp).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +17,8 @@
 
 #include "flowtrack/hash/toeplitz.hpp"
 #include "flowtrack/io/packet_store.hpp"
+#include "flowtrack/runtime/packet_tags.hpp"
+#include "flowtrack/packet/parser.hpp"
 
 namespace flowtrack {
 
@@ -25,6 +27,10 @@ class RssSteering {
   explicit RssSteering(unsigned queues, std::span<const std::uint8_t> key = kSymmetricRssKey);
 
   unsigned queue_of(std::span<const std::uint8_t> frame, LinkType link) const;
+  // The two halves of queue_of for a packet already parsed: the Toeplitz hash a NIC would put in the
+  // receive descriptor, and the queue the redirection table gives it.
+  std::uint32_t hash_of(const ParsedPacket& parsed) const;
+  unsigned queue_of_hash(std::uint32_t hash) const { return reta_.queue(hash); }
   unsigned queues() const { return reta_.queues(); }
 
  private:
@@ -35,6 +41,9 @@ class RssSteering {
 struct PacketPartition {
   std::vector<std::vector<std::uint32_t>> packets;  // per queue: indices into the store, in trace order
   std::vector<std::size_t> ipv4_flows;              // per queue: distinct IPv4 keys (one per direction)
+  // Per packet of the store, what a live dispatcher steers by (packet_tags.hpp); empty unless the run
+  // dispatches (it is computed from the packets as captured, as the queues are).
+  std::vector<PacketTag> tags;
 };
 
 PacketPartition partition_by_rss(const PacketStore& store, const RssSteering& steering);

@@ -56,6 +56,9 @@ class SpscRing {
 
   std::size_t capacity() const { return slots_.size(); }
 
+  // Producer: how many items the consumer has taken so far (ever); pushed - popped() are in the ring.
+  std::size_t popped() const { return head_.load(std::memory_order_acquire); }
+
  private:
   struct alignas(64) ProducerSide {
     std::size_t tail = 0;

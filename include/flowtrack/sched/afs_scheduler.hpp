@@ -17,6 +17,7 @@ class AfsScheduler final : public FlowScheduler {
   AfsScheduler(const SchedulerConfig& config, const CoreLoads& loads);
 
   unsigned core_for(const PacketRef& packet, Picos now) override;
+  void prefetch(std::uint64_t flow) const override { migrations_.prefetch(flow); }
 
  private:
   SchedulerConfig config_;

@@ -40,6 +40,10 @@ class FlowScheduler {
   // core allocation); never allocates on the way of a packet that changes nothing.
   virtual unsigned core_for(const PacketRef& packet, Picos now) = 0;
 
+  // A hint, a few arrivals ahead: `flow` (PacketRef::flow) will soon come to core_for. A policy with a
+  // per-flow table starts fetching the flow's entry into the cache; nothing else changes.
+  virtual void prefetch(std::uint64_t /*flow*/) const {}
+
   // The service a core is dedicated to, or kSharedCore when it takes every service's packets.
   virtual int core_owner(unsigned /*core*/) const { return kSharedCore; }
 

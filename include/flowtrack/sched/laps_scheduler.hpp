@@ -30,6 +30,7 @@ class LapsScheduler final : public FlowScheduler {
     if (loads_.load(core) < config_.queue_threshold) return core;
     return relieve(packet, core, now);
   }
+  void prefetch(std::uint64_t flow) const override { migrations_.prefetch(flow); }
   int core_owner(unsigned core) const override { return owner_[core]; }
 
   const LinearHashMap& map_of(unsigned service) const { return maps_[service]; }

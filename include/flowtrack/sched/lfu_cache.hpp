@@ -73,6 +73,8 @@ class LfuCache {
   void fifo_unlink(std::uint32_t slot);
   void heap_push(std::uint32_t slot);
   void heap_erase(std::uint32_t slot);
+  // Takes the entry of `slot` out of the index and of its tier (the slot's contents stay).
+  void unfile(std::uint32_t slot);
   // Fills `slot` with a new entry and files it in its tier.
   void fill(std::uint32_t slot, std::uint64_t tag, std::uint64_t count);
 

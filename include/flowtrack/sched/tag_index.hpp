@@ -30,9 +30,14 @@ class TagIndex {
     return const_cast<std::uint32_t*>(static_cast<const TagIndex&>(*this).find(tag));
   }
 
+  // Starts loading the first slot a lookup of `tag` reads.
+  void prefetch(std::uint64_t tag) const { __builtin_prefetch(&slots_[home(tag)]); }
+
   // Doubles the array when it would pass half full: amortised, and never once the index has reached
   // its working size.
   void assign(std::uint64_t tag, std::uint32_t value);
+  // assign() for a tag known to be absent: no lookup first.
+  void insert_absent(std::uint64_t tag, std::uint32_t value);
   bool erase(std::uint64_t tag);
 
   std::size_t size() const { return size_; }
