@@ -141,10 +141,11 @@ void add_bench_commands(CLI::App& app) {
 
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunCommandOptions>();
-  auto* run = app.add_subcommand("run", "replay a pcap through a network function");
+  auto* run = app.add_subcommand("run", "replay a pcap through a network function, or run it live on DPDK ports (--dpdk)");
   run->add_option("--nf", o->nf, "fwd, slb, lb, nat")->check(CLI::IsMember({"fwd", "slb", "lb", "nat"}));
   run->add_option("--config", o->config, "the function's TOML configuration (see examples/)");
-  run->add_option("--in", o->in, "input pcap or pcapng")->required();
+  run->add_option("--in", o->in, "input pcap or pcapng (or --dpdk)");
+  run->add_option("--dpdk", o->dpdk, "run live on DPDK ports: the EAL arguments, the ports in the configuration's [dataplane]");
   run->add_option("--out", o->out, "write the forwarded packets here");
   run->add_option("--out-format", o->out_format, "pcap (default) or pcapng")->check(CLI::IsMember({"pcap", "pcapng"}));
   run->add_option("--workers", o->workers, "worker threads (RSS steering)");

@@ -18,6 +18,7 @@ struct RunCommandOptions {
   std::string scaling = "sharded";
   std::string aging = "wheel";
   bool json = false;
+  std::string dpdk;  // EAL arguments: run live on the ports of the configuration's [dataplane] (live_command.hpp)
 };
 
 void run_command(const RunCommandOptions& o);

@@ -1,4 +1,5 @@
 #include "flowtrack/table/dpdk_eal.hpp"
+#include "flowtrack/table/dpdk_eal_start.hpp"
 
 #include <pthread.h>
 #include <rte_eal.h>
@@ -9,6 +10,8 @@
 #include <fmt/format.h>
 #include <mutex>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace flowtrack {
 namespace {

@@ -17,7 +17,7 @@
 #include "flowtrack/nf/stateless_lb.hpp"
 #include "flowtrack/packet/frame_builder.hpp"
 #include "flowtrack/runtime/burst_loop.hpp"
-#include "flowtrack/table/dpdk_eal.hpp"
+#include "flowtrack/table/dpdk_eal_start.hpp"
 
 namespace flowtrack {
 namespace {

@@ -68,8 +68,9 @@ class DpdkPorts {
   DpdkPorts& operator=(const DpdkPorts&) = delete;
 
   // The source: the received IPv4 frames of every port, up to burst.size(), time-stamped now (the
-  // wall clock, Nanos since an arbitrary epoch: the same as now()). Polls until it has some or the
-  // deadline (set_deadline) has passed: then returns 0.
+  // wall clock, Nanos since an arbitrary epoch: the same as now()). Polls until it has some, or returns
+  // 0 once the deadline (set_deadline) has passed: after an empty poll, or at once if the call before
+  // returned packets (so that ports that never go quiet still let the caller in at every deadline).
   LinkType link_type() const { return LinkType::ethernet; }
   std::size_t next(std::span<NfPacket> burst);
   void set_deadline(Nanos deadline) { deadline_ = deadline; }
@@ -115,6 +116,7 @@ class DpdkPorts {
   std::size_t burst_size_ = 0;
   std::size_t next_port_ = 0;  // the port polled first next time, so no port starves the other
   Nanos deadline_ = 0;
+  bool handed_packets_ = false;  // the last next() returned packets
   PortCounters counters_;
   bool closed_ = false;
   std::size_t missing_at_close_ = 0;
