@@ -122,7 +122,7 @@ void serve(Nf& nf, DpdkPorts& ports, const RunCommandOptions& o, const Dataplane
     if (now < next_stats) return;
     const LiveState s = state_of(nf, ports, loop);
     const double seconds = static_cast<double>(now - next_stats + plane.stats_interval) / 1e9;
-    fmt::print(stats, "flowtrack live: {:.0f} s, in {:.4f} Mpps, out {:.4f} Mpps, drops {}, live connections {}\n",
+    fmt::print(stats, "flowtrack live: {:.0f} s, in {:.4f} Mpps, out {:.4f} Mpps, drops so far {}, live connections {}\n",
                static_cast<double>(now - start) / 1e9, static_cast<double>(s.in - last.in) / seconds / 1e6,
                static_cast<double>(s.out - last.out) / seconds / 1e6, drops_text(s.drops), s.live);
     std::fflush(stats);

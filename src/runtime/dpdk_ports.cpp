@@ -22,8 +22,9 @@ namespace {
 constexpr unsigned kPoolSize = 8191;
 constexpr unsigned kPoolCache = 256;
 constexpr std::uint16_t kDescriptors = 1024;
-// An idle worker sleeps this long after kIdlePolls empty polls in a row, so that a quiet data plane does
-// not hold a core at 100 % (at the price of this much latency for the first packet after a pause).
+// An idle worker (its polls receive nothing) sleeps this long after kIdlePolls empty polls in a row, so
+// that a quiet data plane does not hold a core at 100 % (at the price of this much latency for the
+// first packet after a pause).
 constexpr auto kIdleSleep = std::chrono::microseconds(50);
 constexpr unsigned kIdlePolls = 256;
 constexpr int kTxAttempts = 4;  // a TX queue that takes part of a burst is offered the rest this often
@@ -139,6 +140,7 @@ std::size_t DpdkPorts::next(std::span<NfPacket> burst) {
       std::array<rte_mbuf*, kMaxBurst> got;
       const std::uint16_t received = rte_eth_rx_burst(ports_[p].id, 0, got.data(), static_cast<std::uint16_t>(capacity - n));
       counters_.rx += received;
+      if (received != 0) idle = 0;
       const MacAddress& mine = layer2_.ports()[p].mac;
       for (std::uint16_t i = 0; i < received; ++i) {
         rte_mbuf* m = got[i];
