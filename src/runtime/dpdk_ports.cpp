@@ -241,16 +241,33 @@ void DpdkPorts::send(rte_mbuf* m, std::size_t l3_offset) {
     drop(m, PortDrop::no_route);
     return;
   }
-  const MacAddress* mac = layer2_.neighbour(egress->next_hop);
-  if (mac == nullptr) {
-    ask(egress->next_hop, now());
+  if (const MacAddress* mac = layer2_.neighbour(egress->next_hop)) {
+    transmit(m, *egress, *mac);
+    return;
+  }
+  const Nanos t = now();
+  ask(egress->next_hop, t);
+  if (waiting_.size() == kMaxWaiting) {
     drop(m, PortDrop::arp_unresolved);
     return;
   }
-  std::memcpy(data, mac->data(), mac->size());
-  std::memcpy(data + kEthernetSourceOffset, layer2_.ports()[egress->port].mac.data(), mac->size());
-  ports_[egress->port].tx.push_back(m);
-  if (ports_[egress->port].tx.size() >= kMaxBurst) flush(egress->port);
+  waiting_.push_back({m, *egress, t});
+}
+
+void DpdkPorts::transmit(rte_mbuf* m, const Egress& egress, const MacAddress& next_hop) {
+  std::uint8_t* data = data_of(m);
+  std::memcpy(data, next_hop.data(), next_hop.size());
+  std::memcpy(data + kEthernetSourceOffset, layer2_.ports()[egress.port].mac.data(), next_hop.size());
+  ports_[egress.port].tx.push_back(m);
+  if (ports_[egress.port].tx.size() >= kMaxBurst) flush(egress.port);
+}
+
+void DpdkPorts::release_waiting() {
+  std::erase_if(waiting_, [&](const Waiting& w) {
+    const MacAddress* mac = layer2_.neighbour(w.egress.next_hop);
+    if (mac != nullptr) transmit(w.mbuf, w.egress, *mac);
+    return mac != nullptr;
+  });
 }
 
 void DpdkPorts::receive_arp(std::uint16_t port, rte_mbuf* m, Nanos now) {
@@ -260,6 +277,7 @@ void DpdkPorts::receive_arp(std::uint16_t port, rte_mbuf* m, Nanos now) {
     return;
   }
   const auto reply = layer2_.on_arp(port, *message, now);
+  if (!waiting_.empty()) release_waiting();  // the message may have taught us a next hop they wait for
   // The request's mbuf becomes the reply (padded to the Ethernet minimum: a veth hands over 42 bytes).
   if (!reply || (rte_pktmbuf_data_len(m) < kArpFrameSize &&
                  rte_pktmbuf_append(m, static_cast<std::uint16_t>(kArpFrameSize - rte_pktmbuf_data_len(m))) == nullptr)) {
@@ -289,6 +307,11 @@ void DpdkPorts::ask(std::uint32_t address, Nanos now) {
 }
 
 void DpdkPorts::refresh_neighbours(Nanos now) {
+  std::erase_if(waiting_, [&](const Waiting& w) {
+    if (now - w.since < kWaitLimit) return false;
+    drop(w.mbuf, PortDrop::arp_unresolved);
+    return true;
+  });
   for (const std::uint32_t address : next_hops_) {
     if (const auto egress = layer2_.route(address)) ask(egress->next_hop, now);
   }
@@ -314,6 +337,8 @@ void DpdkPorts::drop(rte_mbuf* m, PortDrop reason) {
 std::size_t DpdkPorts::close() {
   if (closed_) return missing_at_close_;
   closed_ = true;
+  for (const Waiting& w : waiting_) drop(w.mbuf, PortDrop::arp_unresolved);
+  waiting_.clear();
   if (!ports_.empty()) finish_burst();
   for (const Port& p : ports_) {
     rte_eth_dev_stop(p.id);

@@ -212,6 +212,8 @@ TEST_F(DpdkPortsTest, EveryDroppedFrameIsFreedAndCountedByReason) {
   inject(*clients_, tcp_from_client(port_a, 3, "10.2.0.99"));       // no service: passed, next hop unknown
   inject(*clients_, tcp_from_client(port_a, 4, "192.0.2.1"));       // no route (no gateway)
   const BurstLoopCounters counters = run(lb, ports);
+  EXPECT_EQ(ports.counters().drops[static_cast<std::size_t>(PortDrop::arp_unresolved)], 0u);  // it waits
+  ports.refresh_neighbours(DpdkPorts::now() + DpdkPorts::kWaitLimit);                           // in vain
 
   const auto& drops = ports.counters().drops;
   EXPECT_EQ(drops[static_cast<std::size_t>(PortDrop::not_ipv4)], 1u);
@@ -224,6 +226,27 @@ TEST_F(DpdkPortsTest, EveryDroppedFrameIsFreedAndCountedByReason) {
   ASSERT_EQ(asked.size(), 1u);
   EXPECT_EQ(parse_arp(bytes(asked[0]))->target_ip, ip("10.2.0.99"));
   free_all(asked);
+  EXPECT_EQ(ports.close(), 0u);
+}
+
+TEST_F(DpdkPortsTest, PacketsToAnUnresolvedNextHopLeaveOnceItAnswers) {
+  StatelessLb lb(one_service());
+  DpdkPorts ports(config_, {}, {});
+  const MacAddress port_a = ports.layer2().ports()[0].mac, port_b = ports.layer2().ports()[1].mac;
+  rte_mbuf* first = inject(*clients_, tcp_from_client(port_a, 1, "10.2.0.99"));
+  rte_mbuf* second = inject(*clients_, tcp_from_client(port_a, 2, "10.2.0.99"));
+  run(lb, ports);
+  const std::vector<rte_mbuf*> asked = backends_->sent();  // one request for both
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(parse_arp(bytes(asked[0]))->target_ip, ip("10.2.0.99"));
+  free_all(asked);
+  inject(*backends_, arp_frame(port_b, {ArpMessage::kReply, kBackend, ip("10.2.0.99"), port_b, ip("10.2.0.1")}));
+  run(lb, ports);
+  const std::vector<rte_mbuf*> sent = backends_->sent();
+  ASSERT_EQ(sent, (std::vector<rte_mbuf*>{first, second}));  // in order, in their own mbufs
+  EXPECT_EQ(destination_mac(sent[0]), kBackend);
+  free_all(sent);
+  EXPECT_EQ(ports.counters().drops[static_cast<std::size_t>(PortDrop::arp_unresolved)], 0u);
   EXPECT_EQ(ports.close(), 0u);
 }
 

@@ -6,6 +6,7 @@
 #   live_ns NAME...            namespaces "$tag-NAME" (IPv4 only, loopback up)
 #   live_veth NS1 IF1 NS2 IF2  a veth pair, up, checksum offload off
 #   live_nginx NS NAME ADDRESS BODY   nginx on ADDRESS:80 answering BODY, log in $work/NAME/access.log
+#   live_spawn NS COMMAND...   COMMAND in the background in namespace NS, killed at exit
 #   live_start_flowtrack NS NF CONFIG IF0 IF1   flowtrack run --json on af_packet ports IF0, IF1
 #   live_stop_flowtrack        SIGINT, wait; $flowtrack_status, report in $work/report.json
 #   live_fail MESSAGE          prints flowtrack's stderr and exits 1
@@ -16,6 +17,7 @@ flowtrack_pid=
 flowtrack_status=
 live_namespaces=()
 live_nginx_names=()
+live_pids=()
 
 live_skip() {
   echo "SKIP: $*"
@@ -27,7 +29,8 @@ live_cleanup() {
     kill "$flowtrack_pid" 2> /dev/null
     wait "$flowtrack_pid" 2> /dev/null
   fi
-  local name ns
+  local name ns pid
+  for pid in "${live_pids[@]}"; do kill "$pid" 2> /dev/null; done
   for name in "${live_nginx_names[@]}"; do
     [[ -s $work/$name/nginx.pid ]] && kill "$(cat "$work/$name/nginx.pid")" 2> /dev/null
   done
@@ -96,6 +99,13 @@ CONF
   live_nginx_names+=("$name")
   ip netns exec "$tag-$ns" nginx -p "$work/$name" -e "$work/$name/error.log" -c "$work/$name/nginx.conf" ||
     live_fail "nginx did not start in $ns"
+}
+
+live_spawn() {
+  local ns=$1
+  shift
+  ip netns exec "$tag-$ns" "$@" &
+  live_pids+=($!)
 }
 
 live_start_flowtrack() {

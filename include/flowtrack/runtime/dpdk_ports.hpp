@@ -10,8 +10,9 @@
 // Layer 2 (runtime/layer2.hpp): ARP frames never reach the function: requests for owned addresses are
 // answered in place (the request's mbuf becomes the reply), senders are learnt. A packet leaves by the
 // port its destination routes to, from that port's MAC to its next hop's; an unknown next hop is asked
-// for (rate limited) and the packet dropped (`arp_unresolved`: TCP and ping retry, as behind a host
-// whose neighbour entry is incomplete).
+// for (rate limited) and the packet waits for the answer (at most kMaxWaiting packets, each at most
+// kWaitLimit, as a host queues a few packets on an incomplete neighbour entry; beyond that it is
+// dropped as `arp_unresolved`).
 //
 // Every mbuf is either in the current burst (until its verdict, or the next next() call, which frees
 // those the loop dropped before the function: unparsable), in a TX buffer (until the burst ends), or
@@ -42,7 +43,7 @@ enum class PortDrop : std::uint8_t {
   segmented,       // a frame in several mbufs: longer than one mbuf's room (jumbo frames are not set up)
   bad_arp,         // an ARP frame that does not parse, or not for IPv4 over Ethernet
   no_route,        // a packet to a destination on no port's network, with no gateway
-  arp_unresolved,  // a packet whose next hop's MAC is not known yet (asked for)
+  arp_unresolved,  // a packet whose next hop did not answer ARP in time, or found the waiting room full
   no_mbuf,         // the pool was empty when a copy (held packet, ARP request) needed an mbuf
   tx_full,         // the port's TX queue took less than the burst
   count_,
@@ -59,6 +60,9 @@ struct PortCounters {
 
 class DpdkPorts {
  public:
+  static constexpr std::size_t kMaxWaiting = 64;
+  static constexpr Nanos kWaitLimit = kNanosPerSecond;
+
   // Starts every port of `config` (EAL must be up: table/dpdk_eal.hpp). `owned`: the function's
   // addresses to answer ARP for; `next_hops`: addresses (backends, ...) to resolve before traffic needs
   // them. Throws std::runtime_error naming the port and the problem.
@@ -81,7 +85,8 @@ class DpdkPorts {
   void held(std::span<const std::uint8_t> frame, std::uint32_t wire_length);
   void stage_done(NfStage) {}
 
-  // Between bursts: asks again for next hops due a refresh (Layer2::should_ask).
+  // Between bursts: asks again for next hops due a refresh (Layer2::should_ask), drops the packets that
+  // waited kWaitLimit for their next hop.
   void refresh_neighbours(Nanos now);
 
   const PortCounters& counters() const { return counters_; }
@@ -103,7 +108,9 @@ class DpdkPorts {
   void finish_burst();
   void flush(std::uint16_t port);
   void receive_arp(std::uint16_t port, rte_mbuf* mbuf, Nanos now);  // answers in the same mbuf, or frees it
-  void send(rte_mbuf* mbuf, std::size_t l3_offset);               // routes, rewrites layer 2, buffers or frees
+  void send(rte_mbuf* mbuf, std::size_t l3_offset);               // routes, then transmits, waits or frees
+  void transmit(rte_mbuf* mbuf, const Egress& egress, const MacAddress& next_hop);  // layer 2, TX buffer
+  void release_waiting();                                          // those whose next hop is now known
   void ask(std::uint32_t address, Nanos now);
   void drop(rte_mbuf* mbuf, PortDrop reason);
 
@@ -111,6 +118,12 @@ class DpdkPorts {
   std::vector<Port> ports_;
   std::vector<std::string> devices_;
   std::vector<std::uint32_t> next_hops_;
+  struct Waiting {
+    rte_mbuf* mbuf;
+    Egress egress;
+    Nanos since;
+  };
+  std::vector<Waiting> waiting_;  // for their next hop's MAC, oldest first
   rte_mempool* pool_ = nullptr;
   std::array<rte_mbuf*, kMaxBurst> burst_{};  // the current burst's mbufs, by NfPacket::slot; null once decided
   std::size_t burst_size_ = 0;
