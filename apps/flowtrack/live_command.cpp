@@ -2,7 +2,8 @@
 // running the function by runtime/live_loop.hpp. Every stats interval a line of rates, drops by reason
 // and live connections; on SIGINT or SIGTERM the loop ends at its next tick, the ports close, and the
 // report follows (text or --json). The mbufs are counted back into their pool: a missing one is an
-// error (exit status 1) after the report.
+// error (exit status 1) after the report. With a control socket ([dataplane] control_socket), its
+// requests are served at every tick (100 ms), between bursts: counters, and the LB's pool changes.
 //
 // The stateful functions run on the default connection table and timer-wheel aging only: one more
 // instantiation each, not the grid's (the table and aging choice is measured by `bench nf`).
@@ -14,14 +15,17 @@
 #include <csignal>
 #include <map>
 #include <sstream>
+#include <variant>
 
 #include "flowtrack/aging/timer_wheel.hpp"
+#include "flowtrack/nf/control_request.hpp"
 #include "flowtrack/nf/dataplane_config.hpp"
 #include "flowtrack/nf/forwarder.hpp"
 #include "flowtrack/nf/nat44.hpp"
 #include "flowtrack/nf/nf_config.hpp"
 #include "flowtrack/nf/stateful_lb.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
+#include "flowtrack/runtime/control_socket.hpp"
 #include "flowtrack/runtime/live_loop.hpp"
 #include "flowtrack/table/cuckoo.hpp"
 #include "flowtrack/table/dpdk_eal_start.hpp"
@@ -67,14 +71,16 @@ struct LiveState {
   std::map<std::string, std::uint64_t> drops;
   std::uint64_t created = 0;
   std::size_t live = 0;
-  std::map<std::string, std::uint64_t> backends;  // lb: connections per backend
+  std::map<std::string, std::uint64_t> backends, backends_live;  // lb: connections per backend, ever and now
+  PortCounters ports;
 };
 
 template <class Nf>
 LiveState state_of(const Nf& nf, const DpdkPorts& ports, const BurstLoopCounters& loop) {
   LiveState s;
-  s.in = ports.counters().rx;
-  s.out = ports.counters().tx;
+  s.ports = ports.counters();
+  s.in = s.ports.rx;
+  s.out = s.ports.tx;
   for (std::size_t r = 0; r < kParseStatusCount; ++r) {
     if (loop.parse_drops[r] != 0) s.drops[std::string(parse_status_name(static_cast<ParseStatus>(r)))] += loop.parse_drops[r];
   }
@@ -89,7 +95,10 @@ LiveState state_of(const Nf& nf, const DpdkPorts& ports, const BurstLoopCounters
   if constexpr (std::is_same_v<Nf, LiveLb>) {
     s.live = nf.tracker().size();
     for (const Service& service : nf.services()) {
-      for (const Backend& b : service.backends()) s.backends[b.config.name] += b.total_connections;
+      for (const Backend& b : service.backends()) {
+        s.backends[b.config.name] += b.total_connections;
+        s.backends_live[b.config.name] += b.connections;
+      }
     }
   }
   if constexpr (std::is_same_v<Nf, LiveNat>) s.live = nf.sessions().size();
@@ -106,9 +115,49 @@ std::string drops_text(const std::map<std::string, std::uint64_t>& drops) {
   return drops.empty() ? "0" : fmt::format("{} ({})", total, detail);
 }
 
+// What the control socket's `counters` answers, and the report starts from.
+JsonObject counters_json(const std::string& nf, const LiveState& s) {
+  JsonObject j;
+  j.set("nf", nf)
+      .set("packets_in", s.in)
+      .set("packets_to_function", s.ports.to_function)
+      .set("packets_out", s.out)
+      .set("drops", s.drops)
+      .set("connections", s.created)
+      .set("connections_live", s.live)
+      .set("arp_answered", s.ports.arp_answered)
+      .set("arp_asked", s.ports.arp_asked);
+  if (!s.backends.empty()) j.set("backends", s.backends).set("backends_live", s.backends_live);
+  return j;
+}
+
+// The control socket's answer to `line`. Pool changes (lb only) are checked with every change made so
+// far (`applied`, in order) against the configured pool, so one that does not fit is refused whole.
 template <class Nf>
-void serve(Nf& nf, DpdkPorts& ports, const RunCommandOptions& o, const DataplaneConfig& plane) {
+std::string answer(Nf& nf, std::string_view line, const RunCommandOptions& o, const StatefulLbConfig& lb,
+                   std::vector<PoolChange>& applied, const LiveState& state) {
+  const auto parsed = parse_control_request(line);
+  if (const auto* error = std::get_if<std::string>(&parsed)) return "error: " + *error;
+  const ControlRequest& request = std::get<ControlRequest>(parsed);
+  if (request.kind == ControlRequest::Kind::counters) return counters_json(o.nf, state).dump();
+  if constexpr (std::is_same_v<Nf, LiveLb>) {
+    applied.push_back(request.change);
+    if (const auto problem = check_pool_changes(applied, lb.services, lb.maglev_size)) {
+      applied.pop_back();
+      return fmt::format("error: {}: {}", problem->key, problem->problem);
+    }
+    apply_pool_change(request.change, nf.services());
+    return "ok";
+  } else {
+    return fmt::format("error: nf {} has no backend pool to change (only lb takes pool changes)", o.nf);
+  }
+}
+
+template <class Nf>
+void serve(Nf& nf, DpdkPorts& ports, const RunCommandOptions& o, const DataplaneConfig& plane, ControlSocket* control,
+           const StatefulLbConfig& lb) {
   BurstLoopCounters loop;
+  std::vector<PoolChange> applied;
   const Nanos start = DpdkPorts::now();
   Nanos next_stats = start + plane.stats_interval;
   LiveState last;
@@ -119,6 +168,9 @@ void serve(Nf& nf, DpdkPorts& ports, const RunCommandOptions& o, const Dataplane
   }
   std::fflush(stats);
   run_live(nf, ports, {.burst = o.burst}, stop_requested, loop, [&](Nanos now) {
+    if (control != nullptr) {
+      control->serve([&](std::string_view line) { return answer(nf, line, o, lb, applied, state_of(nf, ports, loop)); });
+    }
     if (now < next_stats) return;
     const LiveState s = state_of(nf, ports, loop);
     const double seconds = static_cast<double>(now - next_stats + plane.stats_interval) / 1e9;
@@ -131,32 +183,21 @@ void serve(Nf& nf, DpdkPorts& ports, const RunCommandOptions& o, const Dataplane
   });
   const double seconds = static_cast<double>(DpdkPorts::now() - start) / 1e9;
   const LiveState s = state_of(nf, ports, loop);
-  const PortCounters counters = ports.counters();
   const std::size_t missing = ports.close();
   if (o.json) {
-    JsonObject j;
-    j.set("nf", o.nf)
+    counters_json(o.nf, s)
         .set("mode", "live")
         .set("seconds", seconds)
-        .set("packets_in", s.in)
-        .set("packets_to_function", counters.to_function)
-        .set("packets_out", s.out)
         .set("mpps_in", seconds > 0 ? static_cast<double>(s.in) / seconds / 1e6 : 0.0)
         .set("mpps_out", seconds > 0 ? static_cast<double>(s.out) / seconds / 1e6 : 0.0)
-        .set("drops", s.drops)
-        .set("connections", s.created)
-        .set("connections_live", s.live)
-        .set("arp_answered", counters.arp_answered)
-        .set("arp_asked", counters.arp_asked)
-        .set("mbufs_missing", missing);
-    if (!s.backends.empty()) j.set("backends", s.backends);
-    j.print_line();
+        .set("mbufs_missing", missing)
+        .print_line();
   } else {
     fmt::print("flowtrack live: nf {} stopped after {:.1f} s\n", o.nf, seconds);
-    fmt::print("  packets in {}, to the function {}, out {}\n", s.in, counters.to_function, s.out);
+    fmt::print("  packets in {}, to the function {}, out {}\n", s.in, s.ports.to_function, s.out);
     fmt::print("  drops {}\n", drops_text(s.drops));
     fmt::print("  connections {} created, {} live at the end; ARP: {} answered, {} asked\n", s.created, s.live,
-               counters.arp_answered, counters.arp_asked);
+               s.ports.arp_answered, s.ports.arp_asked);
     for (const auto& [name, n] : s.backends) fmt::print("    {:<24} {}\n", name, n);
     fmt::print("  mbufs missing from their pool: {}\n", missing);
   }
@@ -186,6 +227,17 @@ void live_command(const RunCommandOptions& o) {
   } catch (const ConfigError& e) {
     throw UserError(e.what());
   }
+  std::unique_ptr<ControlSocket> control;
+  if (!plane.control_socket.empty()) {
+    // The schedule's times and the socket's changes would both move the pool: the socket's checks
+    // (check_pool_changes) could not know which of the scheduled ones had been applied.
+    if (!lb.changes.empty()) throw UserError("run: --dpdk with a control socket takes pool changes through it, not [[change]]");
+    try {
+      control = std::make_unique<ControlSocket>(plane.control_socket, plane.control_group);
+    } catch (const std::runtime_error& e) {
+      throw UserError(fmt::format("run: {}", e.what()));
+    }
+  }
   try {
     start_dpdk_eal(split_words(o.dpdk));
   } catch (const std::runtime_error& e) {
@@ -202,16 +254,16 @@ void live_command(const RunCommandOptions& o) {
   const Nanos now = DpdkPorts::now();
   if (o.nf == "fwd") {
     Forwarder nf;
-    serve(nf, *ports, o, plane);
+    serve(nf, *ports, o, plane, control.get(), lb);
   } else if (o.nf == "slb") {
     StatelessLb nf(slb);
-    serve(nf, *ports, o, plane);
+    serve(nf, *ports, o, plane, control.get(), lb);
   } else if (o.nf == "lb") {
     LiveLb nf(lb, now);
-    serve(nf, *ports, o, plane);
+    serve(nf, *ports, o, plane, control.get(), lb);
   } else {
     LiveNat nf(nat, 0, 1, now);
-    serve(nf, *ports, o, plane);
+    serve(nf, *ports, o, plane, control.get(), lb);
   }
 }
 

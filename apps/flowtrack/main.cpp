@@ -15,6 +15,7 @@
 #include "bench_scale.hpp"
 #include "bench_table.hpp"
 #include "compact_bench_runs.hpp"
+#include "ctl_command.hpp"
 #include "flowtrack/sync/strategy_names.hpp"
 #include "nf_names.hpp"
 #include "run_command.hpp"
@@ -159,6 +160,18 @@ void add_run_command(CLI::App& app) {
   run->callback([o] { run_command(*o); });
 }
 
+void add_ctl_command(CLI::App& app) {
+  auto socket = std::make_shared<std::string>();
+  auto request = std::make_shared<std::vector<std::string>>();
+  auto* ctl = app.add_subcommand("ctl", "a request to a live data plane's control socket (run --dpdk)");
+  ctl->add_option("--socket", *socket, "the control socket ([dataplane] control_socket)")->required();
+  ctl->add_option("request", *request,
+                  "counters | add SERVICE BACKEND ADDRESS PORT WEIGHT | drain SERVICE BACKEND | remove SERVICE BACKEND | "
+                  "weight SERVICE BACKEND WEIGHT")
+      ->required();
+  ctl->callback([socket, request] { ctl_command(*socket, *request); });
+}
+
 void add_sim_commands(CLI::App& app) {
   auto* sim = app.add_subcommand("sim", "simulators");
   sim->require_subcommand(1);
@@ -236,6 +249,7 @@ int main(int argc, char** argv) {
   flowtrack::cli::add_trace_commands(app);
   flowtrack::cli::add_bench_commands(app);
   flowtrack::cli::add_run_command(app);
+  flowtrack::cli::add_ctl_command(app);
   flowtrack::cli::add_sim_commands(app);
 
   try {

@@ -369,9 +369,14 @@ DataplaneConfig load_dataplane_config(const std::string& path) {
   check_top_level(root);
   const Value* plane = section(root, "dataplane");
   if (plane == nullptr) fail(root, "dataplane", "missing: a live run needs a [dataplane] table naming its ports");
-  only_keys(*plane, "dataplane", {"stats_interval", "port", "neighbor"});
+  only_keys(*plane, "dataplane", {"stats_interval", "port", "neighbor", "control_socket", "control_group"});
   DataplaneConfig config;
   config.stats_interval = static_cast<Nanos>(integer_at(*plane, "dataplane", "stats_interval", 2, 1, 3600)) * kNanosPerSecond;
+  config.control_socket = string_at(*plane, "dataplane", "control_socket", "");
+  config.control_group = string_at(*plane, "dataplane", "control_group", "");
+  if (!config.control_group.empty() && config.control_socket.empty()) {
+    fail(*find(*plane, "control_group"), "dataplane.control_group", "there is no control_socket to open to it");
+  }
   const Value* ports = find(*plane, "port");
   if (ports == nullptr || !ports->is_array() || ports->as_array().empty() || ports->as_array().size() > 2) {
     fail(ports != nullptr ? *ports : *plane, "dataplane.port", "expected one or two [[dataplane.port]] tables");

@@ -209,17 +209,9 @@ void DpdkPorts::verdict(const NfPacket& packet, Verdict verdict) {
 }
 
 void DpdkPorts::held(std::span<const std::uint8_t> frame, std::uint32_t) {
-  rte_mbuf* m = rte_pktmbuf_alloc(pool_);
-  if (m == nullptr) {
-    ++counters_.drops[static_cast<std::size_t>(PortDrop::no_mbuf)];
-    return;
-  }
-  auto* data = reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, static_cast<std::uint16_t>(frame.size())));
-  if (data == nullptr || frame.size() > UINT16_MAX) {
-    drop(m, PortDrop::no_mbuf);
-    return;
-  }
-  std::memcpy(data, frame.data(), frame.size());
+  rte_mbuf* m = fresh(frame.size());
+  if (m == nullptr) return;
+  std::memcpy(data_of(m), frame.data(), frame.size());
   ParsedPacket parsed;
   if (parse_frame(frame, LinkType::ethernet, parsed) != ParseStatus::ok) {
     drop(m, PortDrop::not_ipv4);
@@ -294,16 +286,19 @@ void DpdkPorts::receive_arp(std::uint16_t port, rte_mbuf* m, Nanos now) {
 void DpdkPorts::ask(std::uint32_t address, Nanos now) {
   const auto egress = layer2_.route(address);
   if (!egress || !layer2_.should_ask(address, now)) return;
-  rte_mbuf* m = rte_pktmbuf_alloc(pool_);
-  auto* data = m == nullptr ? nullptr : reinterpret_cast<std::uint8_t*>(rte_pktmbuf_append(m, kArpFrameSize));
-  if (data == nullptr) {
-    if (m != nullptr) rte_pktmbuf_free(m);
-    ++counters_.drops[static_cast<std::size_t>(PortDrop::no_mbuf)];
-    return;
-  }
-  write_arp({data, kArpFrameSize}, kBroadcastMac, layer2_.ports()[egress->port].mac, layer2_.request(egress->port, address));
+  rte_mbuf* m = fresh(kArpFrameSize);
+  if (m == nullptr) return;
+  write_arp({data_of(m), kArpFrameSize}, kBroadcastMac, layer2_.ports()[egress->port].mac, layer2_.request(egress->port, address));
   ++counters_.arp_asked;
   ports_[egress->port].tx.push_back(m);
+}
+
+rte_mbuf* DpdkPorts::fresh(std::size_t length) {
+  rte_mbuf* m = length <= UINT16_MAX ? rte_pktmbuf_alloc(pool_) : nullptr;
+  if (m != nullptr && rte_pktmbuf_append(m, static_cast<std::uint16_t>(length)) != nullptr) return m;
+  if (m != nullptr) rte_pktmbuf_free(m);  // no room for `length` bytes in one mbuf
+  ++counters_.drops[static_cast<std::size_t>(PortDrop::no_mbuf)];
+  return nullptr;
 }
 
 void DpdkPorts::refresh_neighbours(Nanos now) {

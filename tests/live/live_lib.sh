@@ -5,9 +5,11 @@
 #   live_init TOOL...          root, network namespaces and the tools, or skip; sets $work, the trap
 #   live_ns NAME...            namespaces "$tag-NAME" (IPv4 only, loopback up)
 #   live_veth NS1 IF1 NS2 IF2  a veth pair, up, checksum offload off
-#   live_nginx NS NAME ADDRESS BODY   nginx on ADDRESS:80 answering BODY, log in $work/NAME/access.log
+#   live_nginx NS NAME ADDRESS BODY   nginx on ADDRESS:80 answering BODY (and header X-Backend: BODY),
+#                              $work/NAME/big at /big if it is there; log in $work/NAME/access.log
 #   live_spawn NS COMMAND...   COMMAND in the background in namespace NS, killed at exit
 #   live_start_flowtrack NS NF CONFIG IF0 IF1   flowtrack run --json on af_packet ports IF0, IF1
+#                              (under $live_flowtrack_prefix, such as "taskset -c 1", if set)
 #   live_stop_flowtrack        SIGINT, wait; $flowtrack_status, report in $work/report.json
 #   live_fail MESSAGE          prints flowtrack's stderr and exits 1
 
@@ -18,6 +20,7 @@ flowtrack_status=
 live_namespaces=()
 live_nginx_names=()
 live_pids=()
+live_flowtrack_prefix=
 
 live_skip() {
   echo "SKIP: $*"
@@ -53,6 +56,7 @@ live_init() {
   ip netns add "$tag-probe" 2> /dev/null || live_skip "cannot create network namespaces here"
   ip netns del "$tag-probe"
   work=$(mktemp -d)
+  chmod 711 "$work"  # nginx's workers (nobody) read the files served from under it
   trap live_cleanup EXIT
 }
 
@@ -92,7 +96,9 @@ http {
   access_log $work/$name/access.log peer;
   server {
     listen $address:80;
+    add_header X-Backend $body always;
     location / { return 200 "$body\n"; }
+    location = /big { alias $work/$name/big; }
   }
 }
 CONF
@@ -112,7 +118,7 @@ live_start_flowtrack() {
   local ns=$1 nf=$2 config=$3
   local eal="--no-huge --no-pci --no-shconf --no-telemetry -l 0 -m 256 --log-level=error"
   eal+=" --vdev=net_af_packet0,iface=$4 --vdev=net_af_packet1,iface=$5"
-  ip netns exec "$tag-$ns" "$bin" run --nf "$nf" --config "$config" --json --dpdk "$eal" \
+  ip netns exec "$tag-$ns" $live_flowtrack_prefix "$bin" run --nf "$nf" --config "$config" --json --dpdk "$eal" \
     > "$work/report.json" 2> "$work/flowtrack.err" &
   flowtrack_pid=$!
   local _

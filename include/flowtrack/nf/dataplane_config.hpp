@@ -7,6 +7,8 @@
 //   device = "net_af_packet0"            # the DPDK port's name: a --vdev name or a PCI address
 //   address = "10.10.1.1/24"             # the port's address and its directly attached network
 //   gateway = "10.10.1.254"              # optional: next hop for destinations on no port's network
+//   control_socket = "/run/flowtrack.sock"  # optional: the LB's control socket (`flowtrack ctl`)
+//   control_group = "netadmin"           # optional: a group that may use it too (else owner only)
 //   [[dataplane.neighbor]]               # optional: a next hop's MAC, when it cannot be resolved by ARP
 //   address = "10.10.1.254"
 //   mac = "02:00:00:00:00:01"
@@ -37,6 +39,8 @@ struct DataplaneConfig {
   std::vector<DataplanePortConfig> ports;
   std::vector<DataplaneNeighbor> neighbors;
   Nanos stats_interval = 2 * kNanosPerSecond;
+  std::string control_socket;  // empty: none
+  std::string control_group;   // empty: owner only
 };
 
 // Reads [dataplane] of the file (ConfigError, nf_config.hpp, naming file, line and key, if it is

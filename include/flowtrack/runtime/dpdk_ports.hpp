@@ -44,7 +44,7 @@ enum class PortDrop : std::uint8_t {
   bad_arp,         // an ARP frame that does not parse, or not for IPv4 over Ethernet
   no_route,        // a packet to a destination on no port's network, with no gateway
   arp_unresolved,  // a packet whose next hop did not answer ARP in time, or found the waiting room full
-  no_mbuf,         // the pool was empty when a copy (held packet, ARP request) needed an mbuf
+  no_mbuf,         // a copy (held packet, ARP request) found no mbuf, or none with room for it
   tx_full,         // the port's TX queue took less than the burst
   count_,
 };
@@ -112,6 +112,7 @@ class DpdkPorts {
   void transmit(rte_mbuf* mbuf, const Egress& egress, const MacAddress& next_hop);  // layer 2, TX buffer
   void release_waiting();                                          // those whose next hop is now known
   void ask(std::uint32_t address, Nanos now);
+  rte_mbuf* fresh(std::size_t length);  // a new mbuf of `length` bytes, or null (counted: no_mbuf)
   void drop(rte_mbuf* mbuf, PortDrop reason);
 
   Layer2 layer2_;
