@@ -5,7 +5,6 @@
 // ARP; that released held packets leave in fresh mbufs; and that every mbuf goes back to its pool.
 #include "flowtrack/runtime/dpdk_ports.hpp"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <rte_eth_ring.h>
 #include <rte_mbuf.h>
@@ -18,15 +17,10 @@
 #include "flowtrack/packet/frame_builder.hpp"
 #include "flowtrack/runtime/burst_loop.hpp"
 #include "flowtrack/table/dpdk_eal_start.hpp"
+#include "support/addresses.hpp"
 
 namespace flowtrack {
 namespace {
-
-std::uint32_t ip(const char* text) {
-  in_addr a{};
-  EXPECT_EQ(inet_pton(AF_INET, text, &a), 1);
-  return a.s_addr;
-}
 
 const MacAddress kClient{0x02, 0, 0, 0, 0xc, 2}, kBackend{0x02, 0, 0, 0, 0xb, 0x11};
 
@@ -77,7 +71,7 @@ class DpdkPortsTest : public ::testing::Test {
     ASSERT_NE(wire_, nullptr);
     clients_ = std::make_unique<RingPort>("clients" + tag);
     backends_ = std::make_unique<RingPort>("backends" + tag);
-    config_.ports = {{clients_->device, ip("10.1.0.1"), 24, 0}, {backends_->device, ip("10.2.0.1"), 24, 0}};
+    config_.ports = {{clients_->device, test::ipv4("10.1.0.1"), 24, 0}, {backends_->device, test::ipv4("10.2.0.1"), 24, 0}};
   }
   void TearDown() override {
     backends_.reset();
@@ -126,12 +120,12 @@ class DpdkPortsTest : public ::testing::Test {
 
 StatelessLbConfig one_service() {
   StatelessLbConfig config;
-  config.services.push_back({"web", ip("10.1.0.100"), htons(80), ipproto::kTcp, {{"b1", ip("10.2.0.11"), 0, 1}}});
+  config.services.push_back({"web", test::ipv4("10.1.0.100"), htons(80), ipproto::kTcp, {{"b1", test::ipv4("10.2.0.11"), 0, 1}}});
   return config;
 }
 
 std::vector<std::uint8_t> tcp_from_client(const MacAddress& to, std::uint16_t source_port, const char* destination = "10.1.0.100") {
-  FrameSpec spec = FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(ip("10.1.0.2")), ntohl(ip(destination)), source_port, 80, ipproto::kTcp),
+  FrameSpec spec = FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(test::ipv4("10.1.0.2")), ntohl(test::ipv4(destination)), source_port, 80, ipproto::kTcp),
                                    tcpflag::kSyn, 100);
   spec.src_mac = kClient;
   spec.dst_mac = to;
@@ -148,7 +142,7 @@ TEST_F(DpdkPortsTest, ForwardedPacketsLeaveInTheMbufsTheyCameInRewrittenInPlace)
   StatelessLb lb(one_service());
   std::vector<rte_mbuf*> injected;
   {
-    DpdkPorts ports(config_, {ip("10.1.0.100")}, {ip("10.2.0.11")});
+    DpdkPorts ports(config_, {test::ipv4("10.1.0.100")}, {test::ipv4("10.2.0.11")});
     const MacAddress port_a = ports.layer2().ports()[0].mac, port_b = ports.layer2().ports()[1].mac;
 
     // Starting, the ports asked for the backend, on its side, from their own pool.
@@ -157,21 +151,21 @@ TEST_F(DpdkPortsTest, ForwardedPacketsLeaveInTheMbufsTheyCameInRewrittenInPlace)
     const auto request = parse_arp(bytes(asked[0]));
     ASSERT_TRUE(request);
     EXPECT_EQ(request->operation, ArpMessage::kRequest);
-    EXPECT_EQ(request->target_ip, ip("10.2.0.11"));
+    EXPECT_EQ(request->target_ip, test::ipv4("10.2.0.11"));
     EXPECT_EQ(request->sender_mac, port_b);
     EXPECT_EQ(destination_mac(asked[0]), kBroadcastMac);
     free_all(asked);
 
     // The backend answers; the client asks for the VIP and is answered with port A's MAC.
-    inject(*backends_, arp_frame(port_b, {ArpMessage::kReply, kBackend, ip("10.2.0.11"), port_b, ip("10.2.0.1")}));
-    inject(*clients_, arp_frame(kBroadcastMac, {ArpMessage::kRequest, kClient, ip("10.1.0.2"), MacAddress{}, ip("10.1.0.100")}));
+    inject(*backends_, arp_frame(port_b, {ArpMessage::kReply, kBackend, test::ipv4("10.2.0.11"), port_b, test::ipv4("10.2.0.1")}));
+    inject(*clients_, arp_frame(kBroadcastMac, {ArpMessage::kRequest, kClient, test::ipv4("10.1.0.2"), MacAddress{}, test::ipv4("10.1.0.100")}));
     run(lb, ports);
     const std::vector<rte_mbuf*> answered = clients_->sent();
     ASSERT_EQ(answered.size(), 1u);
     const auto reply = parse_arp(bytes(answered[0]));
     ASSERT_TRUE(reply);
     EXPECT_EQ(reply->operation, ArpMessage::kReply);
-    EXPECT_EQ(reply->sender_ip, ip("10.1.0.100"));
+    EXPECT_EQ(reply->sender_ip, test::ipv4("10.1.0.100"));
     EXPECT_EQ(reply->sender_mac, port_a);
     EXPECT_EQ(destination_mac(answered[0]), kClient);
     free_all(answered);
@@ -184,7 +178,7 @@ TEST_F(DpdkPortsTest, ForwardedPacketsLeaveInTheMbufsTheyCameInRewrittenInPlace)
     for (rte_mbuf* m : forwarded) {
       ParsedPacket parsed;
       ASSERT_EQ(parse_frame(bytes(m), LinkType::ethernet, parsed), ParseStatus::ok);
-      EXPECT_EQ(parsed.key4.dst_addr, ip("10.2.0.11"));
+      EXPECT_EQ(parsed.key4.dst_addr, test::ipv4("10.2.0.11"));
       EXPECT_EQ(destination_mac(m), kBackend);
       EXPECT_EQ(source_mac(m), port_b);
     }
@@ -197,7 +191,7 @@ TEST_F(DpdkPortsTest, ForwardedPacketsLeaveInTheMbufsTheyCameInRewrittenInPlace)
 
 TEST_F(DpdkPortsTest, EveryDroppedFrameIsFreedAndCountedByReason) {
   StatelessLb lb(one_service());
-  DpdkPorts ports(config_, {ip("10.1.0.100")}, {});
+  DpdkPorts ports(config_, {test::ipv4("10.1.0.100")}, {});
   const MacAddress port_a = ports.layer2().ports()[0].mac;
   free_all(backends_->sent());
 
@@ -224,7 +218,7 @@ TEST_F(DpdkPortsTest, EveryDroppedFrameIsFreedAndCountedByReason) {
   // The unknown next hop was asked for.
   const std::vector<rte_mbuf*> asked = backends_->sent();
   ASSERT_EQ(asked.size(), 1u);
-  EXPECT_EQ(parse_arp(bytes(asked[0]))->target_ip, ip("10.2.0.99"));
+  EXPECT_EQ(parse_arp(bytes(asked[0]))->target_ip, test::ipv4("10.2.0.99"));
   free_all(asked);
   EXPECT_EQ(ports.close(), 0u);
 }
@@ -238,9 +232,9 @@ TEST_F(DpdkPortsTest, PacketsToAnUnresolvedNextHopLeaveOnceItAnswers) {
   run(lb, ports);
   const std::vector<rte_mbuf*> asked = backends_->sent();  // one request for both
   ASSERT_EQ(asked.size(), 1u);
-  EXPECT_EQ(parse_arp(bytes(asked[0]))->target_ip, ip("10.2.0.99"));
+  EXPECT_EQ(parse_arp(bytes(asked[0]))->target_ip, test::ipv4("10.2.0.99"));
   free_all(asked);
-  inject(*backends_, arp_frame(port_b, {ArpMessage::kReply, kBackend, ip("10.2.0.99"), port_b, ip("10.2.0.1")}));
+  inject(*backends_, arp_frame(port_b, {ArpMessage::kReply, kBackend, test::ipv4("10.2.0.99"), port_b, test::ipv4("10.2.0.1")}));
   run(lb, ports);
   const std::vector<rte_mbuf*> sent = backends_->sent();
   ASSERT_EQ(sent, (std::vector<rte_mbuf*>{first, second}));  // in order, in their own mbufs
@@ -251,7 +245,7 @@ TEST_F(DpdkPortsTest, PacketsToAnUnresolvedNextHopLeaveOnceItAnswers) {
 }
 
 TEST_F(DpdkPortsTest, CloseCountsTheMbufsThatDidNotComeBack) {
-  DpdkPorts ports(config_, {}, {ip("10.2.0.11")});
+  DpdkPorts ports(config_, {}, {test::ipv4("10.2.0.11")});
   const std::vector<rte_mbuf*> asked = backends_->sent();  // the ARP request, still out
   ASSERT_EQ(asked.size(), 1u);
   EXPECT_EQ(ports.mbufs_in_use(), 1u);
@@ -281,10 +275,10 @@ struct HoldFirst {
 
 TEST_F(DpdkPortsTest, ReleasedHeldPacketsLeaveInFreshMbufsOfThePortsPool) {
   HoldFirst nf;
-  DpdkPorts ports(config_, {}, {ip("10.2.0.11")});
+  DpdkPorts ports(config_, {}, {test::ipv4("10.2.0.11")});
   const MacAddress port_a = ports.layer2().ports()[0].mac, port_b = ports.layer2().ports()[1].mac;
   free_all(backends_->sent());
-  inject(*backends_, arp_frame(port_b, {ArpMessage::kReply, kBackend, ip("10.2.0.11"), port_b, ip("10.2.0.1")}));
+  inject(*backends_, arp_frame(port_b, {ArpMessage::kReply, kBackend, test::ipv4("10.2.0.11"), port_b, test::ipv4("10.2.0.1")}));
   rte_mbuf* first = inject(*clients_, tcp_from_client(port_a, 1, "10.2.0.11"));
   rte_mbuf* second = inject(*clients_, tcp_from_client(port_a, 2, "10.2.0.11"));
   run(nf, ports);

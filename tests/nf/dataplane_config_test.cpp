@@ -1,31 +1,15 @@
 // The live data plane's [dataplane] table (nf/dataplane_config.hpp): ports, gateways, configured
 // neighbours, the stats interval; errors naming the key; the live examples loading.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 
 #include "flowtrack/nf/dataplane_config.hpp"
 #include "flowtrack/nf/nf_config.hpp"
+#include "support/addresses.hpp"
+#include "support/temp_config.hpp"
 
 namespace flowtrack {
 namespace {
-
-std::string plane_file(const std::string& text) {
-  const auto dir = std::filesystem::temp_directory_path() / ("flowtrack_dataplane_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / "plane.toml").string();
-  std::ofstream(path) << text;
-  return path;
-}
-
-std::uint32_t ip(const char* text) {
-  in_addr a{};
-  EXPECT_EQ(inet_pton(AF_INET, text, &a), 1);
-  return a.s_addr;
-}
 
 constexpr const char* kTwoPorts = R"([dataplane]
 stats_interval = 5
@@ -42,24 +26,24 @@ mac = "02:00:00:00:00:2a"
 )";
 
 TEST(DataplaneConfig, PortsGatewaysNeighboursAndIntervalAreRead) {
-  const DataplaneConfig c = load_dataplane_config(plane_file(kTwoPorts));
+  const DataplaneConfig c = load_dataplane_config(test::temp_config("plane.toml", kTwoPorts));
   EXPECT_EQ(c.stats_interval, 5 * kNanosPerSecond);
   ASSERT_EQ(c.ports.size(), 2u);
   EXPECT_EQ(c.ports[0].device, "net_af_packet0");
-  EXPECT_EQ(c.ports[0].address, ip("10.10.1.1"));
+  EXPECT_EQ(c.ports[0].address, test::ipv4("10.10.1.1"));
   EXPECT_EQ(c.ports[0].prefix_length, 24);
   EXPECT_EQ(c.ports[0].gateway, 0u);
   EXPECT_EQ(c.ports[1].device, "0000:03:00.0");
   EXPECT_EQ(c.ports[1].prefix_length, 30);
-  EXPECT_EQ(c.ports[1].gateway, ip("192.0.2.2"));
+  EXPECT_EQ(c.ports[1].gateway, test::ipv4("192.0.2.2"));
   ASSERT_EQ(c.neighbors.size(), 1u);
-  EXPECT_EQ(c.neighbors[0].address, ip("192.0.2.2"));
+  EXPECT_EQ(c.neighbors[0].address, test::ipv4("192.0.2.2"));
   EXPECT_EQ(c.neighbors[0].mac, (MacAddress{0x02, 0, 0, 0, 0, 0x2a}));
 }
 
 TEST(DataplaneConfig, AFunctionsLoaderAcceptsTheTableBesideItsOwn) {
   const std::string text = std::string("[nat]\ninside = \"10.0.0.0/16\"\npool = [\"203.0.113.1\"]\n") + kTwoPorts;
-  EXPECT_EQ(load_nat_config(plane_file(text)).pool.size(), 1u);
+  EXPECT_EQ(load_nat_config(test::temp_config("plane.toml", text)).pool.size(), 1u);
 }
 
 TEST(DataplaneConfig, AMistakeNamesTheKey) {
@@ -77,7 +61,7 @@ TEST(DataplaneConfig, AMistakeNamesTheKey) {
            {"[dataplane]\nstats_interval = 0\n", "dataplane.stats_interval"},
        }) {
     try {
-      load_dataplane_config(plane_file(text));
+      load_dataplane_config(test::temp_config("plane.toml", text));
       ADD_FAILURE() << text << "loaded";
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
