@@ -14,11 +14,6 @@ namespace {
 constexpr std::size_t kArpSize = 28;
 constexpr std::size_t kOperation = 6, kSenderMac = 8, kSenderIp = 14, kTargetMac = 18, kTargetIp = 24;
 
-bool on_network(std::uint32_t address, const Layer2Port& port) {
-  const std::uint32_t mask = port.prefix_length == 0 ? 0 : ~std::uint32_t{0} << (32 - port.prefix_length);
-  return (to_host32(address) & mask) == (to_host32(port.address) & mask);
-}
-
 }  // namespace
 
 std::optional<ArpMessage> parse_arp(std::span<const std::uint8_t> frame) {
@@ -57,7 +52,15 @@ std::size_t write_arp(std::span<std::uint8_t> out, const MacAddress& destination
   return kArpFrameSize;
 }
 
-Layer2::Layer2(std::vector<Layer2Port> ports, std::vector<std::uint32_t> owned) : ports_(std::move(ports)), owned_(std::move(owned)) {}
+Layer2::Layer2(std::vector<Layer2Port> ports, std::vector<std::uint32_t> owned) : ports_(std::move(ports)), owned_(std::move(owned)) {
+  gateway_port_ = static_cast<std::uint16_t>(ports_.size());
+  for (std::uint16_t p = 0; p < ports_.size(); ++p) {
+    const std::uint8_t length = ports_[p].prefix_length;
+    const std::uint32_t mask = to_network32(length == 0 ? 0 : ~std::uint32_t{0} << (32 - length));
+    networks_.push_back({ports_[p].address & mask, mask});
+    if (ports_[p].gateway != 0 && gateway_port_ == ports_.size()) gateway_port_ = p;
+  }
+}
 
 bool Layer2::owns(std::uint16_t port, std::uint32_t address) const {
   return ports_[port].address == address || std::ranges::find(owned_, address) != owned_.end();
@@ -74,33 +77,22 @@ std::optional<ArpMessage> Layer2::on_arp(std::uint16_t port, const ArpMessage& m
       n.mac = m.sender_mac;
       n.known = true;
       n.learnt = now;
+      ++generation_;
     }
   }
   if (m.operation != ArpMessage::kRequest || !for_us) return std::nullopt;
   return ArpMessage{ArpMessage::kReply, ports_[port].mac, m.target_ip, m.sender_mac, m.sender_ip};
 }
 
-std::optional<Egress> Layer2::route(std::uint32_t destination) const {
-  for (std::uint16_t p = 0; p < ports_.size(); ++p) {
-    if (on_network(destination, ports_[p])) return Egress{p, destination};
-  }
-  for (std::uint16_t p = 0; p < ports_.size(); ++p) {
-    if (ports_[p].gateway != 0) return Egress{p, ports_[p].gateway};
-  }
-  return std::nullopt;
-}
-
-const MacAddress* Layer2::neighbour(std::uint32_t address) const {
-  const auto it = neighbours_.find(address);
-  return it != neighbours_.end() && it->second.known ? &it->second.mac : nullptr;
-}
-
 void Layer2::configure_neighbour(std::uint32_t address, const MacAddress& mac) {
   neighbours_[address] = Neighbour{.mac = mac, .known = true, .configured = true};
+  ++generation_;
 }
 
 bool Layer2::should_ask(std::uint32_t address, Nanos now) {
-  Neighbour& n = neighbours_[address];
+  const auto [it, inserted] = neighbours_.try_emplace(address);
+  if (inserted) ++generation_;
+  Neighbour& n = it->second;
   if (n.configured) return false;
   const bool due = n.known ? now - std::max(n.learnt, n.ever_asked ? n.asked : 0) >= kRefreshInterval
                            : !n.ever_asked || now - n.asked >= kAskInterval;

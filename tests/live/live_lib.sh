@@ -1,6 +1,7 @@
 # Sourced by the live scenarios (tests/live/*_end_to_end.sh): namespaces, veth pairs, nginx and
 # flowtrack on DPDK af_packet ports, all named after the scenario's PID and removed on exit, failure
-# included. Exit status 77 (ctest's SKIP) where a scenario cannot run.
+# included (LIVE_KEEP=1 keeps the run's files, logs and reports, and says where). Exit status 77
+# (ctest's SKIP) where a scenario cannot run.
 #
 #   live_init TOOL...          root, network namespaces and the tools, or skip; sets $work, the trap
 #   live_ns NAME...            namespaces "$tag-NAME" (IPv4 only, loopback up)
@@ -38,7 +39,11 @@ live_cleanup() {
     [[ -s $work/$name/nginx.pid ]] && kill "$(cat "$work/$name/nginx.pid")" 2> /dev/null
   done
   for ns in "${live_namespaces[@]}"; do ip netns del "$ns" 2> /dev/null; done
-  [[ -n $work ]] && rm -rf "$work"
+  if [[ -n ${LIVE_KEEP:-} ]]; then
+    echo "kept: $work"
+  elif [[ -n $work ]]; then
+    rm -rf "$work"
+  fi
 }
 
 live_fail() {

@@ -75,10 +75,26 @@ class Layer2 {
   // reply to send back out of `port`.
   std::optional<ArpMessage> on_arp(std::uint16_t port, const ArpMessage& message, Nanos now);
 
-  std::optional<Egress> route(std::uint32_t destination) const;
+  // Per packet: the masks are kept in network order, so a destination is compared as it is on the wire.
+  std::optional<Egress> route(std::uint32_t destination) const {
+    for (std::uint16_t p = 0; p < networks_.size(); ++p) {
+      if ((destination & networks_[p].mask) == networks_[p].network) return Egress{p, destination};
+    }
+    if (gateway_port_ < ports_.size()) return Egress{gateway_port_, ports_[gateway_port_].gateway};
+    return std::nullopt;
+  }
 
-  // The MAC of a neighbour, if known (learnt or configured).
-  const MacAddress* neighbour(std::uint32_t address) const;
+  // The MAC of a neighbour, if known (learnt or configured). Per packet: the last answer is kept, and
+  // dropped whenever any neighbour changes (`generation_`).
+  const MacAddress* neighbour(std::uint32_t address) const {
+    if (address != last_address_ || generation_ != last_generation_) {
+      const auto it = neighbours_.find(address);
+      last_mac_ = it != neighbours_.end() && it->second.known ? &it->second.mac : nullptr;
+      last_address_ = address;
+      last_generation_ = generation_;
+    }
+    return last_mac_;
+  }
   // A configured neighbour: never asked for, never forgotten.
   void configure_neighbour(std::uint32_t address, const MacAddress& mac);
 
@@ -98,9 +114,21 @@ class Layer2 {
     bool ever_asked = false;
   };
 
+  struct Network {
+    std::uint32_t network, mask;  // network order
+  };
+
   std::vector<Layer2Port> ports_;
+  std::vector<Network> networks_;  // by port
+  std::uint16_t gateway_port_ = 0;  // the first port with a gateway; ports_.size() if none
   std::vector<std::uint32_t> owned_;
   absl::flat_hash_map<std::uint32_t, Neighbour> neighbours_;
+  // Counts the changes of neighbours_ (a MAC learnt or configured, an entry inserted, which may move the
+  // others): neighbour()'s kept answer, a pointer into the map, is good while it is unchanged.
+  std::uint64_t generation_ = 0;
+  mutable std::uint32_t last_address_ = 0;
+  mutable std::uint64_t last_generation_ = ~std::uint64_t{0};
+  mutable const MacAddress* last_mac_ = nullptr;
 };
 
 }  // namespace flowtrack
