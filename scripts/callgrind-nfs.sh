@@ -5,20 +5,63 @@
 # run_burst_loop (the trace generation, the replay rehearsal and the output are left out; one repetition,
 # without the run that clocks the stages).
 #
-#   scripts/callgrind-nfs.sh [BUILD_DIR]     (default build; campus 5 000 connections x 2 windows)
+#   scripts/callgrind-nfs.sh [BUILD_DIR]
+#       campus 5 000 connections x 2 windows; one line per function and burst size.
+#   scripts/callgrind-nfs.sh --cache CONNECTIONS [BUILD_DIR]
+#       with callgrind's cache simulation (this machine's L1 and its 32 MiB L3 as the last level) on a
+#       trace holding CONNECTIONS connections at once (bench nf --connections), for lb and nat at bursts
+#       of 32: per function of the loop (inclusive), instructions and the cache lines it missed in L1 and
+#       in the last level (the DRAM accesses a burst has to overlap), per packet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+connections=0
+if [[ ${1:-} == --cache ]]; then
+  connections=$2
+  shift 2
+fi
 build=${1:-build}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '%-5s %6s %14s\n' nf burst instr/packet
-for nf in fwd slb lb nat; do
-  for burst in 1 32; do
-    valgrind --tool=callgrind --callgrind-out-file="$out/cg" '--toggle-collect=void flowtrack::run_burst_loop*' \
-      "$build/flowtrack" bench nf --nfs "$nf" --tables cuckoo --scalings sharded --workers 1 --reps 1 --no-stages --burst "$burst" \
-      --flows 5000 --windows 2 --json > "$out/json" 2> "$out/log" || { cat "$out/log" >&2; exit 1; }
-    packets=$(sed -n 's/.*"packets":\([0-9]*\).*/\1/p' "$out/json" | head -1)
-    total=$(sed -n 's/^summary: //p; s/^totals: //p' "$out/cg" | head -1)
-    awk -v nf="$nf" -v b="$burst" -v i="$total" -v p="$packets" 'BEGIN { printf "%-5s %6s %14.1f\n", nf, b, i / p }'
+
+# profile NF BURST [VALGRIND_OPTION...]: runs bench nf under callgrind into $out/cg, prints its packets.
+profile() {
+  local nf=$1 burst=$2 trace=(--flows 5000 --windows 2)
+  shift 2
+  ((connections > 0)) && trace=(--connections "$connections")
+  valgrind --tool=callgrind --callgrind-out-file="$out/cg" '--toggle-collect=void flowtrack::run_burst_loop*' "$@" \
+    "$build/flowtrack" bench nf --nfs "$nf" --tables cuckoo --scalings sharded --workers 1 --reps 1 --no-stages --burst "$burst" \
+    "${trace[@]}" --json > "$out/json" 2> "$out/log" || { cat "$out/log" >&2; exit 1; }
+  sed -n 's/.*"packets":\([0-9]*\).*/\1/p' "$out/json" | head -1
+}
+
+if ((connections == 0)); then
+  printf '%-5s %6s %14s\n' nf burst instr/packet
+  for nf in fwd slb lb nat; do
+    for burst in 1 32; do
+      packets=$(profile "$nf" "$burst")
+      total=$(sed -n 's/^summary: //p; s/^totals: //p' "$out/cg" | head -1)
+      awk -v nf="$nf" -v b="$burst" -v i="$total" -v p="$packets" 'BEGIN { printf "%-5s %6s %14.1f\n", nf, b, i / p }'
+    done
   done
+  exit 0
+fi
+
+for nf in lb nat; do
+  packets=$(profile "$nf" 32 --cache-sim=yes --LL=33554432,16,64)
+  echo "== $nf, bursts of 32, $connections connections, $packets packets (per packet; inclusive; L1 and last-level misses, reads + writes)"
+  printf '%12s %10s %10s  %s\n' instr L1-lines LL-lines function
+  # Columns of callgrind_annotate: Ir D1mr D1mw DLmr DLmw, then the function; the loop's own callees
+  # above 1 % of the instructions, with template arguments shortened.
+  callgrind_annotate --inclusive=yes --threshold=99 --show=Ir,D1mr,D1mw,DLmr,DLmw "$out/cg" 2> /dev/null |
+    awk -v p="$packets" '
+      /^-+$/ { section++ }
+      section >= 4 && /^ *[0-9,]+ \(/ {
+        n = 0
+        for (i = 1; i <= NF && n < 5; i++) if ($i ~ /^[0-9,.]+$/) { gsub(",", "", $i); v[n++] = $i }
+        name = $0; sub(/^( *([0-9,]+ +(\( *[0-9.]+%\))?|\.))+ +/, "", name); sub(/ \[.*$/, "", name); sub(/^[^:]*:/, "", name)
+        gsub(/\(anonymous namespace\)::|flowtrack::|absl::[a-z0-9]+::container_internal::/, "", name); gsub(/<[^<>]*>/, "", name); gsub(/<[^<>]*>/, "", name); gsub(/<[^<>]*>/, "", name)
+        sub(/\(.*$/, "", name)
+        if (v[0] / p < 1 || name ~ /clone|start_thread|_State_impl|0x0|run_worker|PROGRAM/) next
+        printf "%12.1f %10.2f %10.2f  %s\n", v[0] / p, (v[1] + v[2]) / p, (v[3] + v[4]) / p, name
+      }'
 done

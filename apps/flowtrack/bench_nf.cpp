@@ -192,19 +192,17 @@ void run_nf_bench(NfBenchOptions o) {
       };
       Row row{choice, burst, {}, {}};
       std::size_t live = 0;
-      std::uint64_t drops = 0;
+      std::map<std::string, std::uint64_t> drop_reasons;
       for (unsigned rep = 0; rep < o.reps; ++rep) {
         const NfRun r = run({.burst = burst, .keep_output = false});
         row.mpps.push_back(aggregate_mpps(r.workers));
         row.cycles.push_back(cycles_per_packet(r.workers));
         live = 0;
-        drops = r.unpresentable;
-        for (const WorkerResult& w : r.workers) {
-          live += w.peak_connections;
-          for (const std::uint64_t d : w.counters.drops) drops += d;
-          for (const std::uint64_t d : w.parse_drops) drops += d;
-        }
+        for (const WorkerResult& w : r.workers) live += w.peak_connections;
+        drop_reasons = r.drops_by_reason();
       }
+      std::uint64_t drops = 0;
+      for (const auto& [reason, n] : drop_reasons) drops += n;
       // The stage split is printed in JSON only: the text table leaves the extra run out.
       const bool split = o.stages && o.json;
       const NfRun clocked = split ? run({.burst = burst, .keep_output = false, .clock_stages = true}) : NfRun{};
@@ -229,6 +227,7 @@ void run_nf_bench(NfBenchOptions o) {
             .set("vs_per_packet", vs_per_packet)
             .set("live_connections", live)
             .set("drops", drops)
+            .set("drop_reasons", drop_reasons)
             .set("reps", o.reps)
             .set("packets", trace.size())
             .set("windows", o.windows);

@@ -3,6 +3,8 @@
 // exactly the same code.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,10 @@ struct NfConfigs {
 struct NfRun {
   std::vector<WorkerResult> workers;
   std::uint64_t unpresentable = 0;
+
+  // Every dropped packet of the run once, by reason: the parser's, the function's, and
+  // replay_unpresentable; reasons that counted nothing are left out.
+  std::map<std::string, std::uint64_t> drops_by_reason() const;
 };
 
 // Throws UserError naming the problem when a name is unknown or does not apply (a many_writers table,

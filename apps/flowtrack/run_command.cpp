@@ -26,8 +26,8 @@ namespace {
 void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_trace) {
   const std::vector<WorkerResult>& results = run.workers;
   std::uint64_t packets = run.unpresentable, forwarded = 0, replied = 0, created = 0, live = 0;
-  std::map<std::string, std::uint64_t> drops, backends;
-  if (run.unpresentable != 0) drops["replay_unpresentable"] = run.unpresentable;
+  const std::map<std::string, std::uint64_t> drops = run.drops_by_reason();
+  std::map<std::string, std::uint64_t> backends;
   std::vector<double> worker_mpps;
   for (const WorkerResult& r : results) {
     packets += r.packets;
@@ -35,12 +35,6 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
     replied += r.replied;
     created += r.counters.connections_created;
     live += r.live_connections;
-    for (std::size_t s = 0; s < kParseStatusCount; ++s) {
-      if (r.parse_drops[s] != 0) drops[std::string(parse_status_name(static_cast<ParseStatus>(s)))] += r.parse_drops[s];
-    }
-    for (std::size_t d = 0; d < kNfDropCount; ++d) {
-      if (r.counters.drops[d] != 0) drops[std::string(nf_drop_name(static_cast<NfDrop>(d)))] += r.counters.drops[d];
-    }
     for (const auto& [name, n] : r.backends) backends[name] += n;
     worker_mpps.push_back(r.cycles > 0 ? static_cast<double>(r.packets) * tsc_hz() / static_cast<double>(r.cycles) / 1e6 : 0);
   }

@@ -91,6 +91,34 @@ void rewrite_icmp_identifier(std::span<std::uint8_t> frame, const ParsedPacket& 
   update_checksum(p, l4_sum, false, old_host, load_be16(p + at), false);
 }
 
+void rewrite_ipv4_endpoint(std::span<std::uint8_t> frame, const ParsedPacket& packet, Endpoint which,
+                           std::uint32_t new_addr, std::uint16_t new_port) {
+  const std::uint8_t protocol = packet.protocol();
+  const bool ports = protocol == ipproto::kTcp || protocol == ipproto::kUdp;
+  const std::size_t l4_sum = transport_checksum_offset(packet, true);
+  if (packet.ip_version != 4 || !ports || l4_sum == 0) {
+    // No transport checksum to share: the address and the identifier (if any) on their own.
+    rewrite_ipv4_addr(frame, packet, which == Endpoint::source ? 12 : 16, new_addr);
+    rewrite_icmp_identifier(frame, packet, new_port);
+    return;
+  }
+  std::uint8_t* p = frame.data();
+  const std::size_t addr_at = packet.l3_offset + (which == Endpoint::source ? 12u : 16u);
+  const std::uint32_t old_addr = load_be32(p + addr_at);
+  store_raw(p + addr_at, new_addr);
+  const std::uint32_t new_addr_host = load_be32(p + addr_at);
+  update_checksum(p, packet.l3_offset + 10, false, old_addr, new_addr_host, true);
+  const std::size_t port_at = packet.l4_offset + (which == Endpoint::source ? 0u : 2u);
+  const std::uint16_t old_port = load_be16(p + port_at);
+  store_raw(p + port_at, new_port);
+  const std::uint16_t sum = load_be16(p + l4_sum);
+  const bool udp = protocol == ipproto::kUdp;
+  if (udp && sum == 0) return;  // no UDP checksum
+  std::uint16_t updated = checksum_update16(checksum_update32(sum, old_addr, new_addr_host), old_port, load_be16(p + port_at));
+  if (udp && updated == 0) updated = 0xffff;
+  store_be16(p + l4_sum, updated);
+}
+
 void rewrite_quoted_endpoint(std::span<std::uint8_t> frame, const ParsedPacket& packet, QuotedEndpoint which,
                              std::uint32_t new_addr, std::uint16_t new_port) {
   if (packet.ip_version != 4 || !packet.icmp_is_error || !packet.has_embedded) return;

@@ -19,7 +19,7 @@
 namespace flowtrack {
 namespace {
 
-PacketStore campus_trace() {
+PacketStore two_window_campus() {
   CampusProfile profile;
   profile.flows = 1'500;
   return multiply_trace(generate_campus(profile), {.windows = 2});
@@ -59,7 +59,7 @@ std::uint64_t total(const std::vector<WorkerResult>& results, std::uint64_t Work
 
 TEST(SharedNf, SpinlockedLoadBalancerSeesEveryPacketOnceAndEmitsWhatTheShardedOneDoes) {
   using Lb = StatefulLb<CuckooTable<FlowKeyV4>>;
-  const PacketStore trace = campus_trace();
+  const PacketStore trace = two_window_campus();
   const PacketPartition partition = partition_by_rss(trace, RssSteering(2));
   const StatefulLbConfig config = lb_config();
   const auto run = [&](NfScaling scaling) {
@@ -81,7 +81,7 @@ TEST(SharedNf, SpinlockedLoadBalancerSeesEveryPacketOnceAndEmitsWhatTheShardedOn
 
 TEST(SharedNf, SpinlockedNatTracksEveryConnectionOfBothWorkers) {
   using Nat = Nat44<CuckooTable<FlowKeyV4>>;
-  const PacketStore trace = campus_trace();
+  const PacketStore trace = two_window_campus();
   const PacketPartition partition = partition_by_rss(trace, RssSteering(2));
   NatConfig config;
   config.inside_network = to_network32(0x0a000000);

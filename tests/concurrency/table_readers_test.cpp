@@ -21,10 +21,10 @@ namespace {
 template <class Table>
 class ConcurrentReaders : public ::testing::Test {};
 
-using SharedTables = ::testing::Types<DpdkTable<FlowKeyV4, DpdkMode::rwlock>, DpdkTable<FlowKeyV4, DpdkMode::lock_free>,
+using ReadersTables = ::testing::Types<DpdkTable<FlowKeyV4, DpdkMode::rwlock>, DpdkTable<FlowKeyV4, DpdkMode::lock_free>,
                                       LibcuckooTable<FlowKeyV4>,
                                       CuckooTable<FlowKeyV4, CuckooPrefetch::secondary_on_demand, CuckooReaders::optimistic>>;
-TYPED_TEST_SUITE(ConcurrentReaders, SharedTables);
+TYPED_TEST_SUITE(ConcurrentReaders, ReadersTables);
 
 FlowKeyV4 key(std::uint32_t n) {
   return FlowKeyV4::from_host(0x0a000000u + n * 2654435761u, 0xc6120001, static_cast<std::uint16_t>(n), 443,

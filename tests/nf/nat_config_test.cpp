@@ -19,10 +19,10 @@ std::string nat_file(const std::string& text) {
   return path;
 }
 
-constexpr const char* kBase = "[nat]\ninside = \"10.0.0.0/16\"\npool = [\"203.0.113.1\"]\n";
+constexpr const char* kNatBase = "[nat]\ninside = \"10.0.0.0/16\"\npool = [\"203.0.113.1\"]\n";
 
 TEST(NatConfig, DefaultsLeaveTheNewBehavioursOffOrBounded) {
-  const NatConfig c = load_nat_config(nat_file(kBase));
+  const NatConfig c = load_nat_config(nat_file(kNatBase));
   EXPECT_EQ(c.port_quota, 0u);
   EXPECT_FALSE(c.icmp_on_exhaustion);
   EXPECT_EQ(c.fragment_datagrams, NatConfig{}.fragment_datagrams);
@@ -31,7 +31,7 @@ TEST(NatConfig, DefaultsLeaveTheNewBehavioursOffOrBounded) {
 }
 
 TEST(NatConfig, QuotaIcmpAnswerAndFragmentKeysAreRead) {
-  const NatConfig c = load_nat_config(nat_file(std::string(kBase) +
+  const NatConfig c = load_nat_config(nat_file(std::string(kNatBase) +
                                                "port_quota = 512\nicmp_on_exhaustion = true\nfragment_datagrams = 99\n"
                                                "fragments_held = 7\nfragment_timeout = 3\n"));
   EXPECT_EQ(c.port_quota, 512u);
@@ -45,7 +45,7 @@ TEST(NatConfig, ABadValueNamesTheKey) {
   for (const auto& [line, key] : {std::pair{"port_quota = -1", "nat.port_quota"}, {"icmp_on_exhaustion = 3", "nat.icmp_on_exhaustion"},
                                   {"fragment_timeout = 0", "nat.fragment_timeout"}, {"fragment_datagrams = 0", "nat.fragment_datagrams"}}) {
     try {
-      load_nat_config(nat_file(std::string(kBase) + line + "\n"));
+      load_nat_config(nat_file(std::string(kNatBase) + line + "\n"));
       ADD_FAILURE() << line << " loaded";
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();

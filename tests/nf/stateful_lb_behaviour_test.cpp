@@ -589,7 +589,7 @@ std::string config_file(const std::string& name, const std::string& text) {
 }
 
 // 14 lines: a [lb] table and one service of two backends.
-constexpr const char* kBase =
+constexpr const char* kLbBase =
     "[lb]\npolicy = \"round_robin\"\nmaglev_size = 1009\n\n[[service]]\nname = \"web\"\nvip = \"198.18.0.1\"\nport = 443\n"
     "  [[service.backend]]\n  name = \"web-1\"\n  address = \"10.200.0.1\"\n  [[service.backend]]\n  name = \"web-2\"\n"
     "  address = \"10.200.0.2\"\n";
@@ -605,21 +605,21 @@ std::string config_error(const std::string& text) {
 }
 
 TEST(LbConfig, NonSynFirstIsConsistentPolicyOrDrop) {
-  EXPECT_EQ(load_stateful_lb_config(config_file("a.toml", kBase)).non_syn_first, NonSynFirst::consistent);
+  EXPECT_EQ(load_stateful_lb_config(config_file("a.toml", kLbBase)).non_syn_first, NonSynFirst::consistent);
   for (const auto& [name, value] : {std::pair{"consistent", NonSynFirst::consistent}, std::pair{"policy", NonSynFirst::policy},
                                     std::pair{"drop", NonSynFirst::drop}}) {
-    std::string text = kBase;
+    std::string text = kLbBase;
     text.insert(text.find("maglev_size"), std::string("non_syn_first = \"") + name + "\"\n");
     EXPECT_EQ(load_stateful_lb_config(config_file("a.toml", text)).non_syn_first, value) << name;
   }
-  std::string bad = kBase;
+  std::string bad = kLbBase;
   bad.insert(bad.find("maglev_size"), "non_syn_first = \"maglev\"\n");
   EXPECT_NE(config_error(bad).find("lb.toml:3: lb.non_syn_first: expected \"consistent\", \"policy\" or \"drop\""), std::string::npos)
       << config_error(bad);
 }
 
 TEST(LbMaglev, MoreBackendsThanSizeOver100IsAConfigErrorNamingTheKey) {
-  std::string text = kBase;
+  std::string text = kLbBase;
   text.replace(text.find("1009"), 4, "199");  // takes at most 1 backend
   const std::string error = config_error(text);
   EXPECT_NE(error.find("lb.toml:"), std::string::npos) << error;
@@ -636,7 +636,7 @@ TEST(LbMaglev, MoreBackendsThanSizeOver100IsAConfigErrorNamingTheKey) {
 }
 
 TEST(LbConfig, ChangeScheduleIsReadAndSortedByTime) {
-  const std::string text = std::string(kBase) +
+  const std::string text = std::string(kLbBase) +
                            "[[change]]\nat = 2.5\nservice = \"web\"\nbackend = \"web-2\"\naction = \"remove\"\n"
                            "[[change]]\nat = 1\nservice = \"web\"\nbackend = \"web-3\"\naction = \"add\"\naddress = \"10.200.0.3\"\n"
                            "port = 8080\nweight = 3\n"
@@ -676,18 +676,18 @@ TEST(LbConfig, BadChangeIsAnErrorNamingFileLineAndKey) {
       {"at = 1\nservice = \"web\"\nbackend = \"web-1\"\naction = \"drain\"\nwhen = 3\n", "lb.toml:20: change.when: unknown key"},
   };
   for (const auto& [change, expected] : cases) {
-    const std::string error = config_error(std::string(kBase) + "[[change]]\n" + change);
+    const std::string error = config_error(std::string(kLbBase) + "[[change]]\n" + change);
     EXPECT_NE(error.find(expected), std::string::npos) << "expected '" << expected << "', got '" << error << "'";
   }
   // A change after the one that removed its backend.
-  const std::string twice = std::string(kBase) + "[[change]]\nat = 1\nservice = \"web\"\nbackend = \"web-1\"\naction = \"remove\"\n" +
+  const std::string twice = std::string(kLbBase) + "[[change]]\nat = 1\nservice = \"web\"\nbackend = \"web-1\"\naction = \"remove\"\n" +
                             "[[change]]\nat = 2\nservice = \"web\"\nbackend = \"web-1\"\naction = \"drain\"\n";
   EXPECT_NE(config_error(twice).find("lb.toml:23: change.backend: service 'web' has no backend 'web-1' at that time"),
             std::string::npos)
       << config_error(twice);
   // The stateless LB does not take a schedule.
   try {
-    const std::string services = std::string(kBase).substr(std::string(kBase).find("[[service]]"));
+    const std::string services = std::string(kLbBase).substr(std::string(kLbBase).find("[[service]]"));
     load_stateless_lb_config(config_file("slb.toml", "[slb]\nmaglev_size = 1009\n" + services +
                                                           "[[change]]\nat = 1\nservice = \"web\"\nbackend = \"web-1\"\naction = \"drain\"\n"));
     ADD_FAILURE() << "slb accepted [[change]]";

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "sample_keys.hpp"
 #include "flowtrack/packet/bytes.hpp"
 #include "flowtrack/packet/frame_builder.hpp"
 #include "flowtrack/packet/parser.hpp"
@@ -13,8 +14,9 @@
 namespace flowtrack {
 namespace {
 
-const FlowKeyV4 kTcpKey = FlowKeyV4::from_host(0x0a000001, 0xc6120005, 40000, 443, ipproto::kTcp);
-const FlowKeyV4 kUdpKey = FlowKeyV4::from_host(0x0a000002, 0xc6120035, 5353, 53, ipproto::kUdp);
+using testing::kTcpKey;
+using testing::kUdpKey;
+
 const FlowKeyV4 kEchoKey = FlowKeyV4::from_host(0x0a000003, 0x08080808, 77, 77, ipproto::kIcmp);
 constexpr std::size_t kEth = 14;  // untagged Ethernet header
 

@@ -5,13 +5,15 @@
 #include "flowtrack/packet/bytes.hpp"
 #include "flowtrack/packet/frame_builder.hpp"
 #include "frame_edits.hpp"
+#include "sample_keys.hpp"
 #include "support/link_headers.hpp"
 
 namespace flowtrack {
 namespace {
 
-const FlowKeyV4 kTcpKey = FlowKeyV4::from_host(0x0a000001, 0xc6120005, 40000, 443, ipproto::kTcp);
-const FlowKeyV4 kUdpKey = FlowKeyV4::from_host(0x0a000002, 0xc6120035, 5353, 53, ipproto::kUdp);
+using testing::kTcpKey;
+using testing::kUdpKey;
+
 
 FlowKeyV6 v6_key(std::uint8_t protocol, std::uint16_t sport, std::uint16_t dport) {
   FlowKeyV6 key;

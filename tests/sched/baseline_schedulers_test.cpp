@@ -2,6 +2,7 @@
 // there, FCFS follows the shortest queue packet by packet, RSS ignores load altogether.
 #include <gtest/gtest.h>
 
+#include "sched_fixtures.hpp"
 #include "flowtrack/sched/afs_scheduler.hpp"
 #include "flowtrack/sched/fcfs_scheduler.hpp"
 #include "flowtrack/sched/rss_scheduler.hpp"
@@ -9,16 +10,14 @@
 namespace flowtrack {
 namespace {
 
+using testing::fill;
+
 SchedulerConfig four_cores() {
   SchedulerConfig config;
   config.cores = 4;
   config.services = 1;
   config.queue_threshold = 3;
   return config;
-}
-
-void fill(CoreLoads& loads, unsigned core, unsigned packets) {
-  for (unsigned i = 0; i < packets; ++i) loads.arrive(core);
 }
 
 TEST(AfsScheduler, ShiftsAnyFlowOffAnOverloadedCoreAndKeepsItThere) {

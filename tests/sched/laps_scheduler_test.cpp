@@ -3,11 +3,14 @@
 // the core they migrated to is given to another service.
 #include <gtest/gtest.h>
 
+#include "sched_fixtures.hpp"
 #include "flowtrack/sched/laps_scheduler.hpp"
 #include "flowtrack/sched/scheduler_factory.hpp"
 
 namespace flowtrack {
 namespace {
+
+using testing::fill;
 
 constexpr Picos kMicro = kPicosPerMicro;
 
@@ -18,10 +21,6 @@ SchedulerConfig small_config() {
   config.queue_threshold = 4;
   config.overload_low_water = 3;
   return config;
-}
-
-void fill(CoreLoads& loads, unsigned core, unsigned packets) {
-  for (unsigned i = 0; i < packets; ++i) loads.arrive(core);
 }
 
 // A packet of `flow` in service 0 whose CRC lands on core 0 (bucket 0 of four buckets: hash mod 4 = 0).

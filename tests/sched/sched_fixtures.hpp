@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "flowtrack/sched/core_loads.hpp"
 #include "flowtrack/sched/header_trace.hpp"
 
 namespace flowtrack::testing {
@@ -18,5 +19,10 @@ struct ZipfHeaders {
 
 // Flow k (0-based) is the (k+1)-th most popular; its 5-tuple is a pure function of (seed, k).
 HeaderTrace zipf_headers(const ZipfHeaders& spec);
+
+// Queues `packets` packets on `core`, as if they had arrived and none was served yet.
+inline void fill(CoreLoads& loads, unsigned core, unsigned packets) {
+  for (unsigned i = 0; i < packets; ++i) loads.arrive(core);
+}
 
 }  // namespace flowtrack::testing

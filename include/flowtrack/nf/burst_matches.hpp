@@ -63,6 +63,10 @@ class BurstMatches {
 
   bool looked_up(std::size_t i) const { return looked_up_.test(i); }
 
+  // What the bulk lookup found for burst[i], which a later packet of the burst may have made stale:
+  // for prefetching what the per-packet work will read, never for deciding.
+  ConnMatch prefetch_hint(std::size_t i) const { return looked_up_.test(i) ? matches_[i] : ConnMatch{}; }
+
  private:
   // The bulk lookup's gathered keys and results: members, not locals, so that no call pays for
   // initialising arrays of keys it mostly does not use.

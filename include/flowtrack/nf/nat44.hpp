@@ -102,6 +102,7 @@ class Nat44 {
       const ParsedPacket& p = burst[i].parsed;
       return sides_[i] != Side::none && p.fragment_offset == 0 && !p.icmp_is_error && p.has_ports;
     });
+    prefetch_mappings(burst);
     out.stage_done(NfStage::lookup);
     for (std::size_t i = 0; i < burst.size(); ++i) {
       out.verdict(burst[i], translate_packet(burst[i], i));
@@ -161,6 +162,10 @@ class Nat44 {
     if (is_inside(p.key4.src_addr) && !is_inside(p.key4.dst_addr)) return Side::out;
     return is_public(p.key4.dst_addr) ? Side::in : Side::none;
   }
+  // The lookup stage's second wave: the mapping each packet's translation will read (a found session's
+  // mapping record; for a first packet, the endpoint map entry that finds or makes its mapping), so that
+  // the burst's misses on them overlap. Waits on the session records the first wave prefetched.
+  void prefetch_mappings(std::span<const NfPacket> burst) const;
   // burst[i] of process_burst: its verdict, counted.
   Verdict translate_packet(NfPacket& packet, std::size_t i);
   // Each translates a packet of an ordinary connection whose lookup found `match` (empty: a first
@@ -191,8 +196,6 @@ class Nat44 {
   void drop_mapping_if_unused(std::uint32_t id, Nanos now);
   // Rewrites a packet of session `s` travelling in `direction` (translation both ways for hairpins).
   void translate(NfPacket& packet, const NatSession& s, Direction direction);
-  static void set_source(NfPacket& packet, std::uint32_t addr, std::uint16_t port);
-  static void set_destination(NfPacket& packet, std::uint32_t addr, std::uint16_t port);
 
   NatConfig config_;
   std::uint32_t inside_net_, inside_mask_;  // host order

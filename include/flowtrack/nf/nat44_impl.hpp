@@ -45,6 +45,22 @@ const NatMapping* Nat44<Table, Aging>::mapping_of(std::uint32_t inside_addr, std
 
 template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
+void Nat44<Table, Aging>::prefetch_mappings(std::span<const NfPacket> burst) const {
+  for (std::size_t i = 0; i < burst.size(); ++i) {
+    if (!matches_.looked_up(i)) continue;
+    const FlowKeyV4& key = burst[i].parsed.key4;
+    if (const ConnMatch found = matches_.prefetch_hint(i)) {
+      __builtin_prefetch(&mappings_[sessions_.payload(found.conn).mapping]);
+    } else if (sides_[i] == Side::out) {
+      by_inside_.prefetch(endpoint_key(key.src_addr, key.src_port, key.protocol));
+    } else {
+      by_external_.prefetch(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
+    }
+  }
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
 Verdict Nat44<Table, Aging>::translate_packet(NfPacket& packet, std::size_t i) {
   const ParsedPacket& p = packet.parsed;
   const Side side = sides_[i];
@@ -149,36 +165,20 @@ void Nat44<Table, Aging>::drop_mapping_if_unused(std::uint32_t id, Nanos now) {
 
 template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-void Nat44<Table, Aging>::set_source(NfPacket& packet, std::uint32_t addr, std::uint16_t port) {
-  rewrite_ipv4_src(packet.frame, packet.parsed, addr);
-  if (packet.parsed.icmp_is_query) rewrite_icmp_identifier(packet.frame, packet.parsed, port);
-  else rewrite_src_port(packet.frame, packet.parsed, port);
-}
-
-template <FlowTable Table, AgingPolicy Aging>
-  requires std::same_as<typename Table::key_type, FlowKeyV4>
-void Nat44<Table, Aging>::set_destination(NfPacket& packet, std::uint32_t addr, std::uint16_t port) {
-  rewrite_ipv4_dst(packet.frame, packet.parsed, addr);
-  if (packet.parsed.icmp_is_query) rewrite_icmp_identifier(packet.frame, packet.parsed, port);
-  else rewrite_dst_port(packet.frame, packet.parsed, port);
-}
-
-template <FlowTable Table, AgingPolicy Aging>
-  requires std::same_as<typename Table::key_type, FlowKeyV4>
 void Nat44<Table, Aging>::translate(NfPacket& packet, const NatSession& s, Direction direction) {
   const NatMapping& own = mappings_[s.mapping];
   if (direction == Direction::original) {
-    set_source(packet, own.external_addr, own.external_port);
+    rewrite_ipv4_endpoint(packet.frame, packet.parsed, Endpoint::source, own.external_addr, own.external_port);
     if (s.hairpin_mapping != kNone) {
       const NatMapping& peer = mappings_[s.hairpin_mapping];
-      set_destination(packet, peer.inside_addr, peer.inside_port);
+      rewrite_ipv4_endpoint(packet.frame, packet.parsed, Endpoint::destination, peer.inside_addr, peer.inside_port);
     }
   } else {
     if (s.hairpin_mapping != kNone) {
       const NatMapping& peer = mappings_[s.hairpin_mapping];
-      set_source(packet, peer.external_addr, peer.external_port);
+      rewrite_ipv4_endpoint(packet.frame, packet.parsed, Endpoint::source, peer.external_addr, peer.external_port);
     }
-    set_destination(packet, own.inside_addr, own.inside_port);
+    rewrite_ipv4_endpoint(packet.frame, packet.parsed, Endpoint::destination, own.inside_addr, own.inside_port);
   }
 }
 

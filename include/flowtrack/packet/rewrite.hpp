@@ -24,6 +24,13 @@ void rewrite_dst_port(std::span<std::uint8_t> frame, const ParsedPacket& packet,
 // The identifier of an ICMP/ICMPv6 query (echo request/reply and friends).
 void rewrite_icmp_identifier(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint16_t new_id);
 
+// A whole IPv4 endpoint, as a NAT translates it: the address and the port (TCP, UDP) or the query's
+// identifier (ICMP), with each checksum updated once for both. The same bytes as the address rewrite
+// followed by the port or identifier rewrite.
+enum class Endpoint : std::uint8_t { source, destination };
+void rewrite_ipv4_endpoint(std::span<std::uint8_t> frame, const ParsedPacket& packet, Endpoint which,
+                           std::uint32_t new_addr, std::uint16_t new_port);
+
 // An ICMPv4 error quotes the packet that caused it. A NAT translating the error must translate the
 // quoted packet too (RFC 5508 section 4.1): these rewrite its source or destination endpoint, the
 // address and the port (or, for a quoted ICMP query, the identifier), and keep right the quoted IP
