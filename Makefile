@@ -22,7 +22,7 @@ MODE ?= quick
 LAB_PYTHON := .venv/bin/python
 LAB_BUILD := $(if $(FLOWTRACK_BIN),,build)
 
-.PHONY: deps build demo report test test-release test-lab test-asan test-tsan test-fuzz build-fuzz clean
+.PHONY: deps build demo report test test-release test-live test-lab test-asan test-tsan test-fuzz build-fuzz clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -47,6 +47,13 @@ test-release: deps
 	$(CONFIGURE) -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
 	$(PHASE) release-build ninja -C build -j $(JOBS)
 	$(PHASE) release-tests ctest --test-dir build --output-on-failure -j $(JOBS)
+
+# The live scenarios alone (tests/live/*.sh, label "live": root, network namespaces; test-release
+# runs them too): flowtrack on veth ports between namespaces it creates.
+test-live: deps
+	$(CONFIGURE) -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
+	ninja -C build -j $(JOBS) flowtrack_cli
+	ctest --test-dir build -L live --output-on-failure
 
 # Every lab test file on its tiny grid through NPF into a throw-away report, the converter's failures,
 # the findings' verdicts: seconds. Needs the release binary (test-release builds it).

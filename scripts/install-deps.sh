@@ -12,6 +12,10 @@ packages=(
   libpcap-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtoml11-dev
   python3 python3-matplotlib python3-pandas valgrind
   python3-venv python3-numpy python3-scipy git
+  # The live end-to-end tests (tests/live/*.sh): backends in network namespaces, a client, veth
+  # offloads. They start their own nginx instances; the package's own service plays no part.
+  # (dpdk-testpmd, the anchor of scripts/live-throughput.sh, comes with dpdk-dev above.)
+  nginx-light curl ethtool iproute2 iputils-ping
 )
 
 missing=()

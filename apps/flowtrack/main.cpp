@@ -15,6 +15,7 @@
 #include "bench_scale.hpp"
 #include "bench_table.hpp"
 #include "compact_bench_runs.hpp"
+#include "ctl_command.hpp"
 #include "flowtrack/sync/strategy_names.hpp"
 #include "nf_names.hpp"
 #include "run_command.hpp"
@@ -141,10 +142,11 @@ void add_bench_commands(CLI::App& app) {
 
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunCommandOptions>();
-  auto* run = app.add_subcommand("run", "replay a pcap through a network function");
+  auto* run = app.add_subcommand("run", "replay a pcap through a network function, or run it live on DPDK ports (--dpdk)");
   run->add_option("--nf", o->nf, "fwd, slb, lb, nat")->check(CLI::IsMember({"fwd", "slb", "lb", "nat"}));
   run->add_option("--config", o->config, "the function's TOML configuration (see examples/)");
-  run->add_option("--in", o->in, "input pcap or pcapng")->required();
+  run->add_option("--in", o->in, "input pcap or pcapng (or --dpdk)");
+  run->add_option("--dpdk", o->dpdk, "run live on DPDK ports: the EAL arguments, the ports in the configuration's [dataplane]");
   run->add_option("--out", o->out, "write the forwarded packets here");
   run->add_option("--out-format", o->out_format, "pcap (default) or pcapng")->check(CLI::IsMember({"pcap", "pcapng"}));
   run->add_option("--workers", o->workers, "worker threads (RSS steering)");
@@ -161,6 +163,18 @@ void add_run_command(CLI::App& app) {
   run->add_option("--slow-worker-ns", o->slow_worker_ns, "dispatched: busy work added to worker 0 per packet");
   run->add_flag("--json", o->json, "one JSON object");
   run->callback([o] { run_command(*o); });
+}
+
+void add_ctl_command(CLI::App& app) {
+  auto socket = std::make_shared<std::string>();
+  auto request = std::make_shared<std::vector<std::string>>();
+  auto* ctl = app.add_subcommand("ctl", "a request to a live data plane's control socket (run --dpdk)");
+  ctl->add_option("--socket", *socket, "the control socket ([dataplane] control_socket)")->required();
+  ctl->add_option("request", *request,
+                  "counters | add SERVICE BACKEND ADDRESS PORT WEIGHT | drain SERVICE BACKEND | remove SERVICE BACKEND | "
+                  "weight SERVICE BACKEND WEIGHT")
+      ->required();
+  ctl->callback([socket, request] { ctl_command(*socket, *request); });
 }
 
 void add_sim_commands(CLI::App& app) {
@@ -240,6 +254,7 @@ int main(int argc, char** argv) {
   flowtrack::cli::add_trace_commands(app);
   flowtrack::cli::add_bench_commands(app);
   flowtrack::cli::add_run_command(app);
+  flowtrack::cli::add_ctl_command(app);
   flowtrack::cli::add_sim_commands(app);
 
   try {

@@ -15,6 +15,7 @@
 
 #include "run_command.hpp"
 #include "json_line.hpp"
+#include "live_command.hpp"
 #include "user_error.hpp"
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/nf/nf_config.hpp"
@@ -114,6 +115,8 @@ DispatchOptions dispatch_options(const RunCommandOptions& o) {
 }  // namespace
 
 void run_command(const RunCommandOptions& o) {
+  if (!o.dpdk.empty()) return live_command(o);
+  if (o.in.empty()) throw UserError("run: --in FILE (a trace) or --dpdk \"EAL arguments\" (live ports) is needed");
   if (o.workers == 0 || o.workers > 64) throw UserError("run: --workers must be in 1..64");
   if (o.burst == 0 || o.burst > kMaxBurst) throw UserError(fmt::format("run: --burst must be in 1..{}", kMaxBurst));
   if (o.nf != "fwd" && o.config.empty()) throw UserError(fmt::format("run: --nf {} needs --config FILE", o.nf));

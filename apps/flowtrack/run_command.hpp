@@ -23,6 +23,7 @@ struct RunCommandOptions {
   std::size_t ring = 1024;          // dispatched: packet slots per worker ring
   std::uint64_t slow_worker_ns = 0;  // dispatched: extra busy work per packet on worker 0
   bool json = false;
+  std::string dpdk;  // EAL arguments: run live on the ports of the configuration's [dataplane] (live_command.hpp)
 };
 
 void run_command(const RunCommandOptions& o);

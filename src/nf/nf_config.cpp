@@ -1,10 +1,14 @@
 #include "flowtrack/nf/nf_config.hpp"
 
+#include "flowtrack/nf/dataplane_config.hpp"
+
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
+#include <tuple>
+#include <utility>
 #include <toml.hpp>
 
 namespace flowtrack {
@@ -68,6 +72,27 @@ std::uint32_t address_at(const Value& table, const std::string& where, const std
     fail(*find(table, key), where + "." + key, fmt::format("'{}' is not an IPv4 address", text));
   }
   return parsed.s_addr;  // network order, as flow keys hold addresses
+}
+
+// An address and prefix length, "10.0.0.0/16" (`example` in the error); the address in network order.
+std::pair<std::uint32_t, std::uint8_t> prefix_at(const Value& table, const std::string& where, const std::string& key,
+                                                 const std::string& example) {
+  const std::string text = string_at(table, where, key, "", true);
+  const auto slash = text.find('/');
+  in_addr address{};
+  int length = -1;
+  if (slash != std::string::npos) {
+    try {
+      length = std::stoi(text.substr(slash + 1));
+    } catch (const std::exception&) {
+      length = -1;
+    }
+  }
+  if (slash == std::string::npos || inet_pton(AF_INET, text.substr(0, slash).c_str(), &address) != 1 || length < 1 ||
+      length > 32) {
+    fail(*find(table, key), where + "." + key, fmt::format("'{}' is not a prefix such as \"{}\"", text, example));
+  }
+  return {address.s_addr, static_cast<std::uint8_t>(length)};
 }
 
 // A value that may be one item or an array of items, each read by `one`.
@@ -246,7 +271,7 @@ const Value* section(const Value& root, const std::string& name) {
 
 void check_top_level(const Value& root) {
   if (!root.is_table()) throw ConfigError("the configuration is not a TOML table");
-  only_keys(root, "(top level)", {"lb", "slb", "nat", "timeouts", "service", "change"});
+  only_keys(root, "(top level)", {"lb", "slb", "nat", "timeouts", "service", "change", "dataplane"});
 }
 
 }  // namespace
@@ -304,23 +329,7 @@ NatConfig load_nat_config(const std::string& path) {
   if (nat == nullptr) fail(root, "nat", "missing: a [nat] table is needed");
   only_keys(*nat, "nat", {"inside", "pool", "ports", "filtering", "quarantine", "max_sessions", "max_mappings", "port_quota",
                           "icmp_on_exhaustion", "fragment_datagrams", "fragments_held", "fragment_timeout", "seed"});
-  const std::string inside = string_at(*nat, "nat", "inside", "", true);
-  const auto slash = inside.find('/');
-  in_addr network{};
-  int length = -1;
-  if (slash != std::string::npos) {
-    try {
-      length = std::stoi(inside.substr(slash + 1));
-    } catch (const std::exception&) {
-      length = -1;
-    }
-  }
-  if (slash == std::string::npos || inet_pton(AF_INET, inside.substr(0, slash).c_str(), &network) != 1 || length < 1 ||
-      length > 32) {
-    fail(*find(*nat, "inside"), "nat.inside", fmt::format("'{}' is not a prefix such as \"10.0.0.0/16\"", inside));
-  }
-  config.inside_network = network.s_addr;
-  config.inside_prefix_length = static_cast<std::uint8_t>(length);
+  std::tie(config.inside_network, config.inside_prefix_length) = prefix_at(*nat, "nat", "inside", "10.0.0.0/16");
   config.pool = addresses_at(*nat, "nat", "pool");
   if (const Value* ports = find(*nat, "ports")) {
     if (!ports->is_array() || ports->as_array().size() != 2 || !ports->as_array()[0].is_integer() ||
@@ -348,6 +357,50 @@ NatConfig load_nat_config(const std::string& path) {
   config.fragment_timeout = static_cast<Nanos>(integer_at(*nat, "nat", "fragment_timeout", 5, 1, 60)) * kNanosPerSecond;
   config.seed = static_cast<std::uint64_t>(integer_at(*nat, "nat", "seed", 1, 0, INT64_MAX));
   config.timeouts = timeouts_of(root, nat_timeouts());
+  return config;
+}
+
+}  // namespace flowtrack
+
+namespace flowtrack {
+
+DataplaneConfig load_dataplane_config(const std::string& path) {
+  const Value root = parse_file(path);
+  check_top_level(root);
+  const Value* plane = section(root, "dataplane");
+  if (plane == nullptr) fail(root, "dataplane", "missing: a live run needs a [dataplane] table naming its ports");
+  only_keys(*plane, "dataplane", {"stats_interval", "port", "neighbor", "control_socket", "control_group"});
+  DataplaneConfig config;
+  config.stats_interval = static_cast<Nanos>(integer_at(*plane, "dataplane", "stats_interval", 2, 1, 3600)) * kNanosPerSecond;
+  config.control_socket = string_at(*plane, "dataplane", "control_socket", "");
+  config.control_group = string_at(*plane, "dataplane", "control_group", "");
+  if (!config.control_group.empty() && config.control_socket.empty()) {
+    fail(*find(*plane, "control_group"), "dataplane.control_group", "there is no control_socket to open to it");
+  }
+  const Value* ports = find(*plane, "port");
+  if (ports == nullptr || !ports->is_array() || ports->as_array().empty() || ports->as_array().size() > 2) {
+    fail(ports != nullptr ? *ports : *plane, "dataplane.port", "expected one or two [[dataplane.port]] tables");
+  }
+  for (const Value& p : ports->as_array()) {
+    if (!p.is_table()) fail(p, "dataplane.port", "expected a table");
+    only_keys(p, "dataplane.port", {"device", "address", "gateway"});
+    DataplanePortConfig port;
+    port.device = string_at(p, "dataplane.port", "device", "", true);
+    std::tie(port.address, port.prefix_length) = prefix_at(p, "dataplane.port", "address", "10.10.1.1/24");
+    if (find(p, "gateway") != nullptr) port.gateway = address_at(p, "dataplane.port", "gateway");
+    config.ports.push_back(port);
+  }
+  if (const Value* neighbors = find(*plane, "neighbor")) {
+    if (!neighbors->is_array()) fail(*neighbors, "dataplane.neighbor", "expected [[dataplane.neighbor]] tables");
+    for (const Value& n : neighbors->as_array()) {
+      if (!n.is_table()) fail(n, "dataplane.neighbor", "expected a table");
+      only_keys(n, "dataplane.neighbor", {"address", "mac"});
+      const std::string mac = string_at(n, "dataplane.neighbor", "mac", "", true);
+      const auto parsed = parse_mac(mac);
+      if (!parsed) fail(*find(n, "mac"), "dataplane.neighbor.mac", fmt::format("'{}' is not a MAC address such as \"02:00:00:00:00:01\"", mac));
+      config.neighbors.push_back({address_at(n, "dataplane.neighbor", "address"), *parsed});
+    }
+  }
   return config;
 }
 

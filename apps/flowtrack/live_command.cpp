@@ -1,0 +1,270 @@
+// The live run: EAL with the operator's arguments, the ports of [dataplane], one worker (this thread)
+// running the function by runtime/live_loop.hpp. Every stats interval a line of rates, drops by reason
+// and live connections; on SIGINT or SIGTERM the loop ends at its next tick, the ports close, and the
+// report follows (text or --json). The mbufs are counted back into their pool: a missing one is an
+// error (exit status 1) after the report. With a control socket ([dataplane] control_socket), its
+// requests are served at every tick (100 ms), between bursts: counters, and the LB's pool changes.
+//
+// The stateful functions run on the default connection table and timer-wheel aging only: one more
+// instantiation each, not the grid's (the table and aging choice is measured by `bench nf`).
+#include "live_command.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <csignal>
+#include <map>
+#include <sstream>
+#include <variant>
+
+#include "flowtrack/aging/timer_wheel.hpp"
+#include "flowtrack/nf/control_request.hpp"
+#include "flowtrack/nf/dataplane_config.hpp"
+#include "flowtrack/nf/forwarder.hpp"
+#include "flowtrack/nf/nat44.hpp"
+#include "flowtrack/nf/nf_config.hpp"
+#include "flowtrack/nf/stateful_lb.hpp"
+#include "flowtrack/nf/stateless_lb.hpp"
+#include "flowtrack/runtime/control_socket.hpp"
+#include "flowtrack/runtime/live_loop.hpp"
+#include "flowtrack/table/cuckoo.hpp"
+#include "flowtrack/table/dpdk_eal_start.hpp"
+#include "json_line.hpp"
+#include "user_error.hpp"
+
+namespace flowtrack::cli {
+namespace {
+
+using LiveLb = StatefulLb<CuckooTable<FlowKeyV4>, TimerWheel>;
+using LiveNat = Nat44<CuckooTable<FlowKeyV4>, TimerWheel>;
+
+// Set by the signal handler, read by the loop at every tick (a lock-free atomic store is signal-safe).
+std::atomic<bool> stop_requested{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void request_stop(int) { stop_requested.store(true, std::memory_order_relaxed); }
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+// What the function owns (ARP is answered for it) and the next hops worth resolving before traffic.
+struct FunctionAddresses {
+  std::vector<std::uint32_t> owned, next_hops;
+};
+
+FunctionAddresses addresses_of(const std::vector<ServiceConfig>& services) {
+  FunctionAddresses a;
+  for (const ServiceConfig& s : services) {
+    a.owned.push_back(s.vip);
+    for (const BackendConfig& b : s.backends) a.next_hops.push_back(b.address);
+  }
+  return a;
+}
+
+// What the live run knows at a moment: the ports', the loop's and the function's counters.
+struct LiveState {
+  std::uint64_t in = 0, out = 0;
+  std::map<std::string, std::uint64_t> drops;
+  std::uint64_t created = 0;
+  std::size_t live = 0;
+  std::map<std::string, std::uint64_t> backends, backends_live;  // lb: connections per backend, ever and now
+  PortCounters ports;
+};
+
+template <class Nf>
+LiveState state_of(const Nf& nf, const DpdkPorts& ports, const BurstLoopCounters& loop) {
+  LiveState s;
+  s.ports = ports.counters();
+  s.in = s.ports.rx;
+  s.out = s.ports.tx;
+  for (std::size_t r = 0; r < kParseStatusCount; ++r) {
+    if (loop.parse_drops[r] != 0) s.drops[std::string(parse_status_name(static_cast<ParseStatus>(r)))] += loop.parse_drops[r];
+  }
+  const NfCounters c = nf.counters();
+  for (std::size_t d = 0; d < kNfDropCount; ++d) {
+    if (c.drops[d] != 0) s.drops[std::string(nf_drop_name(static_cast<NfDrop>(d)))] += c.drops[d];
+  }
+  for (std::size_t d = 0; d < kPortDropCount; ++d) {
+    if (ports.counters().drops[d] != 0) s.drops[std::string(port_drop_name(static_cast<PortDrop>(d)))] += ports.counters().drops[d];
+  }
+  s.created = c.connections_created;
+  if constexpr (std::is_same_v<Nf, LiveLb>) {
+    s.live = nf.tracker().size();
+    for (const Service& service : nf.services()) {
+      for (const Backend& b : service.backends()) {
+        s.backends[b.config.name] += b.total_connections;
+        s.backends_live[b.config.name] += b.connections;
+      }
+    }
+  }
+  if constexpr (std::is_same_v<Nf, LiveNat>) s.live = nf.sessions().size();
+  return s;
+}
+
+std::string drops_text(const std::map<std::string, std::uint64_t>& drops) {
+  std::uint64_t total = 0;
+  std::string detail;
+  for (const auto& [reason, n] : drops) {
+    total += n;
+    detail += fmt::format("{}{} {}", detail.empty() ? "" : ", ", reason, n);
+  }
+  return drops.empty() ? "0" : fmt::format("{} ({})", total, detail);
+}
+
+// What the control socket's `counters` answers, and the report starts from.
+JsonObject counters_json(const std::string& nf, const LiveState& s) {
+  JsonObject j;
+  j.set("nf", nf)
+      .set("packets_in", s.in)
+      .set("packets_to_function", s.ports.to_function)
+      .set("packets_out", s.out)
+      .set("drops", s.drops)
+      .set("connections", s.created)
+      .set("connections_live", s.live)
+      .set("arp_answered", s.ports.arp_answered)
+      .set("arp_asked", s.ports.arp_asked);
+  if (!s.backends.empty()) j.set("backends", s.backends).set("backends_live", s.backends_live);
+  return j;
+}
+
+// The control socket's answer to `line`. Pool changes (lb only) are checked with every change made so
+// far (`applied`, in order) against the configured pool, so one that does not fit is refused whole.
+template <class Nf>
+std::string answer(Nf& nf, std::string_view line, const RunCommandOptions& o, const StatefulLbConfig& lb,
+                   std::vector<PoolChange>& applied, const LiveState& state) {
+  const auto parsed = parse_control_request(line);
+  if (const auto* error = std::get_if<std::string>(&parsed)) return "error: " + *error;
+  const ControlRequest& request = std::get<ControlRequest>(parsed);
+  if (request.kind == ControlRequest::Kind::counters) return counters_json(o.nf, state).dump();
+  if constexpr (std::is_same_v<Nf, LiveLb>) {
+    applied.push_back(request.change);
+    if (const auto problem = check_pool_changes(applied, lb.services, lb.maglev_size)) {
+      applied.pop_back();
+      return fmt::format("error: {}: {}", problem->key, problem->problem);
+    }
+    apply_pool_change(request.change, nf.services());
+    return "ok";
+  } else {
+    return fmt::format("error: nf {} has no backend pool to change (only lb takes pool changes)", o.nf);
+  }
+}
+
+template <class Nf>
+void serve(Nf& nf, DpdkPorts& ports, const RunCommandOptions& o, const DataplaneConfig& plane, ControlSocket* control,
+           const StatefulLbConfig& lb) {
+  BurstLoopCounters loop;
+  std::vector<PoolChange> applied;
+  const Nanos start = DpdkPorts::now();
+  Nanos next_stats = start + plane.stats_interval;
+  LiveState last;
+  std::FILE* stats = o.json ? stderr : stdout;  // --json: stdout holds the report alone
+  for (std::size_t p = 0; p < ports.port_count(); ++p) {
+    const Layer2Port& l2 = ports.layer2().ports()[p];
+    fmt::print(stats, "flowtrack live: nf {}, port {} {} mac {}\n", o.nf, p, ports.device(p), mac_to_string(l2.mac));
+  }
+  std::fflush(stats);
+  run_live(nf, ports, {.burst = o.burst}, stop_requested, loop, [&](Nanos now) {
+    if (control != nullptr) {
+      control->serve([&](std::string_view line) { return answer(nf, line, o, lb, applied, state_of(nf, ports, loop)); });
+    }
+    if (now < next_stats) return;
+    const LiveState s = state_of(nf, ports, loop);
+    const double seconds = static_cast<double>(now - next_stats + plane.stats_interval) / 1e9;
+    fmt::print(stats, "flowtrack live: {:.0f} s, in {:.4f} Mpps, out {:.4f} Mpps, drops so far {}, live connections {}\n",
+               static_cast<double>(now - start) / 1e9, static_cast<double>(s.in - last.in) / seconds / 1e6,
+               static_cast<double>(s.out - last.out) / seconds / 1e6, drops_text(s.drops), s.live);
+    std::fflush(stats);
+    last = s;
+    next_stats = now + plane.stats_interval;
+  });
+  const double seconds = static_cast<double>(DpdkPorts::now() - start) / 1e9;
+  const LiveState s = state_of(nf, ports, loop);
+  const std::size_t missing = ports.close();
+  if (o.json) {
+    counters_json(o.nf, s)
+        .set("mode", "live")
+        .set("seconds", seconds)
+        .set("mpps_in", seconds > 0 ? static_cast<double>(s.in) / seconds / 1e6 : 0.0)
+        .set("mpps_out", seconds > 0 ? static_cast<double>(s.out) / seconds / 1e6 : 0.0)
+        .set("mbufs_missing", missing)
+        .print_line();
+  } else {
+    fmt::print("flowtrack live: nf {} stopped after {:.1f} s\n", o.nf, seconds);
+    fmt::print("  packets in {}, to the function {}, out {}\n", s.in, s.ports.to_function, s.out);
+    fmt::print("  drops {}\n", drops_text(s.drops));
+    fmt::print("  connections {} created, {} live at the end; ARP: {} answered, {} asked\n", s.created, s.live,
+               s.ports.arp_answered, s.ports.arp_asked);
+    for (const auto& [name, n] : s.backends) fmt::print("    {:<24} {}\n", name, n);
+    fmt::print("  mbufs missing from their pool: {}\n", missing);
+  }
+  if (missing != 0) throw std::runtime_error(fmt::format("{} mbufs did not come back to their pool", missing));
+}
+
+}  // namespace
+
+void live_command(const RunCommandOptions& o) {
+  if (!o.in.empty() || !o.out.empty()) throw UserError("run: --dpdk runs on ports: no --in or --out");
+  if (o.workers != 1) throw UserError("run: --dpdk runs one worker (--workers 1)");
+  if (o.scaling != "sharded" || o.table != "cuckoo" || o.aging != "wheel") {
+    throw UserError("run: --dpdk runs the default table, aging and scaling (cuckoo, wheel, sharded)");
+  }
+  if (o.burst == 0 || o.burst > kMaxBurst) throw UserError(fmt::format("run: --burst must be in 1..{}", kMaxBurst));
+  if (o.config.empty()) throw UserError("run: --dpdk needs --config FILE with a [dataplane] table");
+  DataplaneConfig plane;
+  StatelessLbConfig slb;
+  StatefulLbConfig lb;
+  NatConfig nat;
+  FunctionAddresses addresses;
+  try {
+    plane = load_dataplane_config(o.config);
+    if (o.nf == "slb") addresses = addresses_of((slb = load_stateless_lb_config(o.config)).services);
+    if (o.nf == "lb") addresses = addresses_of((lb = load_stateful_lb_config(o.config)).services);
+    if (o.nf == "nat") addresses.owned = (nat = load_nat_config(o.config)).pool;
+  } catch (const ConfigError& e) {
+    throw UserError(e.what());
+  }
+  std::unique_ptr<ControlSocket> control;
+  if (!plane.control_socket.empty()) {
+    // The schedule's times and the socket's changes would both move the pool: the socket's checks
+    // (check_pool_changes) could not know which of the scheduled ones had been applied.
+    if (!lb.changes.empty()) throw UserError("run: --dpdk with a control socket takes pool changes through it, not [[change]]");
+    try {
+      control = std::make_unique<ControlSocket>(plane.control_socket, plane.control_group);
+    } catch (const std::runtime_error& e) {
+      throw UserError(fmt::format("run: {}", e.what()));
+    }
+  }
+  try {
+    start_dpdk_eal(split_words(o.dpdk));
+  } catch (const std::runtime_error& e) {
+    throw UserError(fmt::format("run: --dpdk '{}': {}", o.dpdk, e.what()));
+  }
+  std::unique_ptr<DpdkPorts> ports;
+  try {
+    ports = std::make_unique<DpdkPorts>(plane, addresses.owned, addresses.next_hops);
+  } catch (const std::runtime_error& e) {
+    throw UserError(fmt::format("run: {}", e.what()));
+  }
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
+  const Nanos now = DpdkPorts::now();
+  if (o.nf == "fwd") {
+    Forwarder nf;
+    serve(nf, *ports, o, plane, control.get(), lb);
+  } else if (o.nf == "slb") {
+    StatelessLb nf(slb);
+    serve(nf, *ports, o, plane, control.get(), lb);
+  } else if (o.nf == "lb") {
+    LiveLb nf(lb, now);
+    serve(nf, *ports, o, plane, control.get(), lb);
+  } else {
+    LiveNat nf(nat, 0, 1, now);
+    serve(nf, *ports, o, plane, control.get(), lb);
+  }
+}
+
+}  // namespace flowtrack::cli

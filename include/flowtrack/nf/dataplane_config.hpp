@@ -1,0 +1,50 @@
+// The live data plane's part of a function's TOML configuration (`flowtrack run --dpdk`): which DPDK
+// ports the function runs on, their IPv4 addresses, where packets go, and how often the run reports.
+//
+//   [dataplane]
+//   stats_interval = 2                   # seconds between stats lines
+//   [[dataplane.port]]                   # one or two
+//   device = "net_af_packet0"            # the DPDK port's name: a --vdev name or a PCI address
+//   address = "10.10.1.1/24"             # the port's address and its directly attached network
+//   gateway = "10.10.1.254"              # optional: next hop for destinations on no port's network
+//   control_socket = "/run/flowtrack.sock"  # optional: the LB's control socket (`flowtrack ctl`)
+//   control_group = "netadmin"           # optional: a group that may use it too (else owner only)
+//   [[dataplane.neighbor]]               # optional: a next hop's MAC, when it cannot be resolved by ARP
+//   address = "10.10.1.254"
+//   mac = "02:00:00:00:00:01"
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "flowtrack/aging/clock.hpp"
+#include "flowtrack/packet/mac_address.hpp"
+
+namespace flowtrack {
+
+struct DataplanePortConfig {
+  std::string device;
+  std::uint32_t address = 0;  // network order
+  std::uint8_t prefix_length = 24;
+  std::uint32_t gateway = 0;  // network order; 0: none
+};
+
+struct DataplaneNeighbor {
+  std::uint32_t address = 0;  // network order
+  MacAddress mac{};
+};
+
+struct DataplaneConfig {
+  std::vector<DataplanePortConfig> ports;
+  std::vector<DataplaneNeighbor> neighbors;
+  Nanos stats_interval = 2 * kNanosPerSecond;
+  std::string control_socket;  // empty: none
+  std::string control_group;   // empty: owner only
+};
+
+// Reads [dataplane] of the file (ConfigError, nf_config.hpp, naming file, line and key, if it is
+// missing or wrong).
+DataplaneConfig load_dataplane_config(const std::string& path);
+
+}  // namespace flowtrack

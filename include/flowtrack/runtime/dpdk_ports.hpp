@@ -1,0 +1,139 @@
+// DPDK ports as the burst loop's source and output (runtime/burst_loop.hpp), for a live data plane: one
+// or two ports, one RX/TX queue pair each, polled by one worker. This header includes no DPDK header
+// (the mbufs are opaque here); dpdk_ports.cpp is the one file that talks to DPDK.
+//
+// Zero copy: next() hands the function each received IPv4 frame where the NIC (or PMD) put it, the
+// NfPacket's frame pointing into its mbuf; verdict() sends that same mbuf on (rewritten in place by the
+// function, its Ethernet addresses by layer 2) or frees it. Only what did not arrive in an mbuf is
+// copied into a fresh one: a held packet a function releases (the NAT's fragments), an ARP request.
+//
+// Layer 2 (runtime/layer2.hpp): ARP frames never reach the function: requests for owned addresses are
+// answered in place (the request's mbuf becomes the reply), senders are learnt. A packet leaves by the
+// port its destination routes to, from that port's MAC to its next hop's; an unknown next hop is asked
+// for (rate limited) and the packet waits for the answer (at most kMaxWaiting packets, each at most
+// kWaitLimit, as a host queues a few packets on an incomplete neighbour entry; beyond that it is
+// dropped as `arp_unresolved`).
+//
+// Every mbuf is either in the current burst (until its verdict, or the next next() call, which frees
+// those the loop dropped before the function: unparsable), in a TX buffer (until the burst ends), or
+// back in the pool. close() stops the ports and returns how many mbufs did not come back.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flowtrack/nf/dataplane_config.hpp"
+#include "flowtrack/nf/network_function.hpp"
+#include "flowtrack/packet/link_type.hpp"
+#include "flowtrack/runtime/layer2.hpp"
+
+struct rte_mbuf;
+struct rte_mempool;
+
+namespace flowtrack {
+
+// What the ports dropped or could not send, by reason (the function's drops are its own, NfCounters).
+enum class PortDrop : std::uint8_t {
+  not_ipv4,        // neither IPv4 nor ARP (IPv6, LLDP, tagged frames): this data plane routes IPv4 only
+  not_our_mac,     // an IPv4 frame to another host's MAC (a port in promiscuous mode sees them)
+  segmented,       // a frame in several mbufs: longer than one mbuf's room (jumbo frames are not set up)
+  bad_arp,         // an ARP frame that does not parse, or not for IPv4 over Ethernet
+  no_route,        // a packet to a destination on no port's network, with no gateway
+  arp_unresolved,  // a packet whose next hop did not answer ARP in time, or found the waiting room full
+  no_mbuf,         // a copy (held packet, ARP request) found no mbuf, or none with room for it
+  tx_full,         // the port's TX queue took less than the burst
+  count_,
+};
+inline constexpr std::size_t kPortDropCount = static_cast<std::size_t>(PortDrop::count_);
+std::string_view port_drop_name(PortDrop drop);
+
+struct PortCounters {
+  std::uint64_t rx = 0, tx = 0;          // frames, every port, ARP included
+  std::uint64_t to_function = 0;         // IPv4 frames handed to the function
+  std::uint64_t arp_answered = 0, arp_asked = 0;
+  std::array<std::uint64_t, kPortDropCount> drops{};
+};
+
+class DpdkPorts {
+ public:
+  static constexpr std::size_t kMaxWaiting = 64;
+  static constexpr Nanos kWaitLimit = kNanosPerSecond;
+
+  // Starts every port of `config` (EAL must be up: table/dpdk_eal.hpp). `owned`: the function's
+  // addresses to answer ARP for; `next_hops`: addresses (backends, ...) to resolve before traffic needs
+  // them. Throws std::runtime_error naming the port and the problem.
+  DpdkPorts(const DataplaneConfig& config, std::vector<std::uint32_t> owned, std::vector<std::uint32_t> next_hops);
+  ~DpdkPorts();
+  DpdkPorts(const DpdkPorts&) = delete;
+  DpdkPorts& operator=(const DpdkPorts&) = delete;
+
+  // The source: the received IPv4 frames of every port, up to burst.size(), time-stamped now (the
+  // wall clock, Nanos since an arbitrary epoch: the same as now()). Polls until it has some, or returns
+  // 0 once the deadline (set_deadline) has passed: after an empty poll, or at once if the call before
+  // returned packets (so that ports that never go quiet still let the caller in at every deadline).
+  LinkType link_type() const { return LinkType::ethernet; }
+  std::size_t next(std::span<NfPacket> burst);
+  void set_deadline(Nanos deadline) { deadline_ = deadline; }
+  static Nanos now();
+
+  // The output (BurstOutput).
+  void verdict(const NfPacket& packet, Verdict verdict);
+  void held(std::span<const std::uint8_t> frame, std::uint32_t wire_length);
+  void stage_done(NfStage) {}
+
+  // Between bursts: asks again for next hops due a refresh (Layer2::should_ask), drops the packets that
+  // waited kWaitLimit for their next hop.
+  void refresh_neighbours(Nanos now);
+
+  const PortCounters& counters() const { return counters_; }
+  const Layer2& layer2() const { return layer2_; }
+  std::size_t port_count() const { return ports_.size(); }
+  std::string_view device(std::size_t port) const { return devices_[port]; }
+  std::size_t mbufs_in_use() const;
+
+  // Sends what is buffered, stops and closes the ports, frees the pool; returns how many mbufs were
+  // missing from the pool once the ports were closed (0 unless one leaked). Later calls return the same.
+  std::size_t close();
+
+ private:
+  struct Port {
+    std::uint16_t id = 0;
+    std::vector<rte_mbuf*> tx;  // to send at the end of the burst
+  };
+
+  void finish_burst();
+  void flush(std::uint16_t port);
+  void receive_arp(std::uint16_t port, rte_mbuf* mbuf, Nanos now);  // answers in the same mbuf, or frees it
+  void send(rte_mbuf* mbuf, std::size_t l3_offset);               // routes, then transmits, waits or frees
+  void transmit(rte_mbuf* mbuf, const Egress& egress, const MacAddress& next_hop);  // layer 2, TX buffer
+  void release_waiting();                                          // those whose next hop is now known
+  void ask(std::uint32_t address, Nanos now);
+  rte_mbuf* fresh(std::size_t length);  // a new mbuf of `length` bytes, or null (counted: no_mbuf)
+  void drop(rte_mbuf* mbuf, PortDrop reason);
+
+  Layer2 layer2_;
+  std::vector<Port> ports_;
+  std::vector<std::string> devices_;
+  std::vector<std::uint32_t> next_hops_;
+  struct Waiting {
+    rte_mbuf* mbuf;
+    Egress egress;
+    Nanos since;
+  };
+  std::vector<Waiting> waiting_;  // for their next hop's MAC, oldest first
+  rte_mempool* pool_ = nullptr;
+  std::array<rte_mbuf*, kMaxBurst> burst_{};  // the current burst's mbufs, by NfPacket::slot; null once decided
+  std::size_t burst_size_ = 0;
+  std::size_t next_port_ = 0;  // the port polled first next time, so no port starves the other
+  Nanos deadline_ = 0;
+  bool handed_packets_ = false;  // the last next() returned packets
+  PortCounters counters_;
+  bool closed_ = false;
+  std::size_t missing_at_close_ = 0;
+};
+
+}  // namespace flowtrack

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Live throughput (docs/results/live.md), in two parts, each forwarder alone on CPU 1:
+#
+# 1. The engine: flowtrack's forwarder and dpdk-testpmd in io forwarding mode between the same two
+#    ports with no kernel in the way (net_pcap replaying a trace in a loop into net_null).
+# 2. On a veth pair: flowtrack's forwarder, stateless LB, stateful LB and NAT, and testpmd io, each in
+#    turn on the same two af_packet ports, fed by a dpdk-testpmd txonly generator (64-byte UDP frames,
+#    many flows) on CPU 0:
+#
+#    generator (txonly, CPU 0) g0 --- f0 [forwarder, CPU 1] f1 --- s0 sink (drops what it gets)
+#
+#    The generator runs throughout; its median rate is the offered load: a forwarder at that rate is
+#    limited by the generator, not by itself.
+#
+# Each forwarder runs SECONDS_PER_RUN (default 6) per repetition, REPS (default 3) repetitions
+# interleaved; the rate of a run is the median of its per-second output rates after the first two
+# seconds; printed: the median over repetitions, and flowtrack against testpmd. As root.
+#
+# Usage: scripts/live-throughput.sh [build/flowtrack]
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${1:-$root/build/flowtrack}
+seconds=${SECONDS_PER_RUN:-6}
+reps=${REPS:-3}
+source "$root/tests/live/live_lib.sh"
+live_init dpdk-testpmd taskset
+live_ns gen nf sink
+live_veth gen g0 nf f0
+live_veth nf f1 sink s0
+f0_mac=$(ip netns exec "$tag-nf" cat /sys/class/net/f0/address)
+s0_mac=$(ip netns exec "$tag-sink" cat /sys/class/net/s0/address)
+eal="--no-huge --no-pci --no-shconf --no-telemetry -m 1024 --log-level=error"
+
+# The functions' configurations: traffic 10.40.x.y:9 -> 198.18.0.2:9 (UDP); port 1 holds 198.18.0.0/24,
+# where the sink's MAC is configured for every address the functions send to (the sink answers no ARP:
+# it has no address, so it drops everything without answering).
+plane="[dataplane]
+stats_interval = 1
+[[dataplane.port]]
+device = \"net_af_packet0\"
+address = \"10.40.0.254/16\"
+[[dataplane.port]]
+device = \"net_af_packet1\"
+address = \"198.18.0.254/24\"
+[[dataplane.neighbor]]
+address = \"198.18.0.2\"
+mac = \"$s0_mac\"
+[[dataplane.neighbor]]
+address = \"198.18.0.3\"
+mac = \"$s0_mac\""
+service='[[service]]
+name = "echo"
+vip = "198.18.0.2"
+port = 9
+protocol = "udp"
+  [[service.backend]]
+  name = "sink"
+  address = "198.18.0.3"'
+printf '%s\n' "$plane" > "$work/fwd.toml"
+printf '%s\n%s\n' "$service" "$plane" > "$work/slb.toml"
+printf '[lb]\npolicy = "maglev"\n%s\n%s\n' "$service" "$plane" > "$work/lb.toml"
+printf '[nat]\ninside = "10.40.0.0/16"\npool = ["198.18.0.100"]\n%s\n' "$plane" > "$work/nat.toml"
+
+# The median of the numbers on stdin.
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+
+# One run of flowtrack's function $1; sets $rate to its output Mpps (no subshell: the processes it
+# starts stay known to the cleanup).
+run_flowtrack() {
+  live_flowtrack_prefix="taskset -c 1"
+  live_start_flowtrack nf "$1" "$work/$1.toml" f0 f1
+  sleep "$seconds"
+  live_stop_flowtrack > /dev/null
+  rate=$(sed -n 's/^flowtrack live: \([0-9]*\) s, .* out \([0-9.]*\) Mpps.*/\1 \2/p' "$work/flowtrack.err" |
+    awk '$1 > 2 { print $2 }' | median)
+}
+
+# The per-second Tx-pps lines of testpmd's output $1 for port $2 of $3 ports, in Mpps, without the
+# first two seconds and the last (partial) one.
+tx_rates() {
+  grep -a -o 'Tx-pps: *[0-9]*' "$1" | awk -v port="$2" -v ports="$3" '(NR - 1) % ports == port { print $2 / 1e6 }' |
+    tail -n +3 | head -n -1
+}
+
+# One run of testpmd io forwarding on the same ports; sets $rate to its output Mpps (port 1's).
+run_testpmd() {
+  live_spawn nf dpdk-testpmd $eal --lcores=0@1,1@1 --vdev=net_af_packet0,iface=f0 --vdev=net_af_packet1,iface=f1 -- \
+    --forward-mode=io --total-num-mbufs=16384 --stats-period=1 > "$work/testpmd.out" 2>&1
+  local pid=${live_pids[-1]} _
+  # It takes seconds to start (EAL's memory, without hugepages): measured from its first stats.
+  for _ in $(seq 300); do grep -a -q 'Tx-pps' "$work/testpmd.out" && break; sleep 0.1; done
+  sleep $((seconds + 1))
+  kill -INT "$pid"
+  wait "$pid" 2> /dev/null
+  rate=$(tx_rates "$work/testpmd.out" 1 2 | median)
+}
+
+# The engine alone: the same forwarders between two ports with no kernel in the way, net_pcap
+# replaying a trace of 4000 64-byte UDP frames over 1000 flows (infinite_rx) into net_null, which drops
+# what it is sent. The trace's destination MAC is net_pcap's first port's (02:70:63:61:70:00, 'pcap'),
+# as a router is sent frames to its own MAC.
+"$bin" trace gen --profile uniform --flows 1000 --packets 4000 -o "$work/uniform.pcap" > /dev/null
+python3 - "$work/uniform.pcap" << 'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+offset = 24
+while offset < len(data):
+    data[offset + 16:offset + 22] = bytes([0x02, 0x70, 0x63, 0x61, 0x70, 0x00])
+    offset += 16 + struct.unpack_from("<I", data, offset + 8)[0]
+open(sys.argv[1], "wb").write(data)
+PY
+engine_ports="--vdev=net_pcap0,rx_pcap=$work/uniform.pcap,infinite_rx=1 --vdev=net_null0,no-rx=1"
+cat > "$work/engine.toml" << CONF
+[dataplane]
+stats_interval = 1
+[[dataplane.port]]
+device = "net_pcap0"
+address = "10.8.0.1/24"
+[[dataplane.port]]
+device = "net_null0"
+address = "10.9.0.1/24"
+gateway = "10.9.0.2"
+[[dataplane.neighbor]]
+address = "10.9.0.2"
+mac = "02:00:00:00:00:09"
+CONF
+engine_run() {
+  if [[ $1 == testpmd ]]; then
+    taskset -c 1 dpdk-testpmd $eal --lcores=0@1,1@1 $engine_ports -- --forward-mode=io --total-num-mbufs=16384 \
+      --stats-period=1 > "$work/engine.out" 2>&1 &
+  else
+    taskset -c 1 "$bin" run --nf fwd --config "$work/engine.toml" --dpdk "$eal $engine_ports" > "$work/engine.out" 2>&1 &
+  fi
+  local pid=$! _
+  live_pids+=("$pid")
+  for _ in $(seq 300); do grep -a -q -e 'Tx-pps' -e ' 1 s, in' "$work/engine.out" && break; sleep 0.1; done
+  sleep $((seconds + 1))
+  kill -INT "$pid"
+  # testpmd sometimes hangs closing net_pcap after SIGINT: what it printed is all that is needed.
+  for _ in $(seq 20); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2> /dev/null
+  wait "$pid" 2> /dev/null
+  if [[ $1 == testpmd ]]; then
+    rate=$(tx_rates "$work/engine.out" 1 2 | median)
+  else
+    rate=$(sed -n 's/^flowtrack live: \([0-9]*\) s, .* out \([0-9.]*\) Mpps.*/\1 \2/p' "$work/engine.out" | awk '$1 > 2 { print $2 }' | median)
+  fi
+}
+declare -A engine
+for rep in $(seq "$reps"); do
+  for f in testpmd fwd; do
+    engine_run "$f"
+    echo "engine rep $rep: $f $rate Mpps out"
+    engine[$f]+="$rate "
+  done
+done
+engine_testpmd=$(echo ${engine[testpmd]} | tr ' ' '\n' | median)
+engine_fwd=$(echo ${engine[fwd]} | tr ' ' '\n' | median)
+echo "engine, median of $reps: testpmd io $engine_testpmd Mpps, flowtrack fwd $engine_fwd Mpps," \
+  "$(awk -v a="$engine_fwd" -v b="$engine_testpmd" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')x"
+
+# The generator runs throughout; each forwarder takes its turn on f0 and f1.
+live_spawn gen dpdk-testpmd $eal --lcores=0@0,1@0 --vdev=net_af_packet0,iface=g0 -- --forward-mode=txonly \
+  --total-num-mbufs=16384 --port-topology=loop --eth-peer=0,"$f0_mac" --tx-ip=10.40.0.1,198.18.0.2 --txonly-multi-flow \
+  --stats-period=1 > "$work/generator.out" 2>&1
+generator=${live_pids[-1]}
+sleep 3
+declare -A rates
+forwarders=(testpmd fwd slb lb nat)
+for rep in $(seq "$reps"); do
+  for f in "${forwarders[@]}"; do
+    if [[ $f == testpmd ]]; then run_testpmd; else run_flowtrack "$f"; fi
+    echo "rep $rep: $f $rate Mpps out"
+    rates[$f]+="$rate "
+  done
+done
+kill -INT "$generator"
+wait "$generator" 2> /dev/null
+echo "offered (the generator's median): $(tx_rates "$work/generator.out" 0 1 | median) Mpps"
+testpmd=$(echo ${rates[testpmd]} | tr ' ' '\n' | median)
+echo "median of $reps: testpmd io $testpmd Mpps"
+for f in fwd slb lb nat; do
+  m=$(echo ${rates[$f]} | tr ' ' '\n' | median)
+  echo "median of $reps: flowtrack $f $m Mpps, $(awk -v a="$m" -v b="$testpmd" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')x testpmd io"
+done

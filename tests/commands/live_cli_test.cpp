@@ -1,0 +1,73 @@
+// `flowtrack run --dpdk` and `flowtrack ctl` as a user runs them, on net_null ports (no root, no NIC):
+// every mistake is one error line and exit status 2, never a crash; a run stops on SIGTERM with its
+// report and every mbuf back in its pool.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/cli_runner.hpp"
+#include "support/temp_config.hpp"
+
+namespace flowtrack {
+namespace {
+
+using testing::run_cli;
+
+constexpr const char* kNullPort = R"([dataplane]
+[[dataplane.port]]
+device = "net_null0"
+address = "10.9.0.1/24"
+)";
+constexpr const char* kEal = "--no-huge --no-pci --no-shconf --no-telemetry -l 0 -m 128 --log-level=error";
+
+TEST(LiveCli, RunNeedsATraceOrPorts) {
+  const auto r = run_cli("run --nf fwd");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--in FILE (a trace) or --dpdk"), std::string::npos) << r.output;
+}
+
+TEST(LiveCli, BadEalArgumentsAreOneError) {
+  const std::string config = test::temp_config("null.toml", kNullPort);
+  const auto r = run_cli("run --nf fwd --config " + config + " --dpdk '--no-huge --no-such-eal-option'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("flowtrack: error: run: --dpdk '--no-huge --no-such-eal-option': DPDK EAL initialisation failed"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(LiveCli, APortEalDoesNotHaveIsNamed) {
+  const std::string config = test::temp_config("null.toml", kNullPort);
+  const auto r = run_cli("run --nf fwd --config " + config + " --dpdk '" + kEal + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no DPDK port named 'net_null0'"), std::string::npos) << r.output;
+}
+
+TEST(LiveCli, AConfigurationWithoutPortsIsNamed) {
+  const std::string config = test::temp_config("lb.toml", "[lb]\n");
+  const auto r = run_cli("run --nf fwd --config " + config + " --dpdk '" + kEal + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("dataplane: missing"), std::string::npos) << r.output;
+}
+
+TEST(LiveCli, StopsOnSigtermWithItsReportAndEveryMbufBack) {
+  const std::string config = test::temp_config("null.toml", kNullPort);
+  // The shell runs flowtrack in the background, stops it after a second, and waits for it: its exit
+  // status is the command's.
+  const auto r = run_cli("run --nf fwd --json --config " + config + " --dpdk '" + kEal +
+                         " --vdev=net_null0' 2>&1 & pid=$!; sleep 1; kill -TERM $pid; wait $pid");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json report = testing::first_json_object(r.output);
+  ASSERT_FALSE(report.is_null()) << r.output;
+  EXPECT_EQ(report["mbufs_missing"], 0);
+  EXPECT_GT(report["packets_in"].get<std::uint64_t>(), 0u);  // net_null's frames, not IPv4: dropped, counted
+  EXPECT_EQ(report["drops"]["not_ipv4"], report["packets_in"]);
+}
+
+TEST(LiveCli, CtlWithoutADataPlaneIsOneError) {
+  const auto r = run_cli("ctl --socket /nonexistent/flowtrack.sock counters");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot connect to the control socket"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace flowtrack

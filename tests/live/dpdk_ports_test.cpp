@@ -1,0 +1,310 @@
+// DPDK ports as the burst loop's source and output (runtime/dpdk_ports.hpp), on ring ports that this
+// test wires itself (rte_eth_from_rings: each port's RX is a ring the test fills, its TX a ring the test
+// empties), so it needs no NIC, no root and no hugepages. It proves that a function's forwarded
+// packets leave in the very mbufs they arrived in, rewritten in place; that the ports answer and send
+// ARP; that released held packets leave in fresh mbufs; and that every mbuf goes back to its pool.
+#include "flowtrack/runtime/dpdk_ports.hpp"
+
+#include <gtest/gtest.h>
+#include <rte_eth_ring.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include <cstring>
+#include <vector>
+
+#include "flowtrack/nf/stateless_lb.hpp"
+#include "flowtrack/packet/frame_builder.hpp"
+#include "flowtrack/runtime/burst_loop.hpp"
+#include "flowtrack/table/dpdk_eal_start.hpp"
+#include "support/addresses.hpp"
+
+namespace flowtrack {
+namespace {
+
+const MacAddress kClient{0x02, 0, 0, 0, 0xc, 2}, kBackend{0x02, 0, 0, 0, 0xb, 0x11};
+
+void start_eal() {
+  static const bool started = [] {
+    // No shared files, no hugepages: the smallest EAL that runs ports.
+    start_dpdk_eal({"--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-l", "0", "-m", "128", "--log-level=error"});
+    return true;
+  }();
+  ASSERT_TRUE(started);
+}
+
+// A ring port: what the test enqueues on `rx` the port receives; what the port sends lands on `tx`.
+struct RingPort {
+  std::string name;    // the rings'
+  std::string device;  // the port's: the ring PMD prefixes the name it is given
+  rte_ring* rx = nullptr;
+  rte_ring* tx = nullptr;
+
+  explicit RingPort(const std::string& port_name) : name(port_name), device("net_ring_" + port_name) {
+    rx = rte_ring_create((name + "_rx").c_str(), 256, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    tx = rte_ring_create((name + "_tx").c_str(), 256, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    EXPECT_NE(rx, nullptr);
+    EXPECT_NE(tx, nullptr);
+    EXPECT_GE(rte_eth_from_rings(name.c_str(), &rx, 1, &tx, 1, SOCKET_ID_ANY), 0);
+  }
+  ~RingPort() {
+    rte_ring_free(rx);
+    rte_ring_free(tx);
+  }
+
+  // Everything the port sent, in order.
+  std::vector<rte_mbuf*> sent() const {
+    std::vector<rte_mbuf*> out(256);
+    out.resize(rte_ring_dequeue_burst(tx, reinterpret_cast<void**>(out.data()), 256, nullptr));
+    return out;
+  }
+};
+
+// The test's side of the wire: frames come from its own pool, so the ports' pool counts only theirs.
+class DpdkPortsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    start_eal();
+    static int run = 0;  // ring and pool names are global to the process
+    const std::string tag = std::to_string(run++);
+    wire_ = rte_pktmbuf_pool_create(("wire" + tag).c_str(), 511, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+    ASSERT_NE(wire_, nullptr);
+    clients_ = std::make_unique<RingPort>("clients" + tag);
+    backends_ = std::make_unique<RingPort>("backends" + tag);
+    config_.ports = {{clients_->device, test::ipv4("10.1.0.1"), 24, 0}, {backends_->device, test::ipv4("10.2.0.1"), 24, 0}};
+  }
+  void TearDown() override {
+    backends_.reset();
+    clients_.reset();
+    // Every frame the test put on the wire came back to its pool (sent on and freed, or dropped).
+    EXPECT_EQ(rte_mempool_in_use_count(wire_), 0u);
+    rte_mempool_free(wire_);
+  }
+
+  rte_mbuf* inject(RingPort& port, std::span<const std::uint8_t> frame) {
+    rte_mbuf* m = rte_pktmbuf_alloc(wire_);
+    EXPECT_NE(m, nullptr);
+    std::memcpy(rte_pktmbuf_append(m, static_cast<std::uint16_t>(frame.size())), frame.data(), frame.size());
+    EXPECT_EQ(rte_ring_enqueue(port.rx, m), 0);
+    return m;
+  }
+  static std::span<const std::uint8_t> bytes(rte_mbuf* m) { return {rte_pktmbuf_mtod(m, const std::uint8_t*), rte_pktmbuf_data_len(m)}; }
+  static MacAddress destination_mac(rte_mbuf* m) {
+    MacAddress mac;
+    std::memcpy(mac.data(), bytes(m).data(), 6);
+    return mac;
+  }
+  static MacAddress source_mac(rte_mbuf* m) {
+    MacAddress mac;
+    std::memcpy(mac.data(), bytes(m).data() + 6, 6);
+    return mac;
+  }
+  void free_all(const std::vector<rte_mbuf*>& mbufs) {
+    for (rte_mbuf* m : mbufs) rte_pktmbuf_free(m);
+  }
+
+  // Runs the loop until the ports have been idle for a poll.
+  template <class Nf>
+  BurstLoopCounters run(Nf& nf, DpdkPorts& ports) {
+    BurstLoopCounters counters;
+    StageClock clock(false);
+    ports.set_deadline(0);
+    run_burst_loop(nf, ports, ports, 32, counters, clock);
+    return counters;
+  }
+
+  rte_mempool* wire_ = nullptr;
+  std::unique_ptr<RingPort> clients_, backends_;
+  DataplaneConfig config_;
+};
+
+StatelessLbConfig one_service() {
+  StatelessLbConfig config;
+  config.services.push_back({"web", test::ipv4("10.1.0.100"), htons(80), ipproto::kTcp, {{"b1", test::ipv4("10.2.0.11"), 0, 1}}});
+  return config;
+}
+
+std::vector<std::uint8_t> tcp_from_client(const MacAddress& to, std::uint16_t source_port, const char* destination = "10.1.0.100") {
+  FrameSpec spec = FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(test::ipv4("10.1.0.2")), ntohl(test::ipv4(destination)), source_port, 80, ipproto::kTcp),
+                                   tcpflag::kSyn, 100);
+  spec.src_mac = kClient;
+  spec.dst_mac = to;
+  return build_frame(spec);
+}
+
+std::vector<std::uint8_t> arp_frame(const MacAddress& to, const ArpMessage& m) {
+  std::vector<std::uint8_t> frame(kArpFrameSize);
+  write_arp(frame, to, m.sender_mac, m);
+  return frame;
+}
+
+TEST_F(DpdkPortsTest, ForwardedPacketsLeaveInTheMbufsTheyCameInRewrittenInPlace) {
+  StatelessLb lb(one_service());
+  std::vector<rte_mbuf*> injected;
+  {
+    DpdkPorts ports(config_, {test::ipv4("10.1.0.100")}, {test::ipv4("10.2.0.11")});
+    const MacAddress port_a = ports.layer2().ports()[0].mac, port_b = ports.layer2().ports()[1].mac;
+
+    // Starting, the ports asked for the backend, on its side, from their own pool.
+    const std::vector<rte_mbuf*> asked = backends_->sent();
+    ASSERT_EQ(asked.size(), 1u);
+    const auto request = parse_arp(bytes(asked[0]));
+    ASSERT_TRUE(request);
+    EXPECT_EQ(request->operation, ArpMessage::kRequest);
+    EXPECT_EQ(request->target_ip, test::ipv4("10.2.0.11"));
+    EXPECT_EQ(request->sender_mac, port_b);
+    EXPECT_EQ(destination_mac(asked[0]), kBroadcastMac);
+    free_all(asked);
+
+    // The backend answers; the client asks for the VIP and is answered with port A's MAC.
+    inject(*backends_, arp_frame(port_b, {ArpMessage::kReply, kBackend, test::ipv4("10.2.0.11"), port_b, test::ipv4("10.2.0.1")}));
+    inject(*clients_, arp_frame(kBroadcastMac, {ArpMessage::kRequest, kClient, test::ipv4("10.1.0.2"), MacAddress{}, test::ipv4("10.1.0.100")}));
+    run(lb, ports);
+    const std::vector<rte_mbuf*> answered = clients_->sent();
+    ASSERT_EQ(answered.size(), 1u);
+    const auto reply = parse_arp(bytes(answered[0]));
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->operation, ArpMessage::kReply);
+    EXPECT_EQ(reply->sender_ip, test::ipv4("10.1.0.100"));
+    EXPECT_EQ(reply->sender_mac, port_a);
+    EXPECT_EQ(destination_mac(answered[0]), kClient);
+    free_all(answered);
+
+    for (std::uint16_t i = 0; i < 8; ++i) injected.push_back(inject(*clients_, tcp_from_client(port_a, 40000 + i)));
+    const BurstLoopCounters counters = run(lb, ports);
+    EXPECT_EQ(counters.packets, 8u);
+    const std::vector<rte_mbuf*> forwarded = backends_->sent();
+    ASSERT_EQ(forwarded, injected);  // the same mbufs, in order: nothing was copied
+    for (rte_mbuf* m : forwarded) {
+      ParsedPacket parsed;
+      ASSERT_EQ(parse_frame(bytes(m), LinkType::ethernet, parsed), ParseStatus::ok);
+      EXPECT_EQ(parsed.key4.dst_addr, test::ipv4("10.2.0.11"));
+      EXPECT_EQ(destination_mac(m), kBackend);
+      EXPECT_EQ(source_mac(m), port_b);
+    }
+    free_all(forwarded);
+    EXPECT_EQ(ports.counters().to_function, 8u);
+    EXPECT_EQ(ports.close(), 0u);
+  }
+  EXPECT_EQ(lb.counters().forwarded, 8u);
+}
+
+TEST_F(DpdkPortsTest, EveryDroppedFrameIsFreedAndCountedByReason) {
+  StatelessLb lb(one_service());
+  DpdkPorts ports(config_, {test::ipv4("10.1.0.100")}, {});
+  const MacAddress port_a = ports.layer2().ports()[0].mac;
+  free_all(backends_->sent());
+
+  FrameSpec ipv6;
+  ipv6.ip_version = 6;
+  ipv6.dst_mac = port_a;
+  inject(*clients_, build_frame(ipv6));                             // not IPv4
+  inject(*clients_, tcp_from_client(kBackend, 1));                  // for another MAC
+  std::vector<std::uint8_t> cut = tcp_from_client(port_a, 2);
+  cut.resize(kEthernetHeaderSize + 10);                             // IPv4 header cut: the parser's drop
+  inject(*clients_, cut);
+  inject(*clients_, tcp_from_client(port_a, 3, "10.2.0.99"));       // no service: passed, next hop unknown
+  inject(*clients_, tcp_from_client(port_a, 4, "192.0.2.1"));       // no route (no gateway)
+  const BurstLoopCounters counters = run(lb, ports);
+  EXPECT_EQ(ports.counters().drops[static_cast<std::size_t>(PortDrop::arp_unresolved)], 0u);  // it waits
+  ports.refresh_neighbours(DpdkPorts::now() + DpdkPorts::kWaitLimit);                           // in vain
+
+  const auto& drops = ports.counters().drops;
+  EXPECT_EQ(drops[static_cast<std::size_t>(PortDrop::not_ipv4)], 1u);
+  EXPECT_EQ(drops[static_cast<std::size_t>(PortDrop::not_our_mac)], 1u);
+  EXPECT_EQ(counters.parse_drops[static_cast<std::size_t>(ParseStatus::truncated_ipv4)], 1u);
+  EXPECT_EQ(drops[static_cast<std::size_t>(PortDrop::arp_unresolved)], 1u);
+  EXPECT_EQ(drops[static_cast<std::size_t>(PortDrop::no_route)], 1u);
+  // The unknown next hop was asked for.
+  const std::vector<rte_mbuf*> asked = backends_->sent();
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(parse_arp(bytes(asked[0]))->target_ip, test::ipv4("10.2.0.99"));
+  free_all(asked);
+  EXPECT_EQ(ports.close(), 0u);
+}
+
+TEST_F(DpdkPortsTest, PacketsToAnUnresolvedNextHopLeaveOnceItAnswers) {
+  StatelessLb lb(one_service());
+  DpdkPorts ports(config_, {}, {});
+  const MacAddress port_a = ports.layer2().ports()[0].mac, port_b = ports.layer2().ports()[1].mac;
+  rte_mbuf* first = inject(*clients_, tcp_from_client(port_a, 1, "10.2.0.99"));
+  rte_mbuf* second = inject(*clients_, tcp_from_client(port_a, 2, "10.2.0.99"));
+  run(lb, ports);
+  const std::vector<rte_mbuf*> asked = backends_->sent();  // one request for both
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(parse_arp(bytes(asked[0]))->target_ip, test::ipv4("10.2.0.99"));
+  free_all(asked);
+  inject(*backends_, arp_frame(port_b, {ArpMessage::kReply, kBackend, test::ipv4("10.2.0.99"), port_b, test::ipv4("10.2.0.1")}));
+  run(lb, ports);
+  const std::vector<rte_mbuf*> sent = backends_->sent();
+  ASSERT_EQ(sent, (std::vector<rte_mbuf*>{first, second}));  // in order, in their own mbufs
+  EXPECT_EQ(destination_mac(sent[0]), kBackend);
+  free_all(sent);
+  EXPECT_EQ(ports.counters().drops[static_cast<std::size_t>(PortDrop::arp_unresolved)], 0u);
+  EXPECT_EQ(ports.close(), 0u);
+}
+
+TEST_F(DpdkPortsTest, CloseCountsTheMbufsThatDidNotComeBack) {
+  DpdkPorts ports(config_, {}, {test::ipv4("10.2.0.11")});
+  const std::vector<rte_mbuf*> asked = backends_->sent();  // the ARP request, still out
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(ports.mbufs_in_use(), 1u);
+  EXPECT_EQ(ports.close(), 1u);
+  free_all(asked);  // back into the pool close() kept for it
+}
+
+// Holds the first packet of each burst (keeping a copy) and releases it after the second's verdict, as
+// the NAT does with a fragment that came before its first one.
+struct HoldFirst {
+  std::vector<std::uint8_t> kept;
+  template <BurstOutput Out>
+  void process_burst(std::span<NfPacket> burst, Out& out) {
+    for (std::size_t i = 0; i < burst.size(); ++i) {
+      if (i == 0) {
+        kept.assign(burst[i].frame.begin(), burst[i].frame.end());
+        out.verdict(burst[i], Verdict::held);
+        continue;
+      }
+      out.verdict(burst[i], Verdict::forward);
+      if (i == 1) out.held(kept, static_cast<std::uint32_t>(kept.size()));
+    }
+  }
+  std::size_t expire(Nanos, std::size_t) { return 0; }
+  NfCounters counters() const { return {}; }
+};
+
+TEST_F(DpdkPortsTest, ReleasedHeldPacketsLeaveInFreshMbufsOfThePortsPool) {
+  HoldFirst nf;
+  DpdkPorts ports(config_, {}, {test::ipv4("10.2.0.11")});
+  const MacAddress port_a = ports.layer2().ports()[0].mac, port_b = ports.layer2().ports()[1].mac;
+  free_all(backends_->sent());
+  inject(*backends_, arp_frame(port_b, {ArpMessage::kReply, kBackend, test::ipv4("10.2.0.11"), port_b, test::ipv4("10.2.0.1")}));
+  rte_mbuf* first = inject(*clients_, tcp_from_client(port_a, 1, "10.2.0.11"));
+  rte_mbuf* second = inject(*clients_, tcp_from_client(port_a, 2, "10.2.0.11"));
+  run(nf, ports);
+  const std::vector<rte_mbuf*> sent = backends_->sent();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[0], second);
+  EXPECT_NE(sent[1], first);  // the held one was freed at its verdict; its copy left in a new mbuf
+  EXPECT_NE(sent[1]->pool, wire_);
+  ParsedPacket parsed;
+  ASSERT_EQ(parse_frame(bytes(sent[1]), LinkType::ethernet, parsed), ParseStatus::ok);
+  EXPECT_EQ(to_host16(parsed.key4.src_port), 1);
+  EXPECT_EQ(destination_mac(sent[1]), kBackend);
+  free_all(sent);
+  EXPECT_EQ(ports.close(), 0u);
+}
+
+TEST_F(DpdkPortsTest, AnUnknownDeviceIsAClearError) {
+  DataplaneConfig bad = config_;
+  bad.ports[1].device = "net_nonexistent0";
+  try {
+    DpdkPorts ports(bad, {}, {});
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no DPDK port named 'net_nonexistent0'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace flowtrack

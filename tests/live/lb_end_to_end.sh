@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# End to end, the stateful LB live on DPDK ports: a client namespace, flowtrack on two veth ports
+# (net_af_packet) in a namespace of its own, three nginx backends behind a VIP on a bridged LAN:
+#
+#   client 10.10.1.2 --- [port 0 10.10.1.1, VIP 10.10.1.100 | flowtrack | port 1 10.10.2.1] --- bridge
+#                                                  backends 10.10.2.11, .12, .13 (gateway 10.10.2.1)
+#
+# No static neighbour entry anywhere: the client resolves the VIP and the backends their gateway by ARP,
+# which flowtrack answers; flowtrack resolves the backends by ARP. The configuration is the README's
+# example, examples/live-lb.toml. 1000 curl requests (a connection each) must all succeed, each backend
+# must get its weight's share (1:2:3, round_robin) within 2 % of the requests; a long transfer must go
+# on untouched while its backend is drained and removed through `flowtrack ctl`, which must refuse bad
+# requests; and flowtrack must stop cleanly on SIGINT with every mbuf back in its pool.
+#
+# Usage: lb_end_to_end.sh path/to/flowtrack (REQUESTS=N to change the count). Exit 77: skipped.
+set -uo pipefail
+bin=${1:?usage: lb_end_to_end.sh path/to/flowtrack}
+requests=${REQUESTS:-1000}
+source "$(dirname "$0")/live_lib.sh"
+live_init nginx curl
+
+live_ns client nf lan b1 b2 b3
+live_veth client c0 nf f0
+live_veth nf f1 lan l0
+ip -n "$tag-client" addr add 10.10.1.2/24 dev c0
+ip -n "$tag-lan" link add br0 type bridge
+ip -n "$tag-lan" link set br0 up
+ip -n "$tag-lan" link set l0 master br0
+for b in 1 2 3; do
+  live_veth b$b e0 lan l$b
+  ip -n "$tag-lan" link set l$b master br0
+  ip -n "$tag-b$b" addr add 10.10.2.1$b/24 dev e0
+  ip -n "$tag-b$b" route add default via 10.10.2.1
+  mkdir -p "$work/b$b"
+  head -c 20971520 /dev/zero > "$work/b$b/big"  # 20 MiB, for the long transfer
+  live_nginx b$b b$b 10.10.2.1$b b$b
+done
+
+# The example with its control socket in this run's directory.
+sed "s|/run/flowtrack-lb.sock|$work/ctl.sock|" "$(dirname "$0")/../../examples/live-lb.toml" > "$work/lb.toml"
+live_start_flowtrack nf lb "$work/lb.toml" f0 f1
+
+# N requests, one connection each (Connection: close), each answered by the backend's name, then the
+# status, into $work/$2; got[b] counts backend b's answers.
+declare -A got
+fetch() {
+  local urls=() _ b
+  for _ in $(seq "$1"); do urls+=(http://10.10.1.100/); done
+  ip netns exec "$tag-client" curl -s --max-time 5 -H 'Connection: close' -w '%{http_code}\n' "${urls[@]}" > "$work/$2"
+  ok=$(grep -c '^200$' "$work/$2")
+  for b in 1 2 3; do got[$b]=$(grep -c "^b$b\$" "$work/$2"); done
+  [[ $ok -eq $1 ]] || live_fail "$2: $(($1 - ok)) of $1 requests failed"
+}
+ctl() { "$bin" ctl --socket "$work/ctl.sock" "$@"; }
+
+start=$(date +%s%N)
+fetch "$requests" spread
+ms=$((($(date +%s%N) - start) / 1000000))
+echo "lb end to end: $ok of $requests requests answered 200 in $ms ms; b1 ${got[1]}, b2 ${got[2]}, b3 ${got[3]} (weights 1:2:3)"
+tolerance=$((requests * 2 / 100))
+for b in 1 2 3; do
+  expected=$((requests * b / 6))
+  diff=$((got[$b] - expected))
+  ((diff < 0)) && diff=$((-diff))
+  ((diff <= tolerance)) || live_fail "backend b$b got ${got[$b]} requests, expected $expected +- $tolerance"
+done
+
+# A long transfer (20 MiB at 10 MB/s) goes on untouched while its backend is drained, then removed,
+# through the control socket; new requests stop reaching that backend at once.
+ip netns exec "$tag-client" curl -s --max-time 20 --limit-rate 10M -D "$work/big.headers" -o "$work/big.out" \
+  -w '%{http_code} %{size_download}' http://10.10.1.100/big > "$work/big.result" &
+big=$!
+for _ in $(seq 50); do grep -q '^X-Backend' "$work/big.headers" 2> /dev/null && break; sleep 0.1; done
+victim=$(sed -n 's/^X-Backend: \(b[0-9]\).*/\1/p' "$work/big.headers")
+[[ -n $victim ]] || live_fail "the long transfer did not start"
+ctl drain web "$victim" > /dev/null || live_fail "ctl drain web $victim was refused"
+fetch 60 after-drain
+drained=${got[${victim#b}]}
+ctl remove web "$victim" > /dev/null || live_fail "ctl remove web $victim was refused"
+fetch 60 after-remove
+removed=${got[${victim#b}]}
+counters=$(ctl counters) || live_fail "ctl counters was refused"
+refusals=0
+ctl drain web nosuch 2> /dev/null || ((refusals++))       # no such backend
+ctl weight web b1 2000000 2> /dev/null || ((refusals++))  # weight out of range
+ctl add web b1 10.10.2.11 80 1 2> /dev/null || ((refusals++))  # already in the pool
+wait "$big"
+big_result=$(cat "$work/big.result")
+echo "  long transfer from $victim: $big_result (code, bytes) while $victim was drained, then removed;" \
+  "requests to it after the drain $drained of 60, after the removal $removed of 60; $refusals of 3 bad requests refused"
+echo "  ctl counters: $counters"
+live_stop_flowtrack
+[[ $big_result == "200 20971520" ]] || live_fail "the long transfer was cut: $big_result"
+((drained == 0 && removed == 0)) || live_fail "new requests still reached $victim"
+((refusals == 3)) || live_fail "only $refusals of 3 bad requests were refused"
+python3 -c 'import json, sys; c = json.loads(sys.argv[1]); sys.exit(0 if c["connections"] >= '"$requests"' + 61 else 1)' "$counters" ||
+  live_fail "ctl counters: $counters"
+live_report_check 'r["mbufs_missing"] == 0' "sum(r['backends'].values()) == $requests + 121" 'r["arp_answered"] > 0'
+echo "PASS"

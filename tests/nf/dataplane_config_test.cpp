@@ -1,0 +1,91 @@
+// The live data plane's [dataplane] table (nf/dataplane_config.hpp): ports, gateways, configured
+// neighbours, the stats interval; errors naming the key; the live examples loading.
+#include <gtest/gtest.h>
+
+
+#include "flowtrack/nf/dataplane_config.hpp"
+#include "flowtrack/nf/nf_config.hpp"
+#include "support/addresses.hpp"
+#include "support/temp_config.hpp"
+
+namespace flowtrack {
+namespace {
+
+constexpr const char* kTwoPorts = R"([dataplane]
+stats_interval = 5
+[[dataplane.port]]
+device = "net_af_packet0"
+address = "10.10.1.1/24"
+[[dataplane.port]]
+device = "0000:03:00.0"
+address = "192.0.2.1/30"
+gateway = "192.0.2.2"
+[[dataplane.neighbor]]
+address = "192.0.2.2"
+mac = "02:00:00:00:00:2a"
+)";
+
+TEST(DataplaneConfig, PortsGatewaysNeighboursAndIntervalAreRead) {
+  const DataplaneConfig c = load_dataplane_config(test::temp_config("plane.toml", kTwoPorts));
+  EXPECT_EQ(c.stats_interval, 5 * kNanosPerSecond);
+  ASSERT_EQ(c.ports.size(), 2u);
+  EXPECT_EQ(c.ports[0].device, "net_af_packet0");
+  EXPECT_EQ(c.ports[0].address, test::ipv4("10.10.1.1"));
+  EXPECT_EQ(c.ports[0].prefix_length, 24);
+  EXPECT_EQ(c.ports[0].gateway, 0u);
+  EXPECT_EQ(c.ports[1].device, "0000:03:00.0");
+  EXPECT_EQ(c.ports[1].prefix_length, 30);
+  EXPECT_EQ(c.ports[1].gateway, test::ipv4("192.0.2.2"));
+  ASSERT_EQ(c.neighbors.size(), 1u);
+  EXPECT_EQ(c.neighbors[0].address, test::ipv4("192.0.2.2"));
+  EXPECT_EQ(c.neighbors[0].mac, (MacAddress{0x02, 0, 0, 0, 0, 0x2a}));
+}
+
+TEST(DataplaneConfig, AFunctionsLoaderAcceptsTheTableBesideItsOwn) {
+  const std::string text = std::string("[nat]\ninside = \"10.0.0.0/16\"\npool = [\"203.0.113.1\"]\n") + kTwoPorts;
+  EXPECT_EQ(load_nat_config(test::temp_config("plane.toml", text)).pool.size(), 1u);
+}
+
+TEST(DataplaneConfig, AMistakeNamesTheKey) {
+  const std::string port = "[dataplane]\n[[dataplane.port]]\ndevice = \"net_null0\"\n";
+  for (const auto& [text, key] : {
+           std::pair{std::string("[lb]\n"), "dataplane: missing"},
+           {std::string("[dataplane]\n"), "dataplane.port"},
+           {port, "dataplane.port.address: missing"},
+           {port + "address = \"10.0.0.1\"\n", "dataplane.port.address: '10.0.0.1' is not a prefix"},
+           {port + "address = \"10.0.0.1/33\"\n", "dataplane.port.address"},
+           {port + "address = \"10.0.0.1/24\"\ngateway = \"ten\"\n", "dataplane.port.gateway"},
+           {port + "address = \"10.0.0.1/24\"\nmtu = 9000\n", "dataplane.port.mtu: unknown key"},
+           {port + "address = \"10.0.0.1/24\"\n[[dataplane.neighbor]]\naddress = \"10.0.0.2\"\nmac = \"02:00:00:00:00\"\n",
+            "dataplane.neighbor.mac: '02:00:00:00:00' is not a MAC address"},
+           {"[dataplane]\nstats_interval = 0\n", "dataplane.stats_interval"},
+       }) {
+    try {
+      load_dataplane_config(test::temp_config("plane.toml", text));
+      ADD_FAILURE() << text << "loaded";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(DataplaneConfig, MacAddressesParseInEitherNotationOnly) {
+  EXPECT_EQ(parse_mac("0a:1B:2c:3D:4e:5F"), (MacAddress{0x0a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f}));
+  EXPECT_EQ(parse_mac("0a-1b-2c-3d-4e-5f"), (MacAddress{0x0a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f}));
+  for (const char* bad : {"", "0a:1b:2c:3d:4e", "0a:1b:2c:3d:4e:5g", "0a:1b:2c:3d:4e:5f:", "0a.1b.2c.3d.4e.5f", "+a:1b:2c:3d:4e:5f"}) {
+    EXPECT_FALSE(parse_mac(bad)) << bad;
+  }
+  EXPECT_EQ(mac_to_string({0x0a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f}), "0a:1b:2c:3d:4e:5f");
+}
+
+TEST(DataplaneConfig, TheLiveExamplesLoad) {
+  for (const char* name : {"/examples/live-lb.toml", "/examples/live-nat.toml"}) {
+    const DataplaneConfig c = load_dataplane_config(std::string(FLOWTRACK_SOURCE_DIR) + name);
+    EXPECT_EQ(c.ports.size(), 2u) << name;
+  }
+  EXPECT_EQ(load_stateful_lb_config(FLOWTRACK_SOURCE_DIR "/examples/live-lb.toml").services.size(), 1u);
+  EXPECT_EQ(load_nat_config(FLOWTRACK_SOURCE_DIR "/examples/live-nat.toml").pool.size(), 1u);
+}
+
+}  // namespace
+}  // namespace flowtrack
