@@ -23,7 +23,7 @@ namespace {
 
 using std::chrono::microseconds;
 
-const PacketStore& campus() {
+const PacketStore& dispatched_campus() {
   static const PacketStore trace = generate_campus({.flows = 1'000});
   return trace;
 }
@@ -36,7 +36,7 @@ PacketPartition tagged_partition(const PacketStore& trace, unsigned workers) {
 
 std::vector<WorkerResult> forward(const PacketPartition& partition, unsigned workers, const DispatchOptions& dispatch) {
   return run_workers(
-      campus(), partition, workers, NfScaling::sharded, NfRunOptions{.dispatch = dispatch},
+      dispatched_campus(), partition, workers, NfScaling::sharded, NfRunOptions{.dispatch = dispatch},
       [](unsigned, unsigned, Nanos) { return std::make_unique<Forwarder>(); }, [](Forwarder&, WorkerResult&) {});
 }
 
@@ -59,16 +59,16 @@ void expect_every_packet_once(const std::vector<WorkerResult>& results, const ch
     const auto frames = frames_of(r.out);
     out.insert(out.end(), frames.begin(), frames.end());
   }
-  EXPECT_EQ(taken + dropped, campus().size()) << policy;
+  EXPECT_EQ(taken + dropped, dispatched_campus().size()) << policy;
   EXPECT_EQ(out.size(), forwarded) << policy;
-  std::vector<std::string> in = frames_of(campus());
+  std::vector<std::string> in = frames_of(dispatched_campus());
   std::ranges::sort(in);
   std::ranges::sort(out);
   EXPECT_TRUE(std::ranges::includes(in, out)) << policy;
 }
 
 TEST(Dispatcher, EveryPacketIsProcessedOnceOrCountedAsRingFull) {
-  const PacketPartition partition = tagged_partition(campus(), 2);
+  const PacketPartition partition = tagged_partition(dispatched_campus(), 2);
   for (const DispatchPolicy policy : {DispatchPolicy::rss, DispatchPolicy::laps}) {
     // Rings of 8 not waited on, and a worker 5 us slower per packet than the dispatcher: rings overflow.
     const auto results =
@@ -80,11 +80,11 @@ TEST(Dispatcher, EveryPacketIsProcessedOnceOrCountedAsRingFull) {
 }
 
 TEST(Dispatcher, RssGivesEachWorkerThePartitionsPacketsInTraceOrder) {
-  const PacketPartition partition = tagged_partition(campus(), 2);
+  const PacketPartition partition = tagged_partition(dispatched_campus(), 2);
   const auto partitioned = forward(partition, 2, {});
   // Rings that hold the whole trace: nothing can be dropped, whatever the scheduling of the threads.
   const auto dispatched = forward(
-      partition, 2, {.policy = DispatchPolicy::rss, .ring_capacity = campus().size(), .slow_worker = microseconds(1)});
+      partition, 2, {.policy = DispatchPolicy::rss, .ring_capacity = dispatched_campus().size(), .slow_worker = microseconds(1)});
   for (unsigned w = 0; w < 2; ++w) {
     EXPECT_EQ(frames_of(dispatched[w].out), frames_of(partitioned[w].out)) << "worker " << w;
     EXPECT_EQ(dispatched[w].dispatch.ring_full, 0u);
@@ -94,9 +94,9 @@ TEST(Dispatcher, RssGivesEachWorkerThePartitionsPacketsInTraceOrder) {
 }
 
 TEST(Dispatcher, LapsMovesConnectionsOffASlowWorkerAndCountsTheReordering) {
-  const PacketPartition partition = tagged_partition(campus(), 2);
+  const PacketPartition partition = tagged_partition(dispatched_campus(), 2);
   // Rings that hold the trace: no queue reaches LAPS's threshold (half a ring), the map table alone decides.
-  const auto hashed = forward(partition, 2, {.policy = DispatchPolicy::laps, .ring_capacity = campus().size()});
+  const auto hashed = forward(partition, 2, {.policy = DispatchPolicy::laps, .ring_capacity = dispatched_campus().size()});
   EXPECT_EQ(hashed[0].dispatch.migrations_in + hashed[1].dispatch.migrations_in, 0u);
   const auto results =
       forward(partition, 2, {.policy = DispatchPolicy::laps, .ring_capacity = 64, .slow_worker = microseconds(20)});
@@ -108,7 +108,7 @@ TEST(Dispatcher, LapsMovesConnectionsOffASlowWorkerAndCountsTheReordering) {
 }
 
 TEST(PacketTags, BothDirectionsOfAConnectionShareItsIdentityButNotTheirFlow) {
-  const PacketStore& trace = campus();
+  const PacketStore& trace = dispatched_campus();
   const std::vector<PacketTag> tags = tag_packets(trace, RssSteering(4));
   struct KeyHash {
     std::size_t operator()(const FlowKeyV4& k) const { return flow_hash(k); }
