@@ -74,7 +74,7 @@ void add_compact_bench(CLI::App& bench) {
 void add_nf_bench(CLI::App& bench) {
   auto o = std::make_shared<NfBenchOptions>();
   auto* nf = bench.add_subcommand("nf", "Mpps of the network functions per table and worker count");
-  nf->add_option("--nfs", o->nfs, "fwd, slb, lb, nat")->delimiter(',');
+  nf->add_option("--nfs", o->nfs, "fwd, slb, lb, nat, concury")->delimiter(',');
   nf->add_option("--tables", o->tables, "the connection tables of the stateful LB and the NAT")->delimiter(',');
   nf->add_option("--agings", o->agings, "the trackers' aging policies: wheel, heap")->delimiter(',');
   nf->add_option("--scalings", o->scalings, "sharded (one instance per worker), spinlock (one shared instance)")->delimiter(',');
@@ -142,7 +142,7 @@ void add_bench_commands(CLI::App& app) {
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunCommandOptions>();
   auto* run = app.add_subcommand("run", "replay a pcap through a network function");
-  run->add_option("--nf", o->nf, "fwd, slb, lb, nat")->check(CLI::IsMember({"fwd", "slb", "lb", "nat"}));
+  run->add_option("--nf", o->nf, "fwd, slb, lb, nat, concury")->check(CLI::IsMember(nf_names()));
   run->add_option("--config", o->config, "the function's TOML configuration (see examples/)");
   run->add_option("--in", o->in, "input pcap or pcapng")->required();
   run->add_option("--out", o->out, "write the forwarded packets here");

@@ -25,7 +25,7 @@ namespace {
 void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_trace) {
   const std::vector<WorkerResult>& results = run.workers;
   std::uint64_t packets = run.unpresentable, forwarded = 0, replied = 0, created = 0, live = 0;
-  std::map<std::string, std::uint64_t> drops, backends;
+  std::map<std::string, std::uint64_t> drops, backends, function_counts;
   if (run.unpresentable != 0) drops["replay_unpresentable"] = run.unpresentable;
   std::vector<double> worker_mpps;
   for (const WorkerResult& r : results) {
@@ -41,10 +41,11 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
       if (r.counters.drops[d] != 0) drops[std::string(nf_drop_name(static_cast<NfDrop>(d)))] += r.counters.drops[d];
     }
     for (const auto& [name, n] : r.backends) backends[name] += n;
+    for (const auto& [name, n] : r.function_counts) function_counts[name] += n;
     worker_mpps.push_back(r.cycles > 0 ? static_cast<double>(r.packets) * tsc_hz() / static_cast<double>(r.cycles) / 1e6 : 0);
   }
   const double mpps = aggregate_mpps(results);
-  const bool lb = o.nf == "lb";
+  const bool lb = o.nf == "lb" || o.nf == "concury";
   if (o.json) {
     JsonObject j;
     j.set("nf", o.nf)
@@ -63,6 +64,7 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
         .set("connections_live", live);
     if (lb) j.set("backends", backends);
     if (o.nf == "slb") j.set("backend_packets", backends);
+    if (!function_counts.empty()) j.set(o.nf, function_counts);
     j.print_line();
     return;
   }
@@ -78,6 +80,10 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
   if (!backends.empty()) {
     fmt::print("  {}:\n", lb ? "connections per backend" : "packets per backend");
     for (const auto& [name, n] : backends) fmt::print("    {:<24} {}\n", name, n);
+  }
+  if (!function_counts.empty()) {
+    fmt::print("  {}:\n", o.nf);
+    for (const auto& [name, n] : function_counts) fmt::print("    {:<24} {}\n", name, n);
   }
 }
 
@@ -101,9 +107,10 @@ void run_command(const RunCommandOptions& o) {
   NfRun run;
   try {
     if (o.nf == "slb") configs.slb = load_stateless_lb_config(o.config);
-    if (o.nf == "lb") configs.lb = load_stateful_lb_config(o.config);
+    if (o.nf == "lb" || o.nf == "concury") configs.lb = load_stateful_lb_config(o.config);
     if (o.nf == "nat") configs.nat = load_nat_config(o.config);
-    run = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers}, configs, trace, partition,
+    // Concury checks itself in every run (its audit: violations, false_hits).
+    run = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers, o.nf == "concury"}, configs, trace, partition,
                  {.burst = o.burst, .keep_output = !o.out.empty()});
   } catch (const ConfigError& e) {
     throw UserError(e.what());
