@@ -30,10 +30,11 @@ std::vector<std::uint16_t> ConcuryControl::make_row(std::span<const std::uint16_
   return weighted_code_table(pinned, std::vector<double>(pinned.size(), 1.0), dcode_bits_);
 }
 
-ConcuryVipImage ConcuryControl::image(std::uint32_t index) const {
+ConcuryVipImage ConcuryControl::image(std::uint32_t index, const ConcuryVipImage* in_use) const {
   const Vip& vip = vips_[index];
   return {vip.connections.index().refill(
-              dcode_bits_, [&](std::uint32_t slot) { return std::uint64_t{vip.connections.state_at(slot)}; }, vip.fill_seed),
+              dcode_bits_, [&](std::uint32_t slot) { return std::uint64_t{vip.connections.state_at(slot)}; }, vip.fill_seed,
+              in_use != nullptr ? &in_use->codes : nullptr),
           vip.row};
 }
 

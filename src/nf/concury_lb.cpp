@@ -10,7 +10,16 @@
 
 namespace flowtrack {
 
-ConcuryLb::ConcuryLb(const StatefulLbConfig& config) : changes_(config.changes), control_(kDcodeBits, config.seed) {
+namespace {
+
+Nanos longest_timeout(const ConntrackTimeouts& t) {
+  return std::max({*std::max_element(t.tcp.begin(), t.tcp.end()), t.udp_unreplied, t.udp_replied, t.icmp, t.other});
+}
+
+}  // namespace
+
+ConcuryLb::ConcuryLb(const StatefulLbConfig& config)
+    : changes_(config.changes), forget_after_(longest_timeout(config.timeouts)), control_(kDcodeBits, config.seed) {
   sort_pool_changes(changes_);
   if (const auto problem = check_pool_changes(changes_, config.services, config.maglev_size)) {
     throw std::invalid_argument(fmt::format("concury: change {}: {}: {}", problem->index, problem->key, problem->problem));
@@ -92,14 +101,14 @@ LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
   std::uint16_t backend = generation_ == burst_generation_ ? backends_[i] : lookup_.lookup(service, key);
   const bool opening = p.key4.protocol == ipproto::kUdp ||
                        (p.key4.protocol == ipproto::kTcp && (p.tcp_flags & (tcpflag::kSyn | tcpflag::kAck)) == tcpflag::kSyn);
-  if (opening) backend = open(service, key, backend);
+  if (opening) backend = open(service, key, backend, packet.time);
   if (backend == compact::ConcuryControl::kNoDip) return {.verdict = counters_.drop(NfDrop::no_backend)};
   if (audit_) audit(service, key, backend, opening);
   const BackendConfig& b = services_[service].backends()[backend].config;
   return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port};
 }
 
-std::uint16_t ConcuryLb::open(std::uint32_t service, std::uint64_t key, std::uint16_t backend) {
+std::uint16_t ConcuryLb::open(std::uint32_t service, std::uint64_t key, std::uint16_t backend, Nanos now) {
   if (control_.dip_of(service, key)) return backend;  // a retransmitted SYN, a later UDP packet
   if (backend == compact::ConcuryControl::kNoDip) return backend;
   Service& svc = services_[service];
@@ -122,8 +131,7 @@ std::uint16_t ConcuryLb::open(std::uint32_t service, std::uint64_t key, std::uin
     publish(service);
     ++stats_.rehomed;
   }
-  ++stats_.learnt;
-  ++counters_.connections_created;
+  learnt(service, key, now);
   ++svc.backends()[backend].total_connections;
   return backend;
 }
@@ -151,7 +159,7 @@ LbPlan ConcuryLb::answer(NfPacket& packet) {
       publish(chosen.first);
       ++stats_.repairs;
     }
-    ++stats_.learnt;
+    learnt(chosen.first, key, packet.time);
   }
   const ServiceConfig& c = services_[chosen.first].config();
   return {.rewrites = true, .to_backend = false, .address = c.vip, .port = c.port};
@@ -173,8 +181,26 @@ void ConcuryLb::apply_change(const PoolChange& change) {
   index_backends();
 }
 
+void ConcuryLb::learnt(std::uint32_t service, std::uint64_t key, Nanos now) {
+  learnt_.push_back({now, service, key});
+  ++counters_.connections_created;
+}
+
+std::size_t ConcuryLb::expire(Nanos now, std::size_t budget) {
+  std::size_t n = 0;
+  // now - at, not at + forget_after_: the timeout may be large enough to overflow the sum.
+  while (n < budget && !learnt_.empty() && now - learnt_.front().at >= forget_after_) {
+    control_.forget(learnt_.front().service, learnt_.front().key);
+    learnt_.pop_front();
+    ++n;
+  }
+  counters_.connections_expired += n;
+  return n;
+}
+
 void ConcuryLb::publish(std::uint32_t service) {
-  lookup_.apply(service, control_.image(service));
+  const compact::ConcuryVipImage in_use = lookup_.image(service);
+  lookup_.apply(service, control_.image(service, &in_use));
   ++generation_;
 }
 

@@ -32,8 +32,11 @@ class ConcuryControl {
   explicit ConcuryControl(unsigned dcode_bits = 12, std::uint64_t seed = 1);
 
   std::uint32_t add_vip(std::vector<std::uint16_t> dips, std::vector<double> weights, std::uint32_t expected_connections = 1024);
-  // The VIP's data-plane arrays as they must be now (for ConcuryLookup::add_vip / apply).
-  ConcuryVipImage image(std::uint32_t vip) const;
+  // The VIP's data-plane arrays as they must be now (for ConcuryLookup::add_vip / apply). Given the
+  // arrays now in use, every tree of the graph whose edges they satisfy keeps its cells, so that a
+  // connection not known yet keeps its Dcode unless a cell of it lies in a tree that changed
+  // (OthelloBuilder::refill).
+  ConcuryVipImage image(std::uint32_t vip, const ConcuryVipImage* in_use = nullptr) const;
 
   void learn(std::uint32_t vip, std::uint64_t key, std::uint32_t dcode);
   void forget(std::uint32_t vip, std::uint64_t key);

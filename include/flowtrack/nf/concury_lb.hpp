@@ -33,8 +33,9 @@
 // The reverse path gives an answer from a backend endpoint the address and port of the service whose
 // control plane knows the connection; when several services list the endpoint (one backend serving
 // several VIPs) and none knows it, of the first whose arrays send the client to that backend, else of
-// the first listing it. The control plane forgets nothing: it holds every connection
-// it learnt (terminations are not reported), so its memory grows with the connections of a run.
+// the first listing it. Terminations are not reported: the control plane forgets a connection
+// (expire()) once the longest timeout of the configuration (5 days by default) has passed since it
+// learnt it, so a connection of a longer life is no longer protected from the next rewrite.
 //
 // `enable_audit()` makes the function check itself against an exact map of every connection's first
 // backend (outside Concury's structures, for the benchmark's check): `violations` counts packets of a
@@ -46,6 +47,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <vector>
 
@@ -59,9 +61,9 @@
 
 namespace flowtrack {
 
-// What the Concury function counts besides NfCounters.
+// What the Concury function counts besides NfCounters (whose connections_created counts the connections
+// its control plane learnt, connections_expired those it forgot).
 struct ConcuryStats {
-  std::uint64_t learnt = 0;     // connections reported to the control plane
   std::uint64_t rewrites = 0;   // a service's arrays rewritten for a pool change
   std::uint64_t repairs = 0;    // a backend answered a connection the arrays now send elsewhere
   std::uint64_t rehomed = 0;    // a new connection landed on a pin and was sent elsewhere
@@ -90,7 +92,8 @@ class ConcuryLb {
     }
     out.stage_done(NfStage::rewrite);
   }
-  std::size_t expire(Nanos, std::size_t = kDefaultExpireBudget) { return 0; }
+  // Forgets, in learning order, up to `budget` connections learnt more than the longest timeout ago.
+  std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget);
 
   const NfCounters& counters() const { return counters_; }
   const ConcuryStats& stats() const { return stats_; }
@@ -112,7 +115,7 @@ class ConcuryLb {
   void lookup_burst(std::span<const NfPacket> burst);
   LbPlan decide(NfPacket& packet, std::size_t i);
   // The cold path: a packet that may open a connection; returns the backend it goes to.
-  [[gnu::noinline]] std::uint16_t open(std::uint32_t service, std::uint64_t key, std::uint16_t backend);
+  [[gnu::noinline]] std::uint16_t open(std::uint32_t service, std::uint64_t key, std::uint16_t backend, Nanos now);
   [[gnu::noinline]] LbPlan answer(NfPacket& packet);
   [[gnu::noinline]] void apply_change(const PoolChange& change);
   void audit(std::uint32_t service, std::uint64_t key, std::uint16_t backend, bool opening);
@@ -123,7 +126,18 @@ class ConcuryLb {
   void pool_of(std::uint32_t service, std::vector<std::uint16_t>& backends, std::vector<double>& weights) const;
   void index_backends();
 
+  // A connection the control plane learnt, and when: learning happens in time order, so the queue is
+  // sorted by time and expire() pops its front.
+  struct Learnt {
+    Nanos at;
+    std::uint32_t service;
+    std::uint64_t key;
+  };
+  void learnt(std::uint32_t service, std::uint64_t key, Nanos now);
+
   std::vector<PoolChange> changes_;
+  Nanos forget_after_;
+  std::deque<Learnt> learnt_;
   std::vector<Service> services_;
   absl::flat_hash_map<std::uint64_t, std::uint32_t> service_index_;  // endpoint_key(vip, port, protocol) -> service
   // endpoint_key(backend address, port, protocol) -> every (service, backend) listing it
