@@ -6,8 +6,11 @@
 #include "compact_bench_runs.hpp"
 
 #include <array>
+#include <atomic>
 #include <cmath>
+#include <mutex>
 #include <span>
+#include <thread>
 
 #include "flowtrack/compact/concury_control.hpp"
 #include "flowtrack/compact/cuckoo_filtable_builder.hpp"
@@ -235,6 +238,92 @@ std::uint32_t per_vip_capacity(const CompactBenchSetup& s) {
 
 double row_bytes(const CompactBenchSetup& s) { return static_cast<double>(s.vips) * (1u << kDcodeBits) * sizeof(std::uint16_t); }
 
+// Concury under load as the thesis runs it: the data plane on one thread does bulk lookups of stored
+// connections for s.dynamic_seconds of TSC time while new connections arrive at `rate` per second;
+// each arrival is met as the Concury function's cold path meets it (its Dcode from the data plane) and
+// reported to the control plane, which runs on a second thread, learns the reports and, every
+// s.dip_change_every seconds from half a period on, changes one VIP's pool (in turn: its last DIP
+// leaves, or comes back) and hands the VIP's new arrays to the data plane, which installs them between
+// two bursts. Arrivals due, reports and hand-overs are taken every 32 bursts (about 30 us of lookups).
+// Returns the data plane's lookup Mqps over the whole time; `point` gets the counts.
+double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::span<const ConcuryQuery> queries,
+                          const CompactBenchSetup& s, double rate, DynamicPoint* point = nullptr) {
+  struct Mailbox {
+    std::mutex lock;
+    std::vector<std::array<std::uint64_t, 3>> reports;  // (vip, key, dcode)
+    std::vector<std::pair<std::uint32_t, ConcuryVipImage>> images;
+    std::atomic<bool> images_waiting{false}, done{false};
+  } box;
+  std::atomic<std::uint64_t> learnt{0};
+  std::uint64_t changes = 0;  // the control plane's; read after join()
+  const double hz = tsc_hz();
+  const std::uint64_t start = tsc_begin();
+  std::thread control_plane([&] {
+    std::vector<std::array<std::uint64_t, 3>> batch;
+    while (!box.done.load(std::memory_order_acquire)) {
+      {
+        std::lock_guard guard(box.lock);
+        batch.swap(box.reports);
+      }
+      for (const auto& [vip, key, dcode] : batch) control.learn(static_cast<std::uint32_t>(vip), key, static_cast<std::uint32_t>(dcode));
+      learnt.fetch_add(batch.size(), std::memory_order_relaxed);
+      batch.clear();
+      const double elapsed = static_cast<double>(tsc_end() - start) / hz;
+      if (rate > 0 && elapsed >= (static_cast<double>(changes) + 0.5) * s.dip_change_every) {
+        const auto v = static_cast<std::uint32_t>(changes % s.vips);
+        std::vector<std::uint16_t> dips = dips_of(s, v);
+        if ((changes / s.vips) % 2 == 0) dips.pop_back();
+        control.set_pool(v, dips, std::vector<double>(dips.size(), 1.0));
+        ConcuryVipImage image = control.image(v);
+        std::lock_guard guard(box.lock);
+        box.images.emplace_back(v, std::move(image));
+        box.images_waiting.store(true, std::memory_order_release);
+        ++changes;
+      }
+      std::this_thread::yield();
+    }
+  });
+  Random rng(s.seed ^ static_cast<std::uint64_t>(rate));
+  std::array<std::uint16_t, kBurst> out;
+  std::vector<std::array<std::uint64_t, 3>> reports;
+  std::uint64_t acc = 0, looked = 0, arrived = 0;
+  std::size_t q = 0;
+  double elapsed = 0;
+  for (;;) {
+    lookup.lookup_bulk(queries.subspan(q, kBurst), out);
+    acc += out[0];
+    looked += kBurst;
+    q = (q + kBurst) % queries.size();  // kQueries is a multiple of kBurst
+    if (looked % (32 * kBurst) != 0) continue;
+    elapsed = static_cast<double>(tsc_end() - start) / hz;
+    if (elapsed >= s.dynamic_seconds) break;
+    for (; static_cast<double>(arrived) < rate * elapsed; ++arrived) {
+      const auto v = static_cast<std::uint32_t>(arrived % s.vips);
+      const std::uint64_t key = rng.next();
+      reports.push_back({v, key, lookup.answer(v, key).dcode});
+    }
+    if (!reports.empty() || box.images_waiting.load(std::memory_order_acquire)) {
+      std::lock_guard guard(box.lock);
+      box.reports.insert(box.reports.end(), reports.begin(), reports.end());
+      for (const auto& [v, image] : box.images) lookup.apply(v, image);
+      box.images.clear();
+      box.images_waiting.store(false, std::memory_order_relaxed);
+    }
+    reports.clear();
+  }
+  const std::uint64_t behind = arrived - learnt.load(std::memory_order_relaxed);
+  box.done.store(true, std::memory_order_release);
+  control_plane.join();
+  for (const auto& [v, image] : box.images) lookup.apply(v, image);  // handed over after the last check
+  g_sink = acc;
+  if (point != nullptr) {
+    point->learnt = arrived - behind;
+    point->dip_changes = changes;
+    point->reports_behind = behind;
+  }
+  return static_cast<double>(looked) / elapsed / 1e6;
+}
+
 CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
   CompactRep r;
   ConcuryControl control(kDcodeBits, s.seed);
@@ -264,6 +353,19 @@ CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
   for (std::size_t i = 0; i < s.keys; ++i) {
     const auto v = static_cast<std::uint32_t>(i % s.vips);
     r.wrong_answers += lookup.lookup(v, w.keys[i]) != control.dip_of(v, w.keys[i]);
+  }
+  if (!s.arrivals.empty()) {
+    const double static_mqps = concury_under_load(control, lookup, queries, s, 0);
+    for (const double rate : s.arrivals) {
+      DynamicPoint point = {rate, 0, static_mqps, 0, 0};
+      point.mqps = concury_under_load(control, lookup, queries, s, rate, &point);
+      r.dynamic.push_back(point);
+    }
+    // The connections learnt under load are all stored: each still gets its DIP.
+    for (std::size_t i = 0; i < s.keys; ++i) {
+      const auto v = static_cast<std::uint32_t>(i % s.vips);
+      r.wrong_answers += lookup.lookup(v, w.keys[i]) != control.dip_of(v, w.keys[i]);
+    }
   }
   // A DIP change of one VIP: the control plane's response (new row, Dcodes moved, refill) and the copy.
   std::vector<double> rewrite_ms;

@@ -66,6 +66,12 @@ void add_compact_bench(CLI::App& bench) {
   cmd->add_option("--vips", o->vips, "VIPs of the LB structures")->check(CLI::Range(1u, 4096u));
   cmd->add_option("--dips", o->dips, "DIPs per VIP")->check(CLI::Range(1u, 256u));
   cmd->add_option("--reps", o->reps, "repetitions (median reported)");
+  cmd->add_option("--arrivals", o->arrivals, "concury under load: new connections per second, several: each")
+      ->delimiter(',')
+      ->check(CLI::Range(1.0, 1e8));
+  cmd->add_option("--dynamic-seconds", o->dynamic_seconds, "concury under load: seconds per arrival rate")->check(CLI::Range(0.1, 3600.0));
+  cmd->add_option("--dip-change-every", o->dip_change_every, "concury under load: seconds between DIP changes")
+      ->check(CLI::Range(0.01, 3600.0));
   cmd->add_flag("--quick", o->quick, "sizes 1K, 64K, 1M; 2 reps");
   cmd->add_flag("--json", o->json, "one JSON object per line");
   cmd->callback([o] { run_compact_bench(*o); });
