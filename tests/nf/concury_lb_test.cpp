@@ -87,14 +87,17 @@ TEST(ConcuryLb, EveryConnectionKeepsItsBackendAcrossAddDrainWeightAndRemove) {
 }
 
 TEST(ConcuryLb, NewConnectionsLandingOnADrainedBackendsPinGoElsewhereAndStayThere) {
-  ConcuryLb lb = make_concury({1, 1}, {change(1, PoolAction::drain, 0)});
-  for (std::uint32_t n = 0; n < 100; ++n) run(lb, client(n), tcpflag::kSyn, 0);  // web-0 holds connections: a pin
+  // Eight backends, seven drained at 1 s while they hold connections: seven pins, one live backend.
+  std::vector<PoolChange> drains;
+  for (std::size_t b = 0; b < 7; ++b) drains.push_back(change(1, PoolAction::drain, b));
+  ConcuryLb lb = make_concury(std::vector<std::uint32_t>(8, 1), drains);
+  for (std::uint32_t n = 0; n < 200; ++n) run(lb, client(n), tcpflag::kSyn, 0);
   std::map<std::uint32_t, std::size_t> backend;
-  for (std::uint32_t n = 100; n < 40100; ++n) {
+  for (std::uint32_t n = 200; n < 10200; ++n) {
     backend[n] = backend_of(run(lb, client(n), tcpflag::kSyn, 2 * kSecond));
-    ASSERT_EQ(backend[n], 1u);
+    ASSERT_EQ(backend[n], 7u);
   }
-  // One code in 4096 is the pin: about ten of the 40000 landed on it and were sent to web-1.
+  // Seven codes in 4096 are pins: about seventeen of the 10000 landed on one and were sent to web-7.
   EXPECT_GT(lb.stats().rehomed, 0u);
   for (const auto& [c, b] : backend) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, 3 * kSecond)), b);
   EXPECT_EQ(lb.stats().violations, 0u);
