@@ -52,6 +52,7 @@ void print_dynamic(const Summary& s, bool json) {
           .set("vs_static", median(ratio))
           .set("seconds", s.setup.dynamic_seconds)
           .set("dip_change_every_s", s.setup.dip_change_every)
+          .set("control_plane", s.setup.control_thread ? "own-thread" : "same-core")
           .set("dip_changes", last.dip_changes)
           .set("learnt", last.learnt)
           .set("reports_behind", last.reports_behind)
@@ -149,7 +150,7 @@ void run_compact_bench(CompactBenchOptions o) {
     for (const auto& structure : o.structures) {
       const std::vector<unsigned> seed_bits = structure == "ludo" ? o.seed_bits : std::vector<unsigned>{o.seed_bits.front()};
       for (const unsigned bits : seed_bits) {
-        Summary s{structure, {keys, o.value_bits, bits, o.fingerprint_bits, o.vips, o.dips, 1, {}, o.dynamic_seconds, o.dip_change_every}, {}};
+        Summary s{structure, {keys, o.value_bits, bits, o.fingerprint_bits, o.vips, o.dips, 1, {}, o.dynamic_seconds, o.dip_change_every, o.control_thread}, {}};
         if (structure == "concury") s.setup.arrivals = o.arrivals;
         for (unsigned rep = 0; rep < o.reps; ++rep) {
           s.setup.seed = rep + 1;

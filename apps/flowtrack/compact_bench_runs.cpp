@@ -8,6 +8,7 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <iterator>
 #include <mutex>
 #include <span>
 #include <thread>
@@ -238,54 +239,71 @@ std::uint32_t per_vip_capacity(const CompactBenchSetup& s) {
 
 double row_bytes(const CompactBenchSetup& s) { return static_cast<double>(s.vips) * (1u << kDcodeBits) * sizeof(std::uint16_t); }
 
-// Concury under load as the thesis runs it: the data plane on one thread does bulk lookups of stored
-// connections for s.dynamic_seconds of TSC time while new connections arrive at `rate` per second;
-// each arrival is met as the Concury function's cold path meets it (its Dcode from the data plane) and
-// reported to the control plane, which runs on a second thread, learns the reports and, every
-// s.dip_change_every seconds from half a period on, changes one VIP's pool (in turn: its last DIP
-// leaves, or comes back) and hands the VIP's new arrays to the data plane, which installs them between
-// two bursts. Arrivals due, reports and hand-overs are taken every 32 bursts (about 30 us of lookups).
-// Returns the data plane's lookup Mqps over the whole time; `point` gets the counts.
+// Concury under load: the data plane does bulk lookups of stored connections for s.dynamic_seconds of
+// TSC time while new connections arrive at `rate` per second; each arrival is met as the Concury
+// function's cold path meets it (its Dcode from the data plane) and learnt by the control plane, which,
+// every s.dip_change_every seconds from half a period on, changes one VIP's pool (in turn: its last
+// DIP leaves, or comes back) and gives the data plane the VIP's new arrays, installed between two
+// bursts. The control plane runs either on a thread of its own, fed reports (as the thesis runs it),
+// or on the data plane's core between bursts (as `flowtrack run --nf concury` does). Arrivals due,
+// reports and hand-overs are taken every 32 bursts (about 30 us of lookups). Returns the data plane's
+// lookup Mqps over the whole time; `point` gets the counts.
 double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::span<const ConcuryQuery> queries,
                           const CompactBenchSetup& s, double rate, DynamicPoint* point = nullptr) {
+  using Report = std::array<std::uint64_t, 3>;  // (vip, key, dcode)
+  using Handover = std::pair<std::uint32_t, ConcuryVipImage>;
   struct Mailbox {
     std::mutex lock;
-    std::vector<std::array<std::uint64_t, 3>> reports;  // (vip, key, dcode)
-    std::vector<std::pair<std::uint32_t, ConcuryVipImage>> images;
+    std::vector<Report> reports;
+    std::vector<Handover> images;
     std::atomic<bool> images_waiting{false}, done{false};
   } box;
   std::atomic<std::uint64_t> learnt{0};
-  std::uint64_t changes = 0;  // the control plane's; read after join()
+  std::uint64_t changes = 0;  // the control plane's; read after join() when it has a thread
   const double hz = tsc_hz();
   const std::uint64_t start = tsc_begin();
-  std::thread control_plane([&] {
-    std::vector<std::array<std::uint64_t, 3>> batch;
-    while (!box.done.load(std::memory_order_acquire)) {
-      {
-        std::lock_guard guard(box.lock);
-        batch.swap(box.reports);
+  const auto seconds = [&] { return static_cast<double>(tsc_end() - start) / hz; };
+  // The control plane's work: learn a batch of reports; the pool change due, if one is.
+  const auto learn = [&](std::span<const Report> batch) {
+    for (const auto& [vip, key, dcode] : batch) control.learn(static_cast<std::uint32_t>(vip), key, static_cast<std::uint32_t>(dcode));
+    learnt.fetch_add(batch.size(), std::memory_order_relaxed);
+  };
+  const auto change_due = [&](std::vector<Handover>& to) {
+    if (rate <= 0 || seconds() < (static_cast<double>(changes) + 0.5) * s.dip_change_every) return;
+    const auto v = static_cast<std::uint32_t>(changes % s.vips);
+    std::vector<std::uint16_t> dips = dips_of(s, v);
+    if ((changes / s.vips) % 2 == 0) dips.pop_back();
+    control.set_pool(v, dips, std::vector<double>(dips.size(), 1.0));
+    to.emplace_back(v, control.image(v));
+    ++changes;
+  };
+  std::thread control_plane;
+  if (s.control_thread) {
+    control_plane = std::thread([&] {
+      std::vector<Report> batch;
+      std::vector<Handover> images;
+      while (!box.done.load(std::memory_order_acquire)) {
+        {
+          std::lock_guard guard(box.lock);
+          batch.swap(box.reports);
+        }
+        learn(batch);
+        batch.clear();
+        change_due(images);
+        if (!images.empty()) {
+          std::lock_guard guard(box.lock);
+          std::move(images.begin(), images.end(), std::back_inserter(box.images));
+          images.clear();
+          box.images_waiting.store(true, std::memory_order_release);
+        }
+        std::this_thread::yield();
       }
-      for (const auto& [vip, key, dcode] : batch) control.learn(static_cast<std::uint32_t>(vip), key, static_cast<std::uint32_t>(dcode));
-      learnt.fetch_add(batch.size(), std::memory_order_relaxed);
-      batch.clear();
-      const double elapsed = static_cast<double>(tsc_end() - start) / hz;
-      if (rate > 0 && elapsed >= (static_cast<double>(changes) + 0.5) * s.dip_change_every) {
-        const auto v = static_cast<std::uint32_t>(changes % s.vips);
-        std::vector<std::uint16_t> dips = dips_of(s, v);
-        if ((changes / s.vips) % 2 == 0) dips.pop_back();
-        control.set_pool(v, dips, std::vector<double>(dips.size(), 1.0));
-        ConcuryVipImage image = control.image(v);
-        std::lock_guard guard(box.lock);
-        box.images.emplace_back(v, std::move(image));
-        box.images_waiting.store(true, std::memory_order_release);
-        ++changes;
-      }
-      std::this_thread::yield();
-    }
-  });
+    });
+  }
   Random rng(s.seed ^ static_cast<std::uint64_t>(rate));
   std::array<std::uint16_t, kBurst> out;
-  std::vector<std::array<std::uint64_t, 3>> reports;
+  std::vector<Report> reports;
+  std::vector<Handover> images;
   std::uint64_t acc = 0, looked = 0, arrived = 0;
   std::size_t q = 0;
   double elapsed = 0;
@@ -295,25 +313,29 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
     looked += kBurst;
     q = (q + kBurst) % queries.size();  // kQueries is a multiple of kBurst
     if (looked % (32 * kBurst) != 0) continue;
-    elapsed = static_cast<double>(tsc_end() - start) / hz;
+    elapsed = seconds();
     if (elapsed >= s.dynamic_seconds) break;
     for (; static_cast<double>(arrived) < rate * elapsed; ++arrived) {
       const auto v = static_cast<std::uint32_t>(arrived % s.vips);
       const std::uint64_t key = rng.next();
       reports.push_back({v, key, lookup.answer(v, key).dcode});
     }
-    if (!reports.empty() || box.images_waiting.load(std::memory_order_acquire)) {
+    if (!s.control_thread) {
+      learn(reports);
+      change_due(images);
+    } else if (!reports.empty() || box.images_waiting.load(std::memory_order_acquire)) {
       std::lock_guard guard(box.lock);
       box.reports.insert(box.reports.end(), reports.begin(), reports.end());
-      for (const auto& [v, image] : box.images) lookup.apply(v, image);
-      box.images.clear();
+      images.swap(box.images);
       box.images_waiting.store(false, std::memory_order_relaxed);
     }
     reports.clear();
+    for (const auto& [v, image] : images) lookup.apply(v, image);
+    images.clear();
   }
   const std::uint64_t behind = arrived - learnt.load(std::memory_order_relaxed);
   box.done.store(true, std::memory_order_release);
-  control_plane.join();
+  if (control_plane.joinable()) control_plane.join();
   for (const auto& [v, image] : box.images) lookup.apply(v, image);  // handed over after the last check
   g_sink = acc;
   if (point != nullptr) {

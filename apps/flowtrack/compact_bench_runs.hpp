@@ -19,13 +19,13 @@ struct CompactBenchSetup {
   std::uint64_t seed = 1;
   // Concury under load: for each arrival rate (new connections per second), bulk lookups for
   // dynamic_seconds while connections arrive and one VIP's pool changes every dip_change_every seconds
-  // (the control plane on a second thread).
+  // (the control plane on a second thread, or with control_thread false on the lookups' core).
   std::vector<double> arrivals;
   double dynamic_seconds = 10, dip_change_every = 10;
+  bool control_thread = true;
 };
 
-// Concury's lookups at one arrival rate, against its lookups with nothing arriving (same run); the
-// control plane on a thread of its own (compact_bench_runs.cpp).
+// Concury's lookups at one arrival rate, against its lookups with nothing arriving (same run).
 struct DynamicPoint {
   double arrivals_per_second = 0;
   double mqps = 0, static_mqps = 0;

@@ -72,6 +72,8 @@ void add_compact_bench(CLI::App& bench) {
   cmd->add_option("--dynamic-seconds", o->dynamic_seconds, "concury under load: seconds per arrival rate")->check(CLI::Range(0.1, 3600.0));
   cmd->add_option("--dip-change-every", o->dip_change_every, "concury under load: seconds between DIP changes")
       ->check(CLI::Range(0.01, 3600.0));
+  cmd->add_flag("!--same-core", o->control_thread,
+                "concury under load: its control plane on the lookups' core between bursts, not on a thread of its own");
   cmd->add_flag("--quick", o->quick, "sizes 1K, 64K, 1M; 2 reps");
   cmd->add_flag("--json", o->json, "one JSON object per line");
   cmd->callback([o] { run_compact_bench(*o); });
