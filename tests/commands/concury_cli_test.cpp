@@ -1,15 +1,18 @@
-// `flowtrack run --nf concury` checked from the outside: its output capture, read back and grouped by
+// `flowtrack run --nf concury` checked from the outside (and `bench compact`'s Concury under load): its output capture, read back and grouped by
 // connection, sends every connection to one backend of its own service across scheduled pool changes
 // of each kind (add, drain, weight, remove), and sends no connection opened after a drain or a removal
 // to that backend. The check knows nothing of Concury's structures: only the configuration and the
 // packets that left.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
+#include <string>
 #include <tuple>
 
 #include "flowtrack/aging/clock.hpp"
@@ -82,6 +85,35 @@ TEST(ConcuryCli, EveryConnectionOfTheOutputGoesToOneBackendOfItsServiceAcrossPoo
   for (const auto& [connection, backends] : connections) moved += backends.size() != 1;
   EXPECT_EQ(moved, 0u) << "connections sent to more than one backend";
   std::filesystem::remove_all(dir);
+}
+
+// `bench compact --arrivals`: Concury's lookups under arrivals and DIP changes, for both places of its
+// control plane, each against the static lookups of the same run, with every stored connection still
+// answered right afterwards.
+TEST(ConcuryCli, BenchCompactUnderLoadReportsLookupsArrivalsAndDipChanges) {
+  for (const std::string where : {"", " --same-core"}) {
+    const auto r = run_cli("bench compact --structures concury --sizes 4096 --reps 1 --arrivals 20000 --dynamic-seconds 0.3 "
+                           "--dip-change-every 0.1 --json" + where);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::istringstream lines(r.output);
+    std::string line;
+    std::size_t dynamic = 0;
+    while (std::getline(lines, line)) {
+      const auto j = nlohmann::json::parse(line);
+      if (j["mode"] != "dynamic") {
+        EXPECT_EQ(j["wrong_answers"].get<std::uint64_t>(), 0u) << line;
+        continue;
+      }
+      ++dynamic;
+      EXPECT_EQ(j["control_plane"], where.empty() ? "own-thread" : "same-core") << line;
+      EXPECT_GT(j["lookup_mqps"].get<double>(), 0.0) << line;
+      EXPECT_GT(j["static_mqps"].get<double>(), 0.0) << line;
+      EXPECT_GE(j["dip_changes"].get<std::uint64_t>(), 1u) << line;
+      // 20 000 arrivals a second for 0.3 s, the last few perhaps still on their way.
+      EXPECT_GT(j["learnt"].get<std::uint64_t>() + j["reports_behind"].get<std::uint64_t>(), 5000u) << line;
+    }
+    EXPECT_EQ(dynamic, 1u) << r.output;
+  }
 }
 
 }  // namespace
