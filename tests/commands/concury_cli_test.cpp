@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <tuple>
 
@@ -95,22 +94,19 @@ TEST(ConcuryCli, BenchCompactUnderLoadReportsLookupsArrivalsAndDipChanges) {
     const auto r = run_cli("bench compact --structures concury --sizes 4096 --reps 1 --arrivals 20000 --dynamic-seconds 0.3 "
                            "--dip-change-every 0.1 --json" + where);
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    std::istringstream lines(r.output);
-    std::string line;
     std::size_t dynamic = 0;
-    while (std::getline(lines, line)) {
-      const auto j = nlohmann::json::parse(line);
+    for (const nlohmann::json& j : testing::json_lines(r.output)) {
       if (j["mode"] != "dynamic") {
-        EXPECT_EQ(j["wrong_answers"].get<std::uint64_t>(), 0u) << line;
+        EXPECT_EQ(j["wrong_answers"].get<std::uint64_t>(), 0u) << j;
         continue;
       }
       ++dynamic;
-      EXPECT_EQ(j["control_plane"], where.empty() ? "own-thread" : "same-core") << line;
-      EXPECT_GT(j["lookup_mqps"].get<double>(), 0.0) << line;
-      EXPECT_GT(j["static_mqps"].get<double>(), 0.0) << line;
-      EXPECT_GE(j["dip_changes"].get<std::uint64_t>(), 1u) << line;
+      EXPECT_EQ(j["control_plane"], where.empty() ? "own-thread" : "same-core") << j;
+      EXPECT_GT(j["lookup_mqps"].get<double>(), 0.0) << j;
+      EXPECT_GT(j["static_mqps"].get<double>(), 0.0) << j;
+      EXPECT_GE(j["dip_changes"].get<std::uint64_t>(), 1u) << j;
       // 20 000 arrivals a second for 0.3 s, the last few perhaps still on their way.
-      EXPECT_GT(j["learnt"].get<std::uint64_t>() + j["reports_behind"].get<std::uint64_t>(), 5000u) << line;
+      EXPECT_GT(j["learnt"].get<std::uint64_t>() + j["reports_behind"].get<std::uint64_t>(), 5000u) << j;
     }
     EXPECT_EQ(dynamic, 1u) << r.output;
   }
