@@ -18,7 +18,8 @@ NfScaling scaling_of(const NfChoice& c) {
   if (c.scaling == "sharded") return NfScaling::sharded;
   if (c.scaling == "spinlock") {
     if (c.nf != "lb" && c.nf != "nat") {
-      throw UserError(fmt::format("--scaling spinlock: {} shares no connection table; it runs sharded", c.nf));
+      throw UserError(fmt::format("--scaling spinlock: {} {}; it runs sharded", c.nf,
+                                  c.nf == "concury" ? "has no connection table to share" : "keeps no state to share"));
     }
     return NfScaling::spinlock;
   }
