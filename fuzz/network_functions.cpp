@@ -1,4 +1,5 @@
-// libFuzzer target: bursts of arbitrary frames through every network function (fwd, slb, lb, nat), each
+// libFuzzer target: bursts of arbitrary frames through every network function (fwd, slb, lb, nat,
+// concury: its pool changes every few seconds, its control plane forgets after five), each
 // burst through process_burst as the runtime gives it, the functions keeping their state across inputs
 // (connections, backend counts, timers), so sequences of odd packets are exercised too.
 // The first input byte steers: bit 0 aims the frame at a service (VIP:443 or :53), bit 1 makes it
@@ -12,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "flowtrack/nf/concury_lb.hpp"
 #include "flowtrack/nf/forwarder.hpp"
 #include "flowtrack/nf/nat44.hpp"
 #include "flowtrack/nf/stateful_lb.hpp"
@@ -42,6 +44,23 @@ struct Functions {
     c.max_connections = 64;  // small: the fuzzer fills it and meets the full-table paths
     c.maglev_size = 251;
     c.timeouts.tcp.fill(5 * kNanosPerSecond);
+    return c;
+  }()};
+  ConcuryLb concury{[] {
+    StatefulLbConfig c;
+    c.services = services();
+    c.maglev_size = 251;
+    c.timeouts.tcp.fill(5 * kNanosPerSecond);
+    c.timeouts.udp_unreplied = c.timeouts.udp_replied = c.timeouts.icmp = c.timeouts.other = 5 * kNanosPerSecond;
+    const BackendConfig a{"a", to_network32(0x0a000101), to_network16(8080), 1};
+    // Each kind of change, then again: the pools change all the time, pins come and go.
+    for (Nanos round = 0; round < 1000; ++round) {
+      const Nanos t = round * 12 * kNanosPerSecond;
+      c.changes.push_back({t + 3 * kNanosPerSecond, "svc", PoolAction::drain, {"b", 0, 0, 0}});
+      c.changes.push_back({t + 6 * kNanosPerSecond, "svc", PoolAction::weight, {"b", 0, 0, 3}});
+      c.changes.push_back({t + 9 * kNanosPerSecond, "svc", PoolAction::remove, a});
+      c.changes.push_back({t + 12 * kNanosPerSecond, "svc", PoolAction::add, a});
+    }
     return c;
   }()};
   Nat44<CuckooTable<FlowKeyV4>> nat{[] {
@@ -141,6 +160,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   through(functions.fwd, frame, link, control, functions.now);
   through(functions.slb, frame, link, control, functions.now);
   through(functions.lb, frame, link, control, functions.now);
+  through(functions.concury, frame, link, control, functions.now);
   through(functions.nat, frame, link, control, functions.now, 64);
   return 0;
 }

@@ -30,6 +30,43 @@ struct Summary {
   }
 };
 
+// Concury under load, one line per arrival rate: medians over the repetitions, the ratio to the static
+// lookups of the same repetition.
+void print_dynamic(const Summary& s, bool json) {
+  for (std::size_t i = 0; i < s.reps.front().dynamic.size(); ++i) {
+    std::vector<double> mqps, static_mqps, ratio;
+    for (const auto& r : s.reps) {
+      mqps.push_back(r.dynamic[i].mqps);
+      static_mqps.push_back(r.dynamic[i].static_mqps);
+      ratio.push_back(r.dynamic[i].mqps / r.dynamic[i].static_mqps);
+    }
+    const DynamicPoint& last = s.reps.back().dynamic[i];
+    if (json) {
+      JsonObject j;
+      j.set("structure", s.structure)
+          .set("keys", s.setup.keys)
+          .set("mode", "dynamic")
+          .set("arrivals_per_s", last.arrivals_per_second)
+          .set("lookup_mqps", median(mqps))
+          .set("static_mqps", median(static_mqps))
+          .set("vs_static", median(ratio))
+          .set("seconds", s.setup.dynamic_seconds)
+          .set("dip_change_every_s", s.setup.dip_change_every)
+          .set("control_plane", s.setup.control_thread ? "own-thread" : "same-core")
+          .set("dip_changes", last.dip_changes)
+          .set("learnt", last.learnt)
+          .set("reports_behind", last.reports_behind)
+          .set("reps", s.reps.size())
+          .print_line();
+    } else {
+      fmt::print("  under load: {:>9} connections, {:>8.0f} arrivals/s, a DIP change every {:.0f} s: {:>7.2f} Mqps bulk, "
+                 "{:.2f}x static ({:.2f} Mqps); control plane: {} learnt, {} behind, {} DIP changes\n",
+                 s.setup.keys, last.arrivals_per_second, s.setup.dip_change_every, median(mqps), median(ratio),
+                 median(static_mqps), last.learnt, last.reports_behind, last.dip_changes);
+    }
+  }
+}
+
 void print_rows(const Summary& s, bool json) {
   const CompactRep& last = s.reps.back();
   std::uint64_t wrong = 0;
@@ -62,6 +99,7 @@ void print_rows(const Summary& s, bool json) {
                  s.med(&CompactRep::build_seconds), wrong);
     }
   }
+  print_dynamic(s, json);
   std::fflush(stdout);
 }
 
@@ -112,7 +150,8 @@ void run_compact_bench(CompactBenchOptions o) {
     for (const auto& structure : o.structures) {
       const std::vector<unsigned> seed_bits = structure == "ludo" ? o.seed_bits : std::vector<unsigned>{o.seed_bits.front()};
       for (const unsigned bits : seed_bits) {
-        Summary s{structure, {keys, o.value_bits, bits, o.fingerprint_bits, o.vips, o.dips, 1}, {}};
+        Summary s{structure, {keys, o.value_bits, bits, o.fingerprint_bits, o.vips, o.dips, 1, {}, o.dynamic_seconds, o.dip_change_every, o.control_thread}, {}};
+        if (structure == "concury") s.setup.arrivals = o.arrivals;
         for (unsigned rep = 0; rep < o.reps; ++rep) {
           s.setup.seed = rep + 1;
           s.reps.push_back(run_compact_once(structure, s.setup));

@@ -15,6 +15,9 @@ struct CompactBenchOptions {
   unsigned fingerprint_bits = 12;
   unsigned vips = 128, dips = 32;
   unsigned reps = 3;
+  std::vector<double> arrivals;  // concury under load: new connections per second (none: not measured)
+  double dynamic_seconds = 10, dip_change_every = 10;
+  bool control_thread = true;  // concury under load: its control plane on a thread of its own
   bool quick = false;
   bool json = false;
 };

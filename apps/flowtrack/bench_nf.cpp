@@ -155,7 +155,7 @@ void run_nf_bench(NfBenchOptions o) {
   std::vector<NfChoice> choices;
   for (const unsigned workers : o.workers) {
     for (const auto& nf : o.nfs) {
-      if (nf == "fwd" || nf == "slb") {
+      if (nf == "fwd" || nf == "slb" || nf == "concury") {  // no connection table of ours
         choices.push_back({nf, "-", "-", "sharded", workers});
         continue;
       }
@@ -206,6 +206,15 @@ void run_nf_bench(NfBenchOptions o) {
       // The stage split is printed in JSON only: the text table leaves the extra run out.
       const bool split = o.stages && o.json;
       const NfRun clocked = split ? run({.burst = burst, .keep_output = false, .clock_stages = true}) : NfRun{};
+      // Concury's own check, in one more run: every connection one backend, none outside its pool.
+      std::map<std::string, std::uint64_t> checked;
+      if (choice.nf == "concury") {
+        NfChoice audited = choice;
+        audited.audit = true;
+        for (const WorkerResult& w : run_nf(audited, configs, trace, partition, {.burst = burst, .keep_output = false}).workers) {
+          for (const auto& [name, n] : w.function_counts) checked[name] += n;
+        }
+      }
       const double mpps = median(row.mpps);
       const std::string config = fmt::format("{}/{}/{}/{}/{}", choice.nf, choice.table, choice.aging, choice.scaling, choice.workers);
       if (choice.nf == "fwd") fwd_mpps[{choice.workers, burst}] = mpps;
@@ -231,6 +240,7 @@ void run_nf_bench(NfBenchOptions o) {
             .set("reps", o.reps)
             .set("packets", trace.size())
             .set("windows", o.windows);
+        if (!checked.empty()) j.set("violations", checked["violations"]).set("false_hits", checked["false_hits"]).set("repairs", checked["repairs"]);
         for (std::size_t s = 0; s < kNfStageCount && split; ++s) {
           const auto stage = static_cast<NfStage>(s);
           j.set(fmt::format("cycles_{}", nf_stage_name(stage)), stage_cycles_per_packet(clocked.workers, stage));
@@ -240,6 +250,10 @@ void run_nf_bench(NfBenchOptions o) {
         fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9} {:>7}\n", choice.nf,
                    choice.table, choice.aging, choice.scaling, choice.workers, burst, mpps, median(row.cycles), vs_fwd,
                    vs_per_packet, live, drops);
+        if (!checked.empty()) {
+          fmt::print("      concury's check (one more run): {} violations, {} false hits, {} repairs\n", checked["violations"],
+                     checked["false_hits"], checked["repairs"]);
+        }
       }
       std::fflush(stdout);
       rows.push_back(std::move(row));

@@ -6,8 +6,12 @@
 #include "compact_bench_runs.hpp"
 
 #include <array>
+#include <atomic>
 #include <cmath>
+#include <iterator>
+#include <mutex>
 #include <span>
+#include <thread>
 
 #include "flowtrack/compact/concury_control.hpp"
 #include "flowtrack/compact/cuckoo_filtable_builder.hpp"
@@ -235,6 +239,113 @@ std::uint32_t per_vip_capacity(const CompactBenchSetup& s) {
 
 double row_bytes(const CompactBenchSetup& s) { return static_cast<double>(s.vips) * (1u << kDcodeBits) * sizeof(std::uint16_t); }
 
+// Concury under load: the data plane does bulk lookups of stored connections for s.dynamic_seconds of
+// TSC time while new connections arrive at `rate` per second; each arrival is met as the Concury
+// function's cold path meets it (its Dcode from the data plane) and learnt by the control plane, which,
+// every s.dip_change_every seconds from half a period on, changes one VIP's pool (in turn: its last
+// DIP leaves, or comes back) and gives the data plane the VIP's new arrays, installed between two
+// bursts. The control plane runs either on a thread of its own, fed reports (as the thesis runs it),
+// or on the data plane's core between bursts (as `flowtrack run --nf concury` does). Arrivals due,
+// reports and hand-overs are taken every 32 bursts (about 30 us of lookups). Returns the data plane's
+// lookup Mqps over the whole time; `point` gets the counts.
+double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::span<const ConcuryQuery> queries,
+                          const CompactBenchSetup& s, double rate, DynamicPoint* point = nullptr) {
+  using Report = std::array<std::uint64_t, 3>;  // (vip, key, dcode)
+  using Handover = std::pair<std::uint32_t, ConcuryVipImage>;
+  struct Mailbox {
+    std::mutex lock;
+    std::vector<Report> reports;
+    std::vector<Handover> images;
+    std::atomic<bool> images_waiting{false}, done{false};
+  } box;
+  std::atomic<std::uint64_t> learnt{0};
+  std::uint64_t changes = 0;  // the control plane's; read after join() when it has a thread
+  const double hz = tsc_hz();
+  const std::uint64_t start = tsc_begin();
+  const auto seconds = [&] { return static_cast<double>(tsc_end() - start) / hz; };
+  // The control plane's work: learn a batch of reports; the pool change due, if one is.
+  const auto learn = [&](std::span<const Report> batch) {
+    for (const auto& [vip, key, dcode] : batch) control.learn(static_cast<std::uint32_t>(vip), key, static_cast<std::uint32_t>(dcode));
+    learnt.fetch_add(batch.size(), std::memory_order_relaxed);
+  };
+  const auto change_due = [&](std::vector<Handover>& to) {
+    if (rate <= 0 || seconds() < (static_cast<double>(changes) + 0.5) * s.dip_change_every) return;
+    const auto v = static_cast<std::uint32_t>(changes % s.vips);
+    std::vector<std::uint16_t> dips = dips_of(s, v);
+    if ((changes / s.vips) % 2 == 0) dips.pop_back();
+    control.set_pool(v, dips, std::vector<double>(dips.size(), 1.0));
+    to.emplace_back(v, control.image(v));
+    ++changes;
+  };
+  std::thread control_plane;
+  if (s.control_thread) {
+    control_plane = std::thread([&] {
+      std::vector<Report> batch;
+      std::vector<Handover> images;
+      while (!box.done.load(std::memory_order_acquire)) {
+        {
+          std::lock_guard guard(box.lock);
+          batch.swap(box.reports);
+        }
+        learn(batch);
+        batch.clear();
+        change_due(images);
+        if (!images.empty()) {
+          std::lock_guard guard(box.lock);
+          std::move(images.begin(), images.end(), std::back_inserter(box.images));
+          images.clear();
+          box.images_waiting.store(true, std::memory_order_release);
+        }
+        std::this_thread::yield();
+      }
+    });
+  }
+  Random rng(s.seed ^ static_cast<std::uint64_t>(rate));
+  std::array<std::uint16_t, kBurst> out;
+  std::vector<Report> reports;
+  std::vector<Handover> images;
+  std::uint64_t acc = 0, looked = 0, arrived = 0;
+  std::size_t q = 0;
+  double elapsed = 0;
+  for (;;) {
+    lookup.lookup_bulk(queries.subspan(q, kBurst), out);
+    acc += out[0];
+    looked += kBurst;
+    q = (q + kBurst) % queries.size();  // kQueries is a multiple of kBurst
+    if (looked % (32 * kBurst) != 0) continue;
+    elapsed = seconds();
+    if (elapsed >= s.dynamic_seconds) break;
+    for (; static_cast<double>(arrived) < rate * elapsed; ++arrived) {
+      const auto v = static_cast<std::uint32_t>(arrived % s.vips);
+      const std::uint64_t key = rng.next();
+      reports.push_back({v, key, lookup.answer(v, key).dcode});
+    }
+    if (!s.control_thread) {
+      learn(reports);
+      change_due(images);
+    } else if (!reports.empty() || box.images_waiting.load(std::memory_order_acquire)) {
+      std::lock_guard guard(box.lock);
+      box.reports.insert(box.reports.end(), reports.begin(), reports.end());
+      images.swap(box.images);
+      box.images_waiting.store(false, std::memory_order_relaxed);
+    }
+    reports.clear();
+    for (const auto& [v, image] : images) lookup.apply(v, image);
+    images.clear();
+  }
+  const std::uint64_t behind = arrived - learnt.load(std::memory_order_relaxed);
+  box.done.store(true, std::memory_order_release);
+  if (control_plane.joinable()) control_plane.join();
+  for (const auto& [v, image] : box.images) lookup.apply(v, image);  // handed over after the last check
+  g_sink = acc;
+  if (point != nullptr) {
+    point->learnt = arrived - behind;
+    point->dip_changes = changes;
+    point->reports_behind = behind;
+  }
+  return static_cast<double>(looked) / elapsed / 1e6;
+}
+
 CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
   CompactRep r;
   ConcuryControl control(kDcodeBits, s.seed);
@@ -264,6 +375,19 @@ CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
   for (std::size_t i = 0; i < s.keys; ++i) {
     const auto v = static_cast<std::uint32_t>(i % s.vips);
     r.wrong_answers += lookup.lookup(v, w.keys[i]) != control.dip_of(v, w.keys[i]);
+  }
+  if (!s.arrivals.empty()) {
+    const double static_mqps = concury_under_load(control, lookup, queries, s, 0);
+    for (const double rate : s.arrivals) {
+      DynamicPoint point = {rate, 0, static_mqps, 0, 0};
+      point.mqps = concury_under_load(control, lookup, queries, s, rate, &point);
+      r.dynamic.push_back(point);
+    }
+    // The connections learnt under load are all stored: each still gets its DIP.
+    for (std::size_t i = 0; i < s.keys; ++i) {
+      const auto v = static_cast<std::uint32_t>(i % s.vips);
+      r.wrong_answers += lookup.lookup(v, w.keys[i]) != control.dip_of(v, w.keys[i]);
+    }
   }
   // A DIP change of one VIP: the control plane's response (new row, Dcodes moved, refill) and the copy.
   std::vector<double> rewrite_ms;

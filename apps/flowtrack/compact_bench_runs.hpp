@@ -17,6 +17,20 @@ struct CompactBenchSetup {
   unsigned fingerprint_bits = 12; // Cuckoo Filtable
   unsigned vips = 128, dips_per_vip = 32;  // the LB structures
   std::uint64_t seed = 1;
+  // Concury under load: for each arrival rate (new connections per second), bulk lookups for
+  // dynamic_seconds while connections arrive and one VIP's pool changes every dip_change_every seconds
+  // (the control plane on a second thread, or with control_thread false on the lookups' core).
+  std::vector<double> arrivals;
+  double dynamic_seconds = 10, dip_change_every = 10;
+  bool control_thread = true;
+};
+
+// Concury's lookups at one arrival rate, against its lookups with nothing arriving (same run).
+struct DynamicPoint {
+  double arrivals_per_second = 0;
+  double mqps = 0, static_mqps = 0;
+  std::uint64_t learnt = 0, dip_changes = 0;
+  std::uint64_t reports_behind = 0;  // reports the control plane had not learnt when the time was up
 };
 
 // What one repetition measured; medians over repetitions are taken by the caller.
@@ -28,6 +42,7 @@ struct CompactRep {
   std::size_t bytes = 0;
   std::uint64_t wrong_answers = 0;  // lookups of stored keys that did not return the stored value / DIP
   JsonObject extra;  // structure-specific figures (overflow rate, ...)
+  std::vector<DynamicPoint> dynamic;  // concury, when setup.arrivals is set
 };
 
 // Structures: othello, ludo, filtable, concury, maglev-digest, silkroad.

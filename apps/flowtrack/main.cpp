@@ -67,6 +67,14 @@ void add_compact_bench(CLI::App& bench) {
   cmd->add_option("--vips", o->vips, "VIPs of the LB structures")->check(CLI::Range(1u, 4096u));
   cmd->add_option("--dips", o->dips, "DIPs per VIP")->check(CLI::Range(1u, 256u));
   cmd->add_option("--reps", o->reps, "repetitions (median reported)");
+  cmd->add_option("--arrivals", o->arrivals, "concury under load: new connections per second, several: each")
+      ->delimiter(',')
+      ->check(CLI::Range(1.0, 1e8));
+  cmd->add_option("--dynamic-seconds", o->dynamic_seconds, "concury under load: seconds per arrival rate")->check(CLI::Range(0.1, 3600.0));
+  cmd->add_option("--dip-change-every", o->dip_change_every, "concury under load: seconds between DIP changes")
+      ->check(CLI::Range(0.01, 3600.0));
+  cmd->add_flag("!--same-core", o->control_thread,
+                "concury under load: its control plane on the lookups' core between bursts, not on a thread of its own");
   cmd->add_flag("--quick", o->quick, "sizes 1K, 64K, 1M; 2 reps");
   cmd->add_flag("--json", o->json, "one JSON object per line");
   cmd->callback([o] { run_compact_bench(*o); });
@@ -75,7 +83,7 @@ void add_compact_bench(CLI::App& bench) {
 void add_nf_bench(CLI::App& bench) {
   auto o = std::make_shared<NfBenchOptions>();
   auto* nf = bench.add_subcommand("nf", "Mpps of the network functions per table and worker count");
-  nf->add_option("--nfs", o->nfs, "fwd, slb, lb, nat")->delimiter(',');
+  nf->add_option("--nfs", o->nfs, "fwd, slb, lb, nat, concury")->delimiter(',');
   nf->add_option("--tables", o->tables, "the connection tables of the stateful LB and the NAT")->delimiter(',');
   nf->add_option("--agings", o->agings, "the trackers' aging policies: wheel, heap")->delimiter(',');
   nf->add_option("--scalings", o->scalings, "sharded (one instance per worker), spinlock (one shared instance)")->delimiter(',');
@@ -143,7 +151,7 @@ void add_bench_commands(CLI::App& app) {
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunCommandOptions>();
   auto* run = app.add_subcommand("run", "replay a pcap through a network function, or run it live on DPDK ports (--dpdk)");
-  run->add_option("--nf", o->nf, "fwd, slb, lb, nat")->check(CLI::IsMember({"fwd", "slb", "lb", "nat"}));
+  run->add_option("--nf", o->nf, "fwd, slb, lb, nat, concury")->check(CLI::IsMember(nf_names()));
   run->add_option("--config", o->config, "the function's TOML configuration (see examples/)");
   run->add_option("--in", o->in, "input pcap or pcapng (or --dpdk)");
   run->add_option("--dpdk", o->dpdk, "run live on DPDK ports: the EAL arguments, the ports in the configuration's [dataplane]");

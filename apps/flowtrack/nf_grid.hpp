@@ -15,6 +15,9 @@ namespace flowtrack::cli {
 template <class Aging>
 NfRun run_stateful_lb(const NfChoice& choice, NfScaling scaling, const NfConfigs& configs, const PacketStore& trace,
                       const PacketPartition& partition, const NfRunOptions& options);
+// Concury keeps no connection table: one instantiation (nf_concury.cpp).
+NfRun run_concury(const NfChoice& choice, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
+                  const NfRunOptions& options);
 template <class Aging>
 NfRun run_nat(const NfChoice& choice, NfScaling scaling, const NfConfigs& configs, const PacketStore& trace,
               const PacketPartition& partition, const NfRunOptions& options);

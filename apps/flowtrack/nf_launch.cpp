@@ -18,7 +18,8 @@ NfScaling scaling_of(const NfChoice& c) {
   if (c.scaling == "sharded") return NfScaling::sharded;
   if (c.scaling == "spinlock") {
     if (c.nf != "lb" && c.nf != "nat") {
-      throw UserError(fmt::format("--scaling spinlock: {} keeps no state to share; it runs sharded", c.nf));
+      throw UserError(fmt::format("--scaling spinlock: {} {}; it runs sharded", c.nf,
+                                  c.nf == "concury" ? "has no connection table to share" : "keeps no state to share"));
     }
     return NfScaling::spinlock;
   }
@@ -47,7 +48,8 @@ NfRun run_nf(const NfChoice& c, const NfConfigs& configs, const PacketStore& tra
     return {run_workers(trace, partition, c.workers, scaling, options,
                         [&](unsigned, unsigned, Nanos) { return std::make_unique<StatelessLb>(configs.slb); }, collect_stateless)};
   }
-  if (c.nf != "lb" && c.nf != "nat") throw UserError(fmt::format("unknown function '{}' (fwd, slb, lb, nat)", c.nf));
+  if (c.nf == "concury") return run_concury(c, configs, trace, partition, options);
+  if (c.nf != "lb" && c.nf != "nat") throw UserError(fmt::format("unknown function '{}' (fwd, slb, lb, nat, concury)", c.nf));
   const bool lb = c.nf == "lb";
   if (c.aging == TimerWheel::kName) {
     return lb ? run_stateful_lb<TimerWheel>(c, scaling, configs, trace, partition, options)

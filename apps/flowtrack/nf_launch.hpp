@@ -17,17 +17,18 @@
 namespace flowtrack::cli {
 
 struct NfChoice {
-  std::string nf = "lb";         // fwd, slb, lb, nat
+  std::string nf = "lb";         // fwd, slb, lb, nat, concury
   std::string table = "cuckoo";  // lb and nat: the connection table, any table that is not many_writers
   std::string aging = "wheel";   // lb and nat: the tracker's aging policy, wheel or heap
   std::string scaling = "sharded";  // sharded or spinlock (lb and nat; the stateless ones are sharded)
   unsigned workers = 1;
+  bool audit = false;  // concury: check every connection against an exact map of its first backend
 };
 
 // The configuration of each function; only the chosen one's is read.
 struct NfConfigs {
   StatelessLbConfig slb;
-  StatefulLbConfig lb;
+  StatefulLbConfig lb;  // the stateful LB's, and Concury's
   NatConfig nat;
 };
 

@@ -7,7 +7,7 @@
 
 namespace flowtrack::cli {
 
-inline std::vector<std::string> nf_names() { return {"fwd", "slb", "lb", "nat"}; }
+inline std::vector<std::string> nf_names() { return {"fwd", "slb", "lb", "nat", "concury"}; }
 inline std::vector<std::string> nf_aging_names() { return {"wheel", "heap"}; }
 inline std::vector<std::string> nf_scaling_names() { return {"sharded", "spinlock"}; }
 

@@ -30,7 +30,7 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
   std::uint64_t packets = run.unpresentable, forwarded = 0, replied = 0, created = 0, live = 0;
   std::uint64_t migrations = 0, out_of_order = 0;
   const std::map<std::string, std::uint64_t> drops = run.drops_by_reason();
-  std::map<std::string, std::uint64_t> backends;
+  std::map<std::string, std::uint64_t> backends, function_counts;
   std::vector<double> worker_mpps;
   std::vector<std::uint64_t> worker_packets;
   for (const WorkerResult& r : results) {
@@ -43,10 +43,11 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
     live += r.live_connections;
     for (const auto& [name, n] : r.backends) backends[name] += n;
     worker_packets.push_back(r.packets);
+    for (const auto& [name, n] : r.function_counts) function_counts[name] += n;
     worker_mpps.push_back(r.cycles > 0 ? static_cast<double>(r.packets) * tsc_hz() / static_cast<double>(r.cycles) / 1e6 : 0);
   }
   const double mpps = aggregate_mpps(results);
-  const bool lb = o.nf == "lb";
+  const bool lb = o.nf == "lb" || o.nf == "concury";
   if (o.json) {
     JsonObject j;
     j.set("nf", o.nf)
@@ -69,6 +70,7 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
     if (o.dispatch != "partition") {
       j.set("worker_packets", worker_packets).set("ring", o.ring).set("slow_worker_ns", o.slow_worker_ns).set("migrations", migrations).set("out_of_order", out_of_order);
     }
+    if (!function_counts.empty()) j.set(o.nf, function_counts);
     j.print_line();
     return;
   }
@@ -88,6 +90,10 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
   if (!backends.empty()) {
     fmt::print("  {}:\n", lb ? "connections per backend" : "packets per backend");
     for (const auto& [name, n] : backends) fmt::print("    {:<24} {}\n", name, n);
+  }
+  if (!function_counts.empty()) {
+    fmt::print("  {}:\n", o.nf);
+    for (const auto& [name, n] : function_counts) fmt::print("    {:<24} {}\n", name, n);
   }
 }
 
@@ -136,9 +142,10 @@ void run_command(const RunCommandOptions& o) {
   NfRun run;
   try {
     if (o.nf == "slb") configs.slb = load_stateless_lb_config(o.config);
-    if (o.nf == "lb") configs.lb = load_stateful_lb_config(o.config);
+    if (o.nf == "lb" || o.nf == "concury") configs.lb = load_stateful_lb_config(o.config);
     if (o.nf == "nat") configs.nat = load_nat_config(o.config);
-    run = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers}, configs, trace, partition, options);
+    // Concury checks itself in every run (its audit: violations, false_hits).
+    run = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers, o.nf == "concury"}, configs, trace, partition, options);
   } catch (const ConfigError& e) {
     throw UserError(e.what());
   } catch (const UserError& e) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "flowtrack/compact/weighted_codes.hpp"
+#include "flowtrack/util/assert.hpp"
 
 namespace flowtrack::compact {
 
@@ -11,16 +12,29 @@ ConcuryControl::ConcuryControl(unsigned dcode_bits, std::uint64_t seed) : dcode_
 std::uint32_t ConcuryControl::add_vip(std::vector<std::uint16_t> dips, std::vector<double> weights,
                                       std::uint32_t expected_connections) {
   const auto index = static_cast<std::uint32_t>(vips_.size());
-  std::vector<std::uint16_t> row = weighted_code_table(dips, weights, dcode_bits_);
+  std::vector<std::uint16_t> row = make_row(dips, weights, {});
   vips_.push_back({OthelloMap<std::uint64_t>(expected_connections, seed_ + index), std::move(dips), std::move(weights),
                    std::move(row), seed_ * 0x9e3779b97f4a7c15ull + index});
   return index;
 }
 
-ConcuryVipImage ConcuryControl::image(std::uint32_t index) const {
+std::vector<std::uint16_t> ConcuryControl::make_row(std::span<const std::uint16_t> dips, std::span<const double> weights,
+                                                    std::span<const std::uint16_t> pinned) const {
+  if (std::any_of(weights.begin(), weights.end(), [](double w) { return w > 0; })) {
+    std::vector<std::uint16_t> row = weighted_code_table(dips, weights, dcode_bits_);
+    pin_codes(row, pinned);
+    return row;
+  }
+  // No DIP takes new connections: the pinned ones share the codes, or no code has a DIP.
+  if (pinned.empty()) return std::vector<std::uint16_t>(std::size_t{1} << dcode_bits_, kNoDip);
+  return weighted_code_table(pinned, std::vector<double>(pinned.size(), 1.0), dcode_bits_);
+}
+
+ConcuryVipImage ConcuryControl::image(std::uint32_t index, const ConcuryVipImage* in_use) const {
   const Vip& vip = vips_[index];
   return {vip.connections.index().refill(
-              dcode_bits_, [&](std::uint32_t slot) { return std::uint64_t{vip.connections.state_at(slot)}; }, vip.fill_seed),
+              dcode_bits_, [&](std::uint32_t slot) { return std::uint64_t{vip.connections.state_at(slot)}; }, vip.fill_seed,
+              in_use != nullptr ? &in_use->codes : nullptr),
           vip.row};
 }
 
@@ -36,29 +50,63 @@ std::optional<std::uint16_t> ConcuryControl::dip_of(std::uint32_t vip, std::uint
   return vips_[vip].row[*dcode];
 }
 
+namespace {
+
+// A Dcode of `range` for `key`, spread by the key so that the range's codes share the load.
+std::uint32_t code_in(CodeRange range, std::uint64_t key, std::uint64_t seed) {
+  return range.first + static_cast<std::uint32_t>(seeded_hash(key, seed) % range.count);
+}
+
+}  // namespace
+
 std::size_t ConcuryControl::set_pool(std::uint32_t index, std::vector<std::uint16_t> dips, std::vector<double> weights) {
-  Vip& vip = vips_[index];
-  std::vector<std::uint16_t> row = weighted_code_table(dips, weights, dcode_bits_);
+  return reshape(vips_[index], std::move(dips), std::move(weights), std::nullopt);
+}
+
+std::size_t ConcuryControl::reshape(Vip& vip, std::vector<std::uint16_t> dips, std::vector<double> weights,
+                                    std::optional<std::uint16_t> also_pin) {
+  // The DIPs of weight 0 that hold known connections (or are to hold one: also_pin) keep a code.
+  std::vector<bool> holds(dips.size(), false);
+  const auto position = [&](std::uint16_t dip) { return static_cast<std::size_t>(std::find(dips.begin(), dips.end(), dip) - dips.begin()); };
+  for (std::uint32_t p = 0; p < vip.connections.size(); ++p) {
+    const std::size_t at = position(vip.row[vip.connections.state_at(p)]);
+    if (at < dips.size()) holds[at] = true;
+  }
+  if (also_pin && position(*also_pin) < dips.size()) holds[position(*also_pin)] = true;
+  std::vector<std::uint16_t> pinned;
+  for (std::size_t d = 0; d < dips.size(); ++d) {
+    if (holds[d] && weights[d] <= 0) pinned.push_back(dips[d]);
+  }
+  std::vector<std::uint16_t> row = make_row(dips, weights, pinned);
   const std::vector<CodeRange> ranges = code_ranges(dips, row);
   std::size_t lost = 0;
   for (std::uint32_t p = 0; p < vip.connections.size(); ++p) {
     const std::uint32_t dcode = vip.connections.state_at(p);
     const std::uint16_t dip = vip.row[dcode];
+    FLOWTRACK_ASSERT(dip != kNoDip, "a known connection has a DIP");
     if (row[dcode] == dip) continue;
-    const auto at = std::find(dips.begin(), dips.end(), dip);
-    const CodeRange range = at == dips.end() ? CodeRange{} : ranges[static_cast<std::size_t>(at - dips.begin())];
-    if (range.count == 0) {
+    const std::size_t at = position(dip);
+    if (at == dips.size() || ranges[at].count == 0) {
       ++lost;
       continue;
     }
-    // A Dcode in the old DIP's new range, spread by the key so the range's codes share the load.
     const std::uint64_t key = vip.connections.key_at(p);
-    vip.connections.insert_or_assign(key, range.first + static_cast<std::uint32_t>(seeded_hash(key, vip.fill_seed) % range.count));
+    vip.connections.insert_or_assign(key, code_in(ranges[at], key, vip.fill_seed));
   }
   vip.dips = std::move(dips);
   vip.weights = std::move(weights);
   vip.row = std::move(row);
   return lost;
+}
+
+bool ConcuryControl::keep(std::uint32_t index, std::uint64_t key, std::uint16_t dip) {
+  Vip& vip = vips_[index];
+  FLOWTRACK_ASSERT(std::find(vip.dips.begin(), vip.dips.end(), dip) != vip.dips.end(), "keep() names a DIP of the VIP");
+  const bool pinning = std::find(vip.row.begin(), vip.row.end(), dip) == vip.row.end();
+  if (pinning) reshape(vip, vip.dips, vip.weights, dip);
+  const std::uint16_t one[] = {dip};
+  vip.connections.insert_or_assign(key, code_in(code_ranges(one, vip.row)[0], key, vip.fill_seed));
+  return pinning;
 }
 
 }  // namespace flowtrack::compact

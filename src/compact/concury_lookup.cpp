@@ -26,20 +26,22 @@ void ConcuryLookup::apply(std::uint32_t index, const ConcuryVipImage& image) {
 
 // The VIP's guard covers its Othello too (every write to it happens inside the guard's exclusive
 // section), so the Othello is read unguarded and validated once here.
-std::uint16_t ConcuryLookup::read(const Vip& vip, std::uint64_t key) const {
+ConcuryLookup::Answer ConcuryLookup::read(const Vip& vip, std::uint64_t key) const {
   for (;;) {
     const auto snap = vip.guard->stripes_begin(vip.guard->epoch_begin(), 0, 0);
-    const std::uint16_t dip = load_relaxed(vip.dips[vip.codes->value_at(vip.codes->probe(key))]);
-    if (vip.guard->read_valid(snap, 0, 0)) return dip;
+    const auto dcode = static_cast<std::uint32_t>(vip.codes->value_at(vip.codes->probe(key)));
+    const std::uint16_t dip = load_relaxed(vip.dips[dcode]);
+    if (vip.guard->read_valid(snap, 0, 0)) return {dcode, dip};
   }
 }
 
-std::uint16_t ConcuryLookup::lookup(std::uint32_t vip, std::uint64_t key) const { return read(vips_[vip], key); }
-
+// Three passes over each chunk, so that the misses of a pass overlap: hash and prefetch the two cells,
+// read the cells and prefetch the row entry their Dcode names, read the row.
 void ConcuryLookup::lookup_bulk(std::span<const ConcuryQuery> queries, std::span<std::uint16_t> dips) const {
   constexpr std::size_t kChunk = 32;
   VersionStripes::Snapshot snaps[kChunk];
   OthelloProbe probes[kChunk];
+  std::uint32_t dcodes[kChunk];
   for (std::size_t base = 0; base < queries.size(); base += kChunk) {
     const std::size_t n = std::min(kChunk, queries.size() - base);
     for (std::size_t i = 0; i < n; ++i) {
@@ -50,9 +52,14 @@ void ConcuryLookup::lookup_bulk(std::span<const ConcuryQuery> queries, std::span
     }
     for (std::size_t i = 0; i < n; ++i) {
       const Vip& vip = vips_[queries[base + i].vip];
-      const std::uint16_t dip = load_relaxed(vip.dips[vip.codes->value_at(probes[i])]);
+      dcodes[i] = static_cast<std::uint32_t>(vip.codes->value_at(probes[i]));
+      __builtin_prefetch(&vip.dips[dcodes[i]]);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const Vip& vip = vips_[queries[base + i].vip];
+      const std::uint16_t dip = load_relaxed(vip.dips[dcodes[i]]);
       // A rewrite of this VIP raced with the burst: read this one again alone.
-      dips[base + i] = vip.guard->read_valid(snaps[i], 0, 0) ? dip : read(vip, queries[base + i].key);
+      dips[base + i] = vip.guard->read_valid(snaps[i], 0, 0) ? dip : read(vip, queries[base + i].key).dip;
     }
   }
 }

@@ -206,8 +206,7 @@ OthelloImage OthelloBuilder<Key>::export_image() const {
 template <CompactKey Key>
 bool OthelloBuilder<Key>::acyclic() const {
   std::vector<std::uint64_t> scratch(cells_.size());
-  Random rng(0);
-  return fill(scratch, 0, 1, false, [](std::uint32_t) { return 0; }, rng);
+  return fill(scratch, 0, 1, [](std::uint32_t) { return 0; }, [](std::uint32_t) { return 0; });
 }
 
 template <CompactKey Key>
@@ -233,8 +232,8 @@ OthelloMessage OthelloBuilder<Key>::rebuild() {
     }
     cells_.assign(cells, 0);
     const unsigned payload_bits = shape_.value_bits + shape_.fingerprint_bits;
-    if (fill(cells_, shape_.taken_bits(), payload_bits, config_.random_fill,
-             [this](std::uint32_t s) { return stored_value(s); }, rng_)) {
+    const auto root = [&](std::uint32_t) { return config_.random_fill ? rng_.next() : 0; };
+    if (fill(cells_, shape_.taken_bits(), payload_bits, [this](std::uint32_t s) { return stored_value(s); }, root)) {
       break;
     }
   }

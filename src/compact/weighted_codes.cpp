@@ -30,6 +30,21 @@ std::vector<std::uint16_t> weighted_code_table(std::span<const std::uint16_t> ba
   return table;
 }
 
+void pin_codes(std::vector<std::uint16_t>& table, std::span<const std::uint16_t> pinned) {
+  for (const std::uint16_t backend : pinned) {
+    if (std::find(table.begin(), table.end(), backend) != table.end()) continue;
+    std::size_t best_end = 0, best_length = 0;
+    for (std::size_t start = 0; start < table.size();) {
+      std::size_t end = start + 1;
+      while (end < table.size() && table[end] == table[start]) ++end;
+      if (end - start > best_length) best_length = end - start, best_end = end;
+      start = end;
+    }
+    if (best_length < 2) throw std::invalid_argument("pin_codes: no range left to take a code from");
+    table[best_end - 1] = backend;
+  }
+}
+
 std::vector<CodeRange> code_ranges(std::span<const std::uint16_t> backends, std::span<const std::uint16_t> table) {
   std::vector<CodeRange> ranges(backends.size());
   for (std::size_t i = 0; i < backends.size(); ++i) {

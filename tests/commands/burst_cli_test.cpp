@@ -62,6 +62,13 @@ TEST_F(BurstCli, StatelessFunctionsWriteTheSameCaptureInBurstsOfOneAndOf32) {
   }
 }
 
+TEST_F(BurstCli, ConcuryWritesTheSameCaptureInBurstsOfOneAndOf32AcrossPoolChanges) {
+  for (const std::string workers : {"1", "2"}) {
+    expect_same_in_bursts_of_one_and_32("--nf concury --config " + std::string(FLOWTRACK_SOURCE_DIR "/examples/lb.toml") +
+                                        " --workers " + workers);
+  }
+}
+
 // One (function, aging) pair per test, so that ctest runs them side by side.
 class StatefulBurstCli : public BurstCli, public ::testing::WithParamInterface<std::tuple<std::string, std::string>> {};
 

@@ -1,4 +1,4 @@
-// What the stateful load balancer's tests share: a service of a few backends, a balancer over a cuckoo
+// What the load balancers' tests share: a service of a few backends, a stateful balancer over a cuckoo
 // table, and one packet through it with every checksum of the frame that leaves checked by full
 // recomputation (support/checksum_oracle.hpp).
 #pragma once
@@ -49,8 +49,10 @@ struct Output {
   FlowKeyV4 key;
 };
 
-// Runs one frame through the LB; the frame that leaves must parse and have every checksum right.
-inline Output run_spec(Lb& lb, const FrameSpec& spec, Nanos now = 0) {
+// Runs one frame through a balancer (the stateful LB, Concury); the frame that leaves must parse and
+// have every checksum right.
+template <NetworkFunction Nf>
+Output run_spec(Nf& lb, const FrameSpec& spec, Nanos now = 0) {
   std::vector<std::uint8_t> frame = build_frame(spec);
   NfPacket packet{frame, {}, static_cast<std::uint32_t>(frame.size())};
   EXPECT_EQ(parse_frame(frame, LinkType::ethernet, packet.parsed), ParseStatus::ok);
@@ -62,11 +64,13 @@ inline Output run_spec(Lb& lb, const FrameSpec& spec, Nanos now = 0) {
   return {verdict, after.key4};
 }
 
-inline Output run(Lb& lb, const FlowKeyV4& key, std::uint8_t flags, Nanos now = 0, std::uint16_t payload = 0) {
+template <NetworkFunction Nf>
+Output run(Nf& lb, const FlowKeyV4& key, std::uint8_t flags, Nanos now = 0, std::uint16_t payload = 0) {
   return run_spec(lb, FrameSpec::tcp4(key, flags, payload), now);
 }
 
-inline Output run_udp(Lb& lb, const FlowKeyV4& key, Nanos now = 0, std::uint16_t payload = 0) {
+template <NetworkFunction Nf>
+Output run_udp(Nf& lb, const FlowKeyV4& key, Nanos now = 0, std::uint16_t payload = 0) {
   return run_spec(lb, FrameSpec::udp4(key, payload), now);
 }
 

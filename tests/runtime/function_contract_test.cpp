@@ -9,6 +9,7 @@
 #include <array>
 
 #include "flowtrack/io/synthetic.hpp"
+#include "flowtrack/nf/concury_lb.hpp"
 #include "flowtrack/nf/forwarder.hpp"
 #include "flowtrack/nf/nat44.hpp"
 #include "flowtrack/nf/nf_config.hpp"
@@ -26,7 +27,8 @@ using Lb = StatefulLb<CuckooTable<FlowKeyV4>>;
 using Nat = Nat44<CuckooTable<FlowKeyV4>>;
 constexpr std::size_t kBurstSize = 32;
 
-static_assert(NetworkFunction<Forwarder> && NetworkFunction<StatelessLb> && NetworkFunction<Lb> && NetworkFunction<Nat>);
+static_assert(NetworkFunction<Forwarder> && NetworkFunction<StatelessLb> && NetworkFunction<Lb> && NetworkFunction<Nat> &&
+              NetworkFunction<ConcuryLb>);
 
 // Each function built from the example configuration written for the campus trace.
 template <class Nf>
@@ -37,6 +39,8 @@ Nf make_function() {
     return StatelessLb(load_stateless_lb_config(FLOWTRACK_SOURCE_DIR "/examples/slb.toml"));
   } else if constexpr (std::is_same_v<Nf, Lb>) {
     return Lb(load_stateful_lb_config(FLOWTRACK_SOURCE_DIR "/examples/lb.toml"));
+  } else if constexpr (std::is_same_v<Nf, ConcuryLb>) {
+    return ConcuryLb(load_stateful_lb_config(FLOWTRACK_SOURCE_DIR "/examples/lb.toml"));
   } else {
     return Nat(load_nat_config(FLOWTRACK_SOURCE_DIR "/examples/nat.toml"), 0, 1);
   }
@@ -90,7 +94,7 @@ PacketStore through_loop(Nf& nf, std::size_t burst) {
 
 template <class Nf>
 class FunctionContract : public ::testing::Test {};
-using Functions = ::testing::Types<Forwarder, StatelessLb, Lb, Nat>;
+using Functions = ::testing::Types<Forwarder, StatelessLb, Lb, Nat, ConcuryLb>;
 TYPED_TEST_SUITE(FunctionContract, Functions);
 
 TYPED_TEST(FunctionContract, EveryPacketIsCountedOnceUnderItsVerdictAndWhatLeavesParses) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace flowtrack::testing {
 
@@ -42,6 +43,17 @@ inline nlohmann::json first_json_object(const std::string& output) {
     if (line.rfind('{', 0) == 0) return nlohmann::json::parse(line);
   }
   return {};
+}
+
+// Every line of `output` that is a JSON object (a command's --json lines), parsed, in order.
+inline std::vector<nlohmann::json> json_lines(const std::string& output) {
+  std::istringstream lines(output);
+  std::string line;
+  std::vector<nlohmann::json> objects;
+  while (std::getline(lines, line)) {
+    if (line.rfind('{', 0) == 0) objects.push_back(nlohmann::json::parse(line));
+  }
+  return objects;
 }
 
 }  // namespace flowtrack::testing

@@ -5,13 +5,18 @@
 // changes no data-plane array. Only a pool or weight change rewrites one VIP's arrays: the new row is
 // computed, every known connection whose Dcode now points elsewhere gets a new Dcode inside the range of
 // its old DIP, and the OthelloMap's graph is refilled with the Dcodes (no rehash: the graph is acyclic
-// already). So every known connection whose DIP stays in the pool keeps its DIP; connections of a removed
-// DIP cannot, and are counted. A connection the control plane has not heard of yet is not protected: the
-// network function must report new connections before it asks for a rewrite (or count the misses).
+// already). So every known connection whose DIP stays in the pool keeps its DIP; connections of a DIP
+// left out of the list cannot, and are counted. A DIP listed with weight 0 (drained, or removed but
+// still serving connections) that holds known connections keeps one Dcode, its pin, taken from the
+// largest range: its connections keep it, and a new connection lands on it with odds 2^-dcode_bits per
+// pin (the network function sends those elsewhere, keep()). A connection the control plane has not
+// heard of yet is not protected: the network function must report new connections before it asks for
+// a rewrite (or count the misses).
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "flowtrack/compact/concury_lookup.hpp"
@@ -21,18 +26,30 @@ namespace flowtrack::compact {
 
 class ConcuryControl {
  public:
+  // A row entry when no DIP of the VIP takes connections and none holds any.
+  static constexpr std::uint16_t kNoDip = 0xffff;
+
   explicit ConcuryControl(unsigned dcode_bits = 12, std::uint64_t seed = 1);
 
   std::uint32_t add_vip(std::vector<std::uint16_t> dips, std::vector<double> weights, std::uint32_t expected_connections = 1024);
-  // The VIP's data-plane arrays as they must be now (for ConcuryLookup::add_vip / apply).
-  ConcuryVipImage image(std::uint32_t vip) const;
+  // The VIP's data-plane arrays as they must be now (for ConcuryLookup::add_vip / apply). Given the
+  // arrays now in use, every tree of the graph whose edges they satisfy keeps its cells, so that a
+  // connection not known yet keeps its Dcode unless a cell of it lies in a tree that changed
+  // (OthelloBuilder::refill).
+  ConcuryVipImage image(std::uint32_t vip, const ConcuryVipImage* in_use = nullptr) const;
 
   void learn(std::uint32_t vip, std::uint64_t key, std::uint32_t dcode);
   void forget(std::uint32_t vip, std::uint64_t key);
-  // Changes the pool; returns how many known connections lost their DIP (it left the pool or got weight 0).
+  // Changes the pool; returns how many known connections lost their DIP (it left the list).
   std::size_t set_pool(std::uint32_t vip, std::vector<std::uint16_t> dips, std::vector<double> weights);
+  // Makes `key` a known connection of `dip` (a DIP of the VIP's list) with a Dcode of dip's range,
+  // pinning one for dip first when it has none. Returns true when that changed the row (every change
+  // of the control plane reaches the data plane only through image()).
+  bool keep(std::uint32_t vip, std::uint64_t key, std::uint16_t dip);
 
   std::optional<std::uint16_t> dip_of(std::uint32_t vip, std::uint64_t key) const;
+  // The DIP of a Dcode in the VIP's current row.
+  std::uint16_t dip_at(std::uint32_t vip, std::uint32_t dcode) const { return vips_[vip].row[dcode]; }
   std::size_t connections(std::uint32_t vip) const { return vips_[vip].connections.size(); }
   unsigned dcode_bits() const { return dcode_bits_; }
 
@@ -44,6 +61,12 @@ class ConcuryControl {
     std::vector<std::uint16_t> row;  // Dcode -> DIP
     std::uint64_t fill_seed;
   };
+
+  // The row for a pool: the weights' shares, then a pin for each DIP of `pinned` that has no code.
+  std::vector<std::uint16_t> make_row(std::span<const std::uint16_t> dips, std::span<const double> weights,
+                                      std::span<const std::uint16_t> pinned) const;
+  // set_pool's work, with `also_pin` pinned (when it has no code) as if it held a known connection.
+  std::size_t reshape(Vip& vip, std::vector<std::uint16_t> dips, std::vector<double> weights, std::optional<std::uint16_t> also_pin);
 
   unsigned dcode_bits_;
   std::uint64_t seed_;

@@ -37,7 +37,13 @@ class ConcuryLookup {
   std::uint32_t add_vip(const ConcuryVipImage& image);
   void apply(std::uint32_t vip, const ConcuryVipImage& image);
 
-  std::uint16_t lookup(std::uint32_t vip, std::uint64_t key) const;
+  std::uint16_t lookup(std::uint32_t vip, std::uint64_t key) const { return answer(vip, key).dip; }
+  // The Dcode and the DIP the arrays give the key (a new connection's report carries the Dcode).
+  struct Answer {
+    std::uint32_t dcode;
+    std::uint16_t dip;
+  };
+  Answer answer(std::uint32_t vip, std::uint64_t key) const { return read(vips_[vip], key); }
   // A burst (a runtime burst of packets): hash all, prefetch every cell, then read.
   void lookup_bulk(std::span<const ConcuryQuery> queries, std::span<std::uint16_t> dips) const;
 
@@ -51,7 +57,7 @@ class ConcuryLookup {
     std::vector<std::uint16_t> dips;
     std::unique_ptr<VersionStripes> guard;  // one stripe: the VIP's arrays and row change together
   };
-  std::uint16_t read(const Vip& vip, std::uint64_t key) const;
+  Answer read(const Vip& vip, std::uint64_t key) const;
 
   std::vector<Vip> vips_;
 };

@@ -64,9 +64,14 @@ class OthelloBuilder {
   // The lookup structure's arrays as the control plane holds them.
   OthelloImage export_image() const;
   // The same graph (seed, sizes, edges) filled with other values: slot -> value of value_bits bits.
-  // Never fails: the graph is acyclic whatever the values (what Concury's rebuilds rely on).
+  // Never fails: the graph is acyclic whatever the values (what Concury's rebuilds rely on). Each tree
+  // is filled from one cell, its root, and each free cell is a root: a root keeps its value in
+  // `previous` (an earlier refill of the same seed and sizes), else gets random bits. So a tree whose
+  // edges the earlier arrays already satisfy keeps every cell, and a key that is no member keeps its
+  // answer unless one of its cells lies in a tree whose edges changed.
   template <class ValueOfSlot>
-  OthelloImage refill(unsigned value_bits, ValueOfSlot&& value_of_slot, std::uint64_t fill_seed) const;
+  OthelloImage refill(unsigned value_bits, ValueOfSlot&& value_of_slot, std::uint64_t fill_seed,
+                      const OthelloImage* previous = nullptr) const;
 
   // Invariant checks for the tests: G has no cycle and every key's cells give its value.
   bool acyclic() const;
@@ -89,10 +94,10 @@ class OthelloBuilder {
   // New seed (and sizes for capacity_) until the graph of all keys is acyclic; returns the image message.
   OthelloMessage rebuild();
   // Fills every tree of the current graph; false on a cycle. value(slot) gives the stored value of the
-  // key in that slot; each tree's root (and each free cell) gets `payload_bits` random bits, or 0.
-  template <class ValueOfSlot>
-  bool fill(std::vector<std::uint64_t>& cells, unsigned taken_bits, unsigned payload_bits, bool random,
-            ValueOfSlot&& value, Random& rng) const;
+  // key in that slot; each tree's root (and each free cell) gets root_value(cell), masked to payload_bits.
+  template <class ValueOfSlot, class RootValue>
+  bool fill(std::vector<std::uint64_t>& cells, unsigned taken_bits, unsigned payload_bits, ValueOfSlot&& value,
+            RootValue&& root_value) const;
   std::uint32_t next_at(std::uint32_t slot, std::uint32_t cell) const {
     return end_a_[slot] == cell ? next_a_[slot] : next_b_[slot];
   }
@@ -117,22 +122,25 @@ class OthelloBuilder {
 
 template <CompactKey Key>
 template <class ValueOfSlot>
-OthelloImage OthelloBuilder<Key>::refill(unsigned value_bits, ValueOfSlot&& value_of_slot, std::uint64_t fill_seed) const {
+OthelloImage OthelloBuilder<Key>::refill(unsigned value_bits, ValueOfSlot&& value_of_slot, std::uint64_t fill_seed,
+                                         const OthelloImage* previous) const {
   OthelloShape shape = shape_;
   shape.value_bits = value_bits;
   shape.fingerprint_bits = 0;
   std::vector<std::uint64_t> cells(cells_.size());
   Random rng(fill_seed);
-  fill(cells, shape.taken_bits(), value_bits, true, value_of_slot, rng);
+  const bool keep = previous != nullptr && previous->shape == shape;
+  fill(cells, shape.taken_bits(), value_bits, value_of_slot,
+       [&](std::uint32_t cell) { return keep ? previous->cells.get(cell) >> shape.taken_bits() : rng.next(); });
   OthelloImage image{shape, PackedCells(cells.size(), shape.cell_bits())};
   for (std::size_t c = 0; c < cells.size(); ++c) image.cells.set(c, cells[c]);
   return image;
 }
 
 template <CompactKey Key>
-template <class ValueOfSlot>
+template <class ValueOfSlot, class RootValue>
 bool OthelloBuilder<Key>::fill(std::vector<std::uint64_t>& cells, unsigned taken_bits, unsigned payload_bits,
-                               bool random, ValueOfSlot&& value, Random& rng) const {
+                               ValueOfSlot&& value, RootValue&& root_value) const {
   const std::uint64_t payload_mask = payload_bits >= 64 ? ~0ull : (1ull << payload_bits) - 1;
   std::vector<std::uint8_t> visited(cells.size(), 0);
   std::vector<std::uint32_t> parent_slot(cells.size(), kNone), stack;
@@ -140,7 +148,7 @@ bool OthelloBuilder<Key>::fill(std::vector<std::uint64_t>& cells, unsigned taken
   for (std::uint32_t root = 0; root < cells.size(); ++root) {
     if (visited[root]) continue;
     visited[root] = 1;
-    cells[root] = ((random ? rng.next() & payload_mask : 0) << taken_bits) | taken(root);
+    cells[root] = ((root_value(root) & payload_mask) << taken_bits) | taken(root);
     stack.assign(1, root);
     while (!stack.empty()) {
       const std::uint32_t u = stack.back();

@@ -12,6 +12,10 @@ namespace flowtrack::compact {
 std::vector<std::uint16_t> weighted_code_table(std::span<const std::uint16_t> backends, std::span<const double> weights,
                                                unsigned code_bits);
 
+// Gives each backend of `pinned` that has no code one code, the last of the then largest range (ranges
+// stay contiguous). The table must hold at least one code per pinned backend.
+void pin_codes(std::vector<std::uint16_t>& table, std::span<const std::uint16_t> pinned);
+
 // Where each backend's codes start and how many it has, in the order of `backends`.
 struct CodeRange {
   std::uint32_t first = 0, count = 0;

@@ -59,4 +59,29 @@ void sort_pool_changes(std::vector<PoolChange>& changes);
 // Applies one change to every service of its name. The change must have passed check_pool_changes.
 void apply_pool_change(const PoolChange& change, std::span<Service> services);
 
+// Where a balancer is in its (sorted, checked) schedule: due(now) is one comparison per packet, and
+// advance(now, changes, apply) calls apply(change) for every change due by `now`, in order. The first
+// packet takes advance() and sets the schedule's origin (next_at_ starts at 0 for that).
+class PoolChangeClock {
+ public:
+  bool due(Nanos now) const { return now >= next_at_; }
+
+  template <class Apply>
+  void advance(Nanos now, std::span<const PoolChange> changes, Apply&& apply) {
+    if (!started_) {
+      started_ = true;
+      origin_ = now;
+    }
+    // now >= next_at_ >= origin_ here (or origin_ was just set to now): the difference cannot wrap.
+    while (next_ < changes.size() && now - origin_ >= changes[next_].at) apply(changes[next_++]);
+    next_at_ = next_ < changes.size() ? origin_ + changes[next_].at : kNever;
+  }
+
+ private:
+  bool started_ = false;
+  Nanos origin_ = 0;
+  std::size_t next_ = 0;  // changes[next_] is the next change due, at origin_ + its `at` (next_at_)
+  Nanos next_at_ = 0;
+};
+
 }  // namespace flowtrack

@@ -43,6 +43,7 @@
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
 #include "flowtrack/nf/burst_matches.hpp"
+#include "flowtrack/nf/lb_plan.hpp"
 #include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
 #include "flowtrack/nf/stateful_lb_config.hpp"
@@ -109,21 +110,14 @@ class StatefulLb {
  private:
   static constexpr std::uint32_t kNoService = LbAssignment::kNone;
 
-  // What the state stage decided for a packet: its verdict when it is already final (passed, dropped,
-  // or forwarded without state), else the rewrite of an established connection's packet, taken when
-  // the state stage ran (a pool change due at a later packet of the burst must not reach it).
-  struct Plan {
-    Verdict verdict = Verdict::forward;
-    bool rewrites = false;
-    bool to_backend = false;  // else back to the VIP: the source becomes (address, port)
-    std::uint32_t address = 0;
-    std::uint16_t port = 0;   // 0: leave the port (a backend without a port of its own)
-  };
+  using Plan = LbPlan;
 
   // The established path: the match, the tracker's update, the plan. A packet of no tracked connection
   // takes open() first.
   Plan track(NfPacket& packet, std::size_t i) {
-    if (packet.time >= next_change_at_) apply_due_changes(packet.time);
+    if (schedule_.due(packet.time)) {
+      schedule_.advance(packet.time, config_.changes, [&](const PoolChange& change) { apply_pool_change(change, services_); });
+    }
     if (!matches_.looked_up(i)) return {.verdict = counters_.pass()};
     ConnMatch match = matches_.match(tracker_, i, packet);
     if (!match) {
@@ -141,17 +135,7 @@ class StatefulLb {
     return {.rewrites = true, .to_backend = false, .address = svc.config().vip, .port = svc.config().port};
   }
 
-  Verdict rewrite(NfPacket& packet, const Plan& plan) {
-    if (!plan.rewrites) return plan.verdict;
-    if (plan.to_backend) {
-      rewrite_ipv4_dst(packet.frame, packet.parsed, plan.address);
-      if (plan.port != 0) rewrite_dst_port(packet.frame, packet.parsed, plan.port);
-    } else {
-      rewrite_ipv4_src(packet.frame, packet.parsed, plan.address);
-      rewrite_src_port(packet.frame, packet.parsed, plan.port);
-    }
-    return counters_.rewrite();
-  }
+  Verdict rewrite(NfPacket& packet, const Plan& plan) { return apply_lb_plan(packet, plan) ? counters_.rewrite() : plan.verdict; }
 
   // What open() did with a connection's first packet: a match to continue on the established path, or
   // no match and the packet's final verdict (passed, dropped, or forwarded without state).
@@ -225,20 +209,6 @@ class StatefulLb {
     return false;
   }
 
-  // The slow path of the schedule: the first packet sets the schedule's origin, and every change due by
-  // `now` is applied; next_change_at_ is then the next change's time, or kNever when none is left.
-  void apply_due_changes(Nanos now) {
-    if (!started_) {
-      started_ = true;
-      origin_ = now;
-    }
-    // now >= next_change_at_ >= origin_ here (or origin_ was just set to now): the difference cannot wrap.
-    while (next_change_ < config_.changes.size() && now - origin_ >= config_.changes[next_change_].at) {
-      apply_pool_change(config_.changes[next_change_++], services_);
-    }
-    next_change_at_ = next_change_ < config_.changes.size() ? origin_ + config_.changes[next_change_].at : kNever;
-  }
-
   void to_backend(NfPacket& packet, const BackendConfig& b) {
     rewrite_ipv4_dst(packet.frame, packet.parsed, b.address);
     if (b.port != 0) rewrite_dst_port(packet.frame, packet.parsed, b.port);
@@ -253,13 +223,7 @@ class StatefulLb {
   NfCounters counters_;
   BurstMatches<ConnTracker<Table, LbAssignment, Aging>> matches_;  // of the burst in process_burst()
   std::array<Plan, kMaxBurst> plans_;
-  // The schedule: config_.changes[next_change_] is the next change due, at origin_ + its `at`, which
-  // next_change_at_ caches so that a packet pays one comparison. It starts at 0 so that the first
-  // packet takes the slow path and sets origin_.
-  bool started_ = false;
-  Nanos origin_ = 0;
-  std::size_t next_change_ = 0;
-  Nanos next_change_at_ = 0;
+  PoolChangeClock schedule_;
 };
 
 }  // namespace flowtrack

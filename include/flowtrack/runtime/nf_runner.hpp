@@ -55,7 +55,8 @@ struct WorkerResult {
   NfCounters counters;
   std::size_t live_connections = 0;  // at the end
   std::size_t peak_connections = 0;  // the most alive at once
-  std::map<std::string, std::uint64_t> backends;  // name -> connections (lb) or packets (slb)
+  std::map<std::string, std::uint64_t> backends;  // name -> connections (lb, concury) or packets (slb)
+  std::map<std::string, std::uint64_t> function_counts;  // what a function counts of its own (concury)
   WorkerDispatchCounters dispatch;  // a dispatched run's
 };
 

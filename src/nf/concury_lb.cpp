@@ -1,0 +1,214 @@
+#include "flowtrack/nf/concury_lb.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "flowtrack/hash/seeded_hash.hpp"
+#include "flowtrack/util/assert.hpp"
+
+namespace flowtrack {
+
+namespace {
+
+Nanos longest_timeout(const ConntrackTimeouts& t) {
+  return std::max({*std::max_element(t.tcp.begin(), t.tcp.end()), t.udp_unreplied, t.udp_replied, t.icmp, t.other});
+}
+
+}  // namespace
+
+ConcuryLb::ConcuryLb(const StatefulLbConfig& config)
+    : changes_(config.changes), forget_after_(longest_timeout(config.timeouts)), control_(kDcodeBits, config.seed) {
+  sort_pool_changes(changes_);
+  if (const auto problem = check_pool_changes(changes_, config.services, config.maglev_size)) {
+    throw std::invalid_argument(fmt::format("concury: change {}: {}: {}", problem->index, problem->key, problem->problem));
+  }
+  std::vector<std::uint16_t> backends;
+  std::vector<double> weights;
+  for (const ServiceConfig& s : config.services) {
+    const auto index = static_cast<std::uint32_t>(services_.size());
+    service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), index);
+    services_.emplace_back(s, config.maglev_size);
+    pool_of(index, backends, weights);
+    control_.add_vip(backends, weights);
+    lookup_.add_vip(control_.image(index));
+  }
+  index_backends();
+}
+
+void ConcuryLb::pool_of(std::uint32_t service, std::vector<std::uint16_t>& backends, std::vector<double>& weights) const {
+  backends.clear();
+  weights.clear();
+  const std::vector<Backend>& pool = services_[service].backends();
+  for (std::size_t b = 0; b < pool.size(); ++b) {
+    backends.push_back(static_cast<std::uint16_t>(b));
+    weights.push_back(pool[b].takes_new() ? pool[b].config.weight : 0.0);
+  }
+}
+
+void ConcuryLb::index_backends() {
+  backend_index_.clear();
+  for (std::uint32_t s = 0; s < services_.size(); ++s) {
+    const ServiceConfig& c = services_[s].config();
+    const std::vector<Backend>& pool = services_[s].backends();
+    for (std::size_t b = 0; b < pool.size(); ++b) {
+      const std::uint16_t port = pool[b].config.port != 0 ? pool[b].config.port : c.port;
+      backend_index_[endpoint_key(pool[b].config.address, port, c.protocol)].emplace_back(s, static_cast<std::uint16_t>(b));
+    }
+  }
+}
+
+std::uint32_t ConcuryLb::service_of(std::uint32_t address, std::uint16_t port, std::uint8_t protocol) const {
+  const auto it = service_index_.find(endpoint_key(address, port, protocol));
+  return it == service_index_.end() ? kNoService : it->second;
+}
+
+std::size_t ConcuryLb::known_connections() const {
+  std::size_t n = 0;
+  for (std::uint32_t s = 0; s < services_.size(); ++s) n += control_.connections(s);
+  return n;
+}
+
+std::uint16_t ConcuryLb::backend_for(std::uint32_t service, std::uint32_t client_addr, std::uint16_t client_port) const {
+  const std::uint64_t key = client_key(client_addr, client_port);
+  return control_.dip_of(service, key).value_or(lookup_.lookup(service, key));
+}
+
+void ConcuryLb::lookup_burst(std::span<const NfPacket> burst) {
+  FLOWTRACK_ASSERT(burst.size() <= kMaxBurst, "a burst holds at most kMaxBurst packets");
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < burst.size(); ++i) {
+    const ParsedPacket& p = burst[i].parsed;
+    services_of_[i] = p.ip_version == 4 && p.has_ports ? service_of(p.key4.dst_addr, p.key4.dst_port, p.key4.protocol) : kNoService;
+    if (services_of_[i] == kNoService) continue;
+    queries_[n] = {services_of_[i], client_key(p.key4.src_addr, p.key4.src_port)};
+    query_packet_[n++] = static_cast<std::uint8_t>(i);
+  }
+  lookup_.lookup_bulk(std::span(queries_).first(n), std::span(answers_).first(n));
+  for (std::size_t q = 0; q < n; ++q) backends_[query_packet_[q]] = answers_[q];
+  burst_generation_ = generation_;
+}
+
+LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
+  if (schedule_.due(packet.time)) {
+    schedule_.advance(packet.time, changes_, [&](const PoolChange& change) { apply_change(change); });
+  }
+  const std::uint32_t service = services_of_[i];
+  if (service == kNoService) return answer(packet);
+  const ParsedPacket& p = packet.parsed;
+  const std::uint64_t key = client_key(p.key4.src_addr, p.key4.src_port);
+  std::uint16_t backend = generation_ == burst_generation_ ? backends_[i] : lookup_.lookup(service, key);
+  const bool opening = p.key4.protocol == ipproto::kUdp ||
+                       (p.key4.protocol == ipproto::kTcp && (p.tcp_flags & (tcpflag::kSyn | tcpflag::kAck)) == tcpflag::kSyn);
+  if (opening) backend = open(service, key, backend, packet.time);
+  if (backend == compact::ConcuryControl::kNoDip) return {.verdict = counters_.drop(NfDrop::no_backend)};
+  if (audit_) audit(service, key, backend, opening);
+  const BackendConfig& b = services_[service].backends()[backend].config;
+  return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port};
+}
+
+std::uint16_t ConcuryLb::open(std::uint32_t service, std::uint64_t key, std::uint16_t backend, Nanos now) {
+  if (control_.dip_of(service, key)) return backend;  // a retransmitted SYN, a later UDP packet
+  if (backend == compact::ConcuryControl::kNoDip) return backend;
+  Service& svc = services_[service];
+  if (svc.backends()[backend].takes_new()) {
+    control_.learn(service, key, lookup_.answer(service, key).dcode);
+  } else {
+    // A pin: the Dcode of a backend that only keeps its known connections. Another code of the row,
+    // from a point the key chooses (so by weight), that takes new connections; none: no backend.
+    const std::uint32_t codes = 1u << kDcodeBits;
+    const auto start = static_cast<std::uint32_t>(seeded_hash(key, 0x0c0dec0de) % codes);
+    std::uint32_t c = 0;
+    while (c < codes) {
+      const std::uint16_t other = control_.dip_at(service, (start + c) % codes);
+      if (other != compact::ConcuryControl::kNoDip && svc.backends()[other].takes_new()) break;
+      ++c;
+    }
+    if (c == codes) return compact::ConcuryControl::kNoDip;
+    backend = control_.dip_at(service, (start + c) % codes);
+    control_.keep(service, key, backend);
+    publish(service);
+    ++stats_.rehomed;
+  }
+  learnt(service, key, now);
+  ++svc.backends()[backend].total_connections;
+  return backend;
+}
+
+LbPlan ConcuryLb::answer(NfPacket& packet) {
+  const ParsedPacket& p = packet.parsed;
+  if (p.ip_version != 4 || !p.has_ports) return {.verdict = counters_.pass()};
+  const auto it = backend_index_.find(endpoint_key(p.key4.src_addr, p.key4.src_port, p.key4.protocol));
+  if (it == backend_index_.end()) return {.verdict = counters_.pass()};
+  const std::uint64_t key = client_key(p.key4.dst_addr, p.key4.dst_port);
+  const std::vector<ServiceBackend>& listing = it->second;
+  const auto known = std::find_if(listing.begin(), listing.end(), [&](const ServiceBackend& sb) { return control_.dip_of(sb.first, key).has_value(); });
+  ServiceBackend chosen = known != listing.end() ? *known : listing.front();
+  if (known == listing.end()) {
+    // The backend reports a connection no control plane has heard of (met mid-stream): the service
+    // whose arrays send the client here learns it. When none does, a rewrite came between the
+    // connection's packets: the first service listing the backend learns it there, and its arrays are
+    // refilled so that the client's later packets go back to the backend that answers (a repair).
+    const auto sent_here = std::find_if(listing.begin(), listing.end(), [&](const ServiceBackend& sb) { return lookup_.lookup(sb.first, key) == sb.second; });
+    if (sent_here != listing.end()) {
+      chosen = *sent_here;
+      control_.learn(chosen.first, key, lookup_.answer(chosen.first, key).dcode);
+    } else {
+      control_.keep(chosen.first, key, chosen.second);
+      publish(chosen.first);
+      ++stats_.repairs;
+    }
+    learnt(chosen.first, key, packet.time);
+  }
+  const ServiceConfig& c = services_[chosen.first].config();
+  return {.rewrites = true, .to_backend = false, .address = c.vip, .port = c.port};
+}
+
+void ConcuryLb::apply_change(const PoolChange& change) {
+  apply_pool_change(change, services_);
+  std::vector<std::uint16_t> backends;
+  std::vector<double> weights;
+  for (std::uint32_t s = 0; s < services_.size(); ++s) {
+    if (services_[s].config().name != change.service) continue;
+    pool_of(s, backends, weights);
+    // Every backend ever listed stays in the list (a removed one with weight 0): no connection is lost.
+    [[maybe_unused]] const std::size_t lost = control_.set_pool(s, backends, weights);
+    FLOWTRACK_ASSERT(lost == 0, "a pool change keeps every known connection's backend");
+    publish(s);
+    ++stats_.rewrites;
+  }
+  index_backends();
+}
+
+void ConcuryLb::learnt(std::uint32_t service, std::uint64_t key, Nanos now) {
+  learnt_.push_back({now, service, key});
+  ++counters_.connections_created;
+}
+
+std::size_t ConcuryLb::expire(Nanos now, std::size_t budget) {
+  std::size_t n = 0;
+  // now - at, not at + forget_after_: the timeout may be large enough to overflow the sum.
+  while (n < budget && !learnt_.empty() && now - learnt_.front().at >= forget_after_) {
+    control_.forget(learnt_.front().service, learnt_.front().key);
+    learnt_.pop_front();
+    ++n;
+  }
+  counters_.connections_expired += n;
+  return n;
+}
+
+void ConcuryLb::publish(std::uint32_t service) {
+  const compact::ConcuryVipImage in_use = lookup_.image(service);
+  lookup_.apply(service, control_.image(service, &in_use));
+  ++generation_;
+}
+
+void ConcuryLb::audit(std::uint32_t service, std::uint64_t key, std::uint16_t backend, bool opening) {
+  const auto [it, first] = first_backend_.try_emplace({service, key}, backend);
+  const std::vector<Backend>& pool = services_[service].backends();
+  if (!first && it->second != backend) ++stats_.violations;
+  if (backend >= pool.size() || (first && opening && !pool[backend].takes_new())) ++stats_.false_hits;
+}
+
+}  // namespace flowtrack

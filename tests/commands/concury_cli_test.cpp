@@ -1,0 +1,116 @@
+// `flowtrack run --nf concury` checked from the outside (and `bench compact`'s Concury under load): its output capture, read back and grouped by
+// connection, sends every connection to one backend of its own service across scheduled pool changes
+// of each kind (add, drain, weight, remove), and sends no connection opened after a drain or a removal
+// to that backend. The check knows nothing of Concury's structures: only the configuration and the
+// packets that left.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "flowtrack/aging/clock.hpp"
+#include "flowtrack/io/packet_store.hpp"
+#include "flowtrack/packet/parser.hpp"
+#include "support/cli_runner.hpp"
+
+namespace flowtrack {
+namespace {
+
+using testing::run_cli;
+
+// examples/lb.toml: web (TCP 443, 80 on the campus servers) on web-1..3 (10.200.0.1-3:8080), dns (UDP
+// 53, 443) on udp-1..2 (10.200.1.1-2); web-4 (10.200.0.4) joins at 0.3 s, web-3 is drained at 0.5 s,
+// web-1 reweighted at 0.7 s, web-2 removed at 0.8 s.
+constexpr std::uint32_t host(int a, int b, int c, int d) {
+  return static_cast<std::uint32_t>(a) << 24 | static_cast<std::uint32_t>(b) << 16 | static_cast<std::uint32_t>(c) << 8 |
+         static_cast<std::uint32_t>(d);
+}
+
+TEST(ConcuryCli, EveryConnectionOfTheOutputGoesToOneBackendOfItsServiceAcrossPoolChanges) {
+  const auto dir = std::filesystem::temp_directory_path() / ("flowtrack_concury_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string trace = (dir / "campus.pcap").string(), out = (dir / "out.pcap").string();
+  const std::string config = FLOWTRACK_SOURCE_DIR "/examples/lb.toml";
+  // Connections arrive over a second, so that each change falls among openings and live connections.
+  const auto gen = run_cli("trace gen --profile campus --flows 3000 --duration 1 -o " + trace);
+  ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  const auto r = run_cli("run --nf concury --config " + config + " --in " + trace + " --out " + out + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = testing::first_json_object(r.output);
+  EXPECT_EQ(j["packets_in"], j["packets_out"]) << r.output;
+  // Each change rewrites every service of its name: 4 VIPs x 2 ports.
+  EXPECT_EQ(j["concury"]["rewrites"].get<std::uint64_t>(), 4u * 8) << r.output;
+  EXPECT_EQ(j["concury"]["violations"].get<std::uint64_t>(), 0u) << r.output;
+  EXPECT_EQ(j["concury"]["false_hits"].get<std::uint64_t>(), 0u) << r.output;
+
+  const PacketStore packets = PacketStore::load_pcap(out);
+  ASSERT_GT(packets.size(), 10000u);
+  const std::set<std::uint32_t> web{host(10, 200, 0, 1), host(10, 200, 0, 2), host(10, 200, 0, 3), host(10, 200, 0, 4)};
+  const std::set<std::uint32_t> dns{host(10, 200, 1, 1), host(10, 200, 1, 2)};
+  const Nanos start = packets[0].timestamp_ns;
+  const auto after = [&](const PacketView& p, double seconds) {
+    return p.timestamp_ns - start >= static_cast<Nanos>(seconds * kNanosPerSecond);
+  };
+  // (client address, client port, protocol) -> the backends its packets went to
+  std::map<std::tuple<std::uint32_t, std::uint16_t, std::uint8_t>, std::set<std::uint32_t>> connections;
+  std::size_t to_backends = 0, from_vips = 0;
+  for (std::size_t i = 0; i < packets.size(); ++i) {
+    ParsedPacket p;
+    ASSERT_EQ(parse_frame(packets[i].bytes, packets.link_type(), p), ParseStatus::ok) << "packet " << i;
+    if (p.ip_version != 4 || !p.has_ports) continue;
+    const std::uint32_t src = to_host32(p.key4.src_addr), dst = to_host32(p.key4.dst_addr);
+    if ((src >> 24) == 198) ++from_vips;  // an answer, its VIP restored
+    if ((src >> 24) != 10 || (dst >> 24) == 198) continue;
+    ASSERT_FALSE((src >> 16) == host(10, 200, 0, 0) >> 16) << "packet " << i << ": an answer left with its backend's address";
+    ++to_backends;
+    const bool tcp = p.key4.protocol == ipproto::kTcp;
+    ASSERT_TRUE(tcp ? web.contains(dst) : dns.contains(dst)) << "packet " << i << ": not a backend of its service";
+    connections[{src, p.key4.src_port, p.key4.protocol}].insert(dst);
+    // An opening after a drain or a removal does not reach that backend.
+    const bool syn = tcp && (p.tcp_flags & (tcpflag::kSyn | tcpflag::kAck)) == tcpflag::kSyn;
+    EXPECT_FALSE(syn && after(packets[i], 0.5) && dst == host(10, 200, 0, 3)) << "packet " << i;
+    EXPECT_FALSE(syn && after(packets[i], 0.8) && dst == host(10, 200, 0, 2)) << "packet " << i;
+  }
+  EXPECT_GT(to_backends, 5000u);
+  EXPECT_GT(from_vips, 5000u);
+  EXPECT_GT(connections.size(), 2500u);
+  std::size_t moved = 0;
+  for (const auto& [connection, backends] : connections) moved += backends.size() != 1;
+  EXPECT_EQ(moved, 0u) << "connections sent to more than one backend";
+  std::filesystem::remove_all(dir);
+}
+
+// `bench compact --arrivals`: Concury's lookups under arrivals and DIP changes, for both places of its
+// control plane, each against the static lookups of the same run, with every stored connection still
+// answered right afterwards.
+TEST(ConcuryCli, BenchCompactUnderLoadReportsLookupsArrivalsAndDipChanges) {
+  for (const std::string where : {"", " --same-core"}) {
+    const auto r = run_cli("bench compact --structures concury --sizes 4096 --reps 1 --arrivals 20000 --dynamic-seconds 0.3 "
+                           "--dip-change-every 0.1 --json" + where);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::size_t dynamic = 0;
+    for (const nlohmann::json& j : testing::json_lines(r.output)) {
+      if (j["mode"] != "dynamic") {
+        EXPECT_EQ(j["wrong_answers"].get<std::uint64_t>(), 0u) << j;
+        continue;
+      }
+      ++dynamic;
+      EXPECT_EQ(j["control_plane"], where.empty() ? "own-thread" : "same-core") << j;
+      EXPECT_GT(j["lookup_mqps"].get<double>(), 0.0) << j;
+      EXPECT_GT(j["static_mqps"].get<double>(), 0.0) << j;
+      EXPECT_GE(j["dip_changes"].get<std::uint64_t>(), 1u) << j;
+      // 20 000 arrivals a second for 0.3 s, the last few perhaps still on their way.
+      EXPECT_GT(j["learnt"].get<std::uint64_t>() + j["reports_behind"].get<std::uint64_t>(), 5000u) << j;
+    }
+    EXPECT_EQ(dynamic, 1u) << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace flowtrack
