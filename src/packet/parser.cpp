@@ -4,11 +4,11 @@
 #include <array>
 
 #include "flowtrack/packet/bytes.hpp"
+#include "flowtrack/packet/mac_address.hpp"
 
 namespace flowtrack {
 namespace {
 
-constexpr std::uint16_t kEtherTypeIpv4 = 0x0800;
 constexpr std::uint16_t kEtherTypeIpv6 = 0x86dd;
 constexpr std::uint16_t kEtherTypeVlan = 0x8100;
 constexpr std::uint16_t kEtherTypeQinQ = 0x88a8;

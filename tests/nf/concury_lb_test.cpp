@@ -17,7 +17,6 @@ namespace {
 using lb_rig::run;
 using lb_rig::web_service;
 
-constexpr Nanos kSecond = kNanosPerSecond;
 
 ConcuryLb make_concury(const std::vector<std::uint32_t>& weights, std::vector<PoolChange> changes = {}) {
   StatefulLbConfig config;
@@ -31,7 +30,7 @@ ConcuryLb make_concury(const std::vector<std::uint32_t>& weights, std::vector<Po
 }
 
 PoolChange change(double at_seconds, PoolAction action, std::size_t backend, std::uint32_t weight = 1) {
-  return {static_cast<Nanos>(at_seconds * kSecond), "web", action,
+  return {static_cast<Nanos>(at_seconds * kNanosPerSecond), "web", action,
           {"web-" + std::to_string(backend), to_network32(0x0a010000 + static_cast<std::uint32_t>(backend) + 1), to_network16(8443), weight}};
 }
 
@@ -68,7 +67,7 @@ TEST(ConcuryLb, EveryConnectionKeepsItsBackendAcrossAddDrainWeightAndRemove) {
   std::map<std::uint32_t, std::size_t> backend;  // client -> its connection's backend
   std::uint32_t next = 0;
   for (int step = 0; step <= 4; ++step) {
-    const Nanos now = step * kSecond + kSecond / 2;
+    const Nanos now = step * kNanosPerSecond + kNanosPerSecond / 2;
     // Every connection opened so far: its next packet goes where its first went.
     for (const auto& [c, b] : backend) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, now)), b) << "step " << step;
     // New connections: never to the drained (from step 2) or the removed (from step 4) backend.
@@ -94,12 +93,12 @@ TEST(ConcuryLb, NewConnectionsLandingOnADrainedBackendsPinGoElsewhereAndStayTher
   for (std::uint32_t n = 0; n < 200; ++n) run(lb, client(n), tcpflag::kSyn, 0);
   std::map<std::uint32_t, std::size_t> backend;
   for (std::uint32_t n = 200; n < 10200; ++n) {
-    backend[n] = backend_of(run(lb, client(n), tcpflag::kSyn, 2 * kSecond));
+    backend[n] = backend_of(run(lb, client(n), tcpflag::kSyn, 2 * kNanosPerSecond));
     ASSERT_EQ(backend[n], 7u);
   }
   // Seven codes in 4096 are pins: about seventeen of the 10000 landed on one and were sent to web-7.
   EXPECT_GT(lb.stats().rehomed, 0u);
-  for (const auto& [c, b] : backend) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, 3 * kSecond)), b);
+  for (const auto& [c, b] : backend) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, 3 * kNanosPerSecond)), b);
   EXPECT_EQ(lb.stats().violations, 0u);
   EXPECT_EQ(lb.stats().false_hits, 0u);
 }
@@ -118,12 +117,12 @@ TEST(ConcuryLb, AnswersGetTheServicesAddressAndPortBack) {
 TEST(ConcuryLb, AConnectionMetMidStreamIsRepairedByItsBackendsFirstAnswer) {
   ConcuryLb lb = make_concury({1, 1, 1}, {change(1, PoolAction::weight, 0, 5)});
   std::map<std::uint32_t, std::size_t> backend;
-  for (std::uint32_t n = 0; n < 500; ++n) backend[n] = backend_of(run(lb, client(n), tcpflag::kAck, kSecond / 2));
+  for (std::uint32_t n = 0; n < 500; ++n) backend[n] = backend_of(run(lb, client(n), tcpflag::kAck, kNanosPerSecond / 2));
   EXPECT_EQ(lb.counters().connections_created, 0u);  // an ACK reports nothing
-  for (const auto& [c, b] : backend) run(lb, answer_from(b, client(c)), tcpflag::kAck, 2 * kSecond);
+  for (const auto& [c, b] : backend) run(lb, answer_from(b, client(c)), tcpflag::kAck, 2 * kNanosPerSecond);
   EXPECT_EQ(lb.counters().connections_created, 500u);
   EXPECT_GT(lb.stats().repairs, 0u);
-  for (const auto& [c, b] : backend) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, 3 * kSecond)), b);
+  for (const auto& [c, b] : backend) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, 3 * kNanosPerSecond)), b);
   EXPECT_EQ(lb.stats().violations, 0u);
 }
 
@@ -132,17 +131,17 @@ TEST(ConcuryLb, AConnectionMetMidStreamIsRepairedByItsBackendsFirstAnswer) {
 TEST(ConcuryLb, TheRaceOfAnUnreportedConnectionIsCountedAndRepaired) {
   ConcuryLb lb = make_concury({1, 1, 1}, {change(1, PoolAction::weight, 0, 5)});
   std::map<std::uint32_t, std::size_t> backend;
-  for (std::uint32_t n = 0; n < 500; ++n) backend[n] = backend_of(run(lb, client(n), tcpflag::kAck, kSecond / 2));
+  for (std::uint32_t n = 0; n < 500; ++n) backend[n] = backend_of(run(lb, client(n), tcpflag::kAck, kNanosPerSecond / 2));
   std::uint64_t moved = 0;
-  for (const auto& [c, b] : backend) moved += backend_of(run(lb, client(c), tcpflag::kAck, kSecond * 3 / 2)) != b;
+  for (const auto& [c, b] : backend) moved += backend_of(run(lb, client(c), tcpflag::kAck, kNanosPerSecond * 3 / 2)) != b;
   EXPECT_GT(moved, 0u);
   EXPECT_EQ(lb.stats().violations, moved);
-  for (const auto& [c, b] : backend) run(lb, answer_from(b, client(c)), tcpflag::kAck, 2 * kSecond);
+  for (const auto& [c, b] : backend) run(lb, answer_from(b, client(c)), tcpflag::kAck, 2 * kNanosPerSecond);
   // Every moved connection is repaired; a repair's refill may move a few more connections not yet
   // answered (those with a cell in the repaired key's tree), which their own answers repair.
   EXPECT_GE(lb.stats().repairs, moved);
   EXPECT_LE(lb.stats().repairs, moved + moved / 10);
-  for (const auto& [c, b] : backend) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, 3 * kSecond)), b);
+  for (const auto& [c, b] : backend) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, 3 * kNanosPerSecond)), b);
   EXPECT_EQ(lb.stats().violations, moved);
 }
 
