@@ -99,7 +99,7 @@ TEST(Dispatcher, LapsMovesConnectionsOffASlowWorkerAndCountsTheReordering) {
   const auto hashed = forward(partition, 2, {.policy = DispatchPolicy::laps, .ring_capacity = dispatched_campus().size()});
   EXPECT_EQ(hashed[0].dispatch.migrations_in + hashed[1].dispatch.migrations_in, 0u);
   const auto results =
-      forward(partition, 2, {.policy = DispatchPolicy::laps, .ring_capacity = 64, .slow_worker = microseconds(20)});
+      forward(partition, 2, {.policy = DispatchPolicy::laps, .ring_capacity = 64, .slow_worker = microseconds(200)});
   expect_every_packet_once(results, "laps");
   // Connections move off worker 0 to worker 1, whose queue stays short, so worker 0 is handed fewer
   // packets than its buckets hold.
