@@ -7,11 +7,12 @@
 #
 #   scripts/callgrind-nfs.sh [BUILD_DIR]
 #       campus 5 000 connections x 2 windows; one line per function and burst size.
-#   scripts/callgrind-nfs.sh --cache CONNECTIONS [BUILD_DIR]
-#       with callgrind's cache simulation (this machine's L1 and its 32 MiB L3 as the last level) on a
-#       trace holding CONNECTIONS connections at once (bench nf --connections), for lb and nat at bursts
-#       of 32: per function of the loop (inclusive), instructions and the cache lines it missed in L1 and
-#       in the last level (the DRAM accesses a burst has to overlap), per packet.
+#   [LL_BYTES=N] scripts/callgrind-nfs.sh --cache CONNECTIONS [BUILD_DIR]
+#       with callgrind's cache simulation (this machine's L1; a last level of LL_BYTES, by default its
+#       32 MiB L3: a smaller one stands for a larger trace) on a trace holding CONNECTIONS connections at
+#       once (bench nf --connections), for lb and nat at bursts of 32: per function of the loop
+#       (inclusive), instructions and the cache lines it missed in L1 and in the last level (the DRAM
+#       accesses a burst has to overlap), per packet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 connections=0
@@ -47,8 +48,8 @@ if ((connections == 0)); then
 fi
 
 for nf in lb nat; do
-  packets=$(profile "$nf" 32 --cache-sim=yes --LL=33554432,16,64)
-  echo "== $nf, bursts of 32, $connections connections, $packets packets (per packet; inclusive; L1 and last-level misses, reads + writes)"
+  packets=$(profile "$nf" 32 --cache-sim=yes "--LL=${LL_BYTES:-33554432},16,64")
+  echo "== $nf, bursts of 32, $connections connections, last level ${LL_BYTES:-33554432} bytes, $packets packets (per packet; inclusive; L1 and last-level misses, reads + writes)"
   printf '%12s %10s %10s  %s\n' instr L1-lines LL-lines function
   # Columns of callgrind_annotate: Ir D1mr D1mw DLmr DLmw, then the function; the loop's own callees
   # above 1 % of the instructions, with template arguments shortened.
