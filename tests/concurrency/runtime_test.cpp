@@ -65,10 +65,7 @@ const PacketStore& campus_trace() {
 }
 
 std::size_t distinct_ipv4_keys(const PacketStore& store) {
-  struct Hash {
-    std::size_t operator()(const FlowKeyV4& k) const { return flow_hash(k); }
-  };
-  absl::flat_hash_set<FlowKeyV4, Hash> keys;
+  absl::flat_hash_set<FlowKeyV4, FlowKeyHasher> keys;
   for (std::size_t i = 0; i < store.size(); ++i) {
     ParsedPacket parsed;
     if (parse_frame(store[i].bytes, store.link_type(), parsed) == ParseStatus::ok && parsed.ip_version == 4) {

@@ -15,10 +15,6 @@
 namespace flowtrack {
 namespace {
 
-struct KeyHash {
-  std::size_t operator()(const FlowKeyV4& key) const { return flow_hash(key); }
-};
-
 bool same_trace(const PacketStore& a, const PacketStore& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -60,7 +56,7 @@ TEST(Synthetic, CampusTimeOrderedAndTcpWellFormed) {
     bool closing = false;
     int packets_after_close = 0;
   };
-  absl::flat_hash_map<FlowKeyV4, State, KeyHash> connections;
+  absl::flat_hash_map<FlowKeyV4, State, FlowKeyHasher> connections;
   std::uint64_t previous = 0;
   std::size_t syn_first = 0;
   for (std::size_t i = 0; i < trace.size(); ++i) {

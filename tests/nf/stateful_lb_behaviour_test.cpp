@@ -10,6 +10,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/io/random.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
@@ -37,10 +38,6 @@ std::string backend_name(const Lb& lb, std::uint32_t address) {
   }
   return "(no backend)";
 }
-
-struct KeyHash {
-  std::size_t operator()(const FlowKeyV4& k) const { return flow_hash(k); }
-};
 
 // ---- 1. Checksums ---------------------------------------------------------------------------------
 
@@ -343,7 +340,7 @@ TEST(LbPoolChangesUnderLoad, NoConnectionMovesOnAMultipliedCampusTrace) {
   Lb lb(config);
   const std::uint32_t b0 = backend("b-0", 1).address, b1 = backend("b-1", 2).address, added = backend("b-new", 99).address;
 
-  std::unordered_map<FlowKeyV4, std::uint32_t, KeyHash> backend_of;  // client-side key -> backend
+  std::unordered_map<FlowKeyV4, std::uint32_t, FlowKeyHasher> backend_of;  // client-side key -> backend
   std::size_t moved = 0, checked = 0, replies = 0, leaked = 0, new_after_drain = 0, new_after_remove = 0,
               kept_after_remove = 0, new_to_added = 0, full_segments = 0;
   for (std::size_t i = 0; i < trace.size(); ++i) {

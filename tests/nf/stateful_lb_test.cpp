@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "nf/lb_rig.hpp"
 
@@ -140,10 +141,7 @@ TEST(StatefulLb, EveryConnectionStaysOnItsBackendThroughPoolChanges) {
     }
   }
   Lb lb(config);
-  struct KeyHash {
-    std::size_t operator()(const FlowKeyV4& k) const { return flow_hash(k); }
-  };
-  std::unordered_map<FlowKeyV4, std::uint32_t, KeyHash> backend_of;  // client-side key -> backend address
+  std::unordered_map<FlowKeyV4, std::uint32_t, FlowKeyHasher> backend_of;  // client-side key -> backend address
   std::size_t moved = 0, checked = 0;
   for (std::size_t i = 0; i < trace.size(); ++i) {
     if (i == trace.size() / 4) {

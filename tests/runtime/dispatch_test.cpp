@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/nf/forwarder.hpp"
 #include "flowtrack/packet/parser.hpp"
@@ -110,10 +111,7 @@ TEST(Dispatcher, LapsMovesConnectionsOffASlowWorkerAndCountsTheReordering) {
 TEST(PacketTags, BothDirectionsOfAConnectionShareItsIdentityButNotTheirFlow) {
   const PacketStore& trace = dispatched_campus();
   const std::vector<PacketTag> tags = tag_packets(trace, RssSteering(4));
-  struct KeyHash {
-    std::size_t operator()(const FlowKeyV4& k) const { return flow_hash(k); }
-  };
-  absl::flat_hash_map<FlowKeyV4, PacketTag, KeyHash> by_key;
+  absl::flat_hash_map<FlowKeyV4, PacketTag, FlowKeyHasher> by_key;
   std::size_t pairs = 0;
   for (std::size_t i = 0; i < trace.size(); ++i) {
     ParsedPacket parsed;

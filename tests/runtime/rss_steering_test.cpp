@@ -19,10 +19,7 @@ TEST(RssSteering, BothDirectionsOfEveryConnectionShareAQueue) {
   profile.flows = 2'000;
   const PacketStore trace = generate_campus(profile);
   const RssSteering steering(4);
-  struct KeyHash {
-    std::size_t operator()(const FlowKeyV4& k) const { return flow_hash(k); }
-  };
-  absl::flat_hash_map<FlowKeyV4, unsigned, KeyHash> queue_of_key;
+  absl::flat_hash_map<FlowKeyV4, unsigned, FlowKeyHasher> queue_of_key;
   for (std::size_t i = 0; i < trace.size(); ++i) {
     ParsedPacket parsed;
     ASSERT_EQ(parse_frame(trace[i].bytes, trace.link_type(), parsed), ParseStatus::ok);

@@ -28,11 +28,6 @@ template <class Tuple, std::size_t First, std::size_t... I>
 template <class Tuple, std::size_t First, std::size_t Last>
 using TableSlice = decltype(types_of<Tuple, First>(std::make_index_sequence<Last - First>{}));
 
-struct KeyHash {
-  template <class Key>
-  std::size_t operator()(const Key& key) const { return flow_hash(key); }
-};
-
 template <class Table>
 class Conformance : public ::testing::Test {
  protected:
@@ -67,7 +62,7 @@ TYPED_TEST_P(Conformance, RandomOperationsMatchAReferenceMap) {
   constexpr std::size_t kCapacity = 4096;
   for (std::uint64_t seed : {1u, 2u, 3u}) {
     TypeParam table(kCapacity);
-    absl::flat_hash_map<Key, FlowId, KeyHash> reference;
+    absl::flat_hash_map<Key, FlowId, FlowKeyHasher> reference;
     std::mt19937_64 rng(seed);
     const std::size_t operations = 60'000 * test_scale();
     // A key universe twice the capacity: the table runs between half and fully loaded.
@@ -149,7 +144,7 @@ TYPED_TEST_P(Conformance, ForcedCollisionsStayCorrect) {
   // Every key gets the same hash: more keys than any bucket (or bucket pair) holds.
   constexpr std::uint32_t kHash = 0x5eed1234;
   TypeParam table(1024);
-  absl::flat_hash_map<Key, FlowId, KeyHash> reference;
+  absl::flat_hash_map<Key, FlowId, FlowKeyHasher> reference;
   for (std::uint64_t n = 0; n < 40; ++n) {
     const Key k = TestFixture::key(n);
     const InsertResult r = table.insert(k, kHash);
@@ -239,7 +234,7 @@ TYPED_TEST_P(Conformance, ScanVisitsEveryEntryOnceWhileErasing) {
   using Key = typename TestFixture::Key;
   constexpr std::size_t kCapacity = 4096;
   TypeParam table(kCapacity);
-  absl::flat_hash_map<Key, FlowId, KeyHash> reference;
+  absl::flat_hash_map<Key, FlowId, FlowKeyHasher> reference;
   for (std::uint64_t n = 0; n < 3500; ++n) {
     const Key k = TestFixture::key(n * 7919);
     const InsertResult r = table.insert(k, TestFixture::hash(k));
@@ -247,7 +242,7 @@ TYPED_TEST_P(Conformance, ScanVisitsEveryEntryOnceWhileErasing) {
   }
   const std::size_t present = reference.size();
   // A sweep in small steps that erases every other entry it sees: each entry is seen exactly once.
-  absl::flat_hash_map<Key, int, KeyHash> seen;
+  absl::flat_hash_map<Key, int, FlowKeyHasher> seen;
   std::size_t cursor = 0;
   std::size_t swept = 0;
   bool erase_next = true;
