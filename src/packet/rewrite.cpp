@@ -1,6 +1,7 @@
 #include "flowtrack/packet/rewrite.hpp"
 
 #include <cstring>
+#include <utility>
 
 #include "flowtrack/packet/bytes.hpp"
 #include "flowtrack/packet/checksum.hpp"
@@ -33,15 +34,23 @@ void update_checksum(std::uint8_t* p, std::size_t at, bool is_udp, std::uint32_t
   store_be16(p + at, updated);
 }
 
-void rewrite_ipv4_addr(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::size_t field,
-                       std::uint32_t new_addr) {
-  if (packet.ip_version != 4) return;
-  std::uint8_t* p = frame.data();
+// Writes an IPv4 address (network order) at `field` of the IP header and updates the header checksum;
+// returns the old and the new address (host order) for the transport checksum that covers it.
+std::pair<std::uint32_t, std::uint32_t> store_ipv4_addr(std::uint8_t* p, const ParsedPacket& packet, std::size_t field,
+                                                        std::uint32_t new_addr) {
   const std::size_t at = packet.l3_offset + field;
   const std::uint32_t old_host = load_be32(p + at);
   store_raw(p + at, new_addr);
   const std::uint32_t new_host = load_be32(p + at);
   update_checksum(p, packet.l3_offset + 10, false, old_host, new_host, true);
+  return {old_host, new_host};
+}
+
+void rewrite_ipv4_addr(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::size_t field,
+                       std::uint32_t new_addr) {
+  if (packet.ip_version != 4) return;
+  std::uint8_t* p = frame.data();
+  const auto [old_host, new_host] = store_ipv4_addr(p, packet, field, new_addr);
   // ICMPv4's checksum does not cover the addresses; TCP and UDP cover them through the pseudo header.
   if (const std::size_t l4_sum = transport_checksum_offset(packet, true); l4_sum != 0 &&
                                                                           packet.protocol() != ipproto::kIcmp) {
@@ -96,18 +105,15 @@ void rewrite_ipv4_endpoint(std::span<std::uint8_t> frame, const ParsedPacket& pa
   const std::uint8_t protocol = packet.protocol();
   const bool ports = protocol == ipproto::kTcp || protocol == ipproto::kUdp;
   const std::size_t l4_sum = transport_checksum_offset(packet, true);
+  const std::size_t addr_field = which == Endpoint::source ? 12 : 16;
   if (packet.ip_version != 4 || !ports || l4_sum == 0) {
     // No transport checksum to share: the address and the identifier (if any) on their own.
-    rewrite_ipv4_addr(frame, packet, which == Endpoint::source ? 12 : 16, new_addr);
+    rewrite_ipv4_addr(frame, packet, addr_field, new_addr);
     rewrite_icmp_identifier(frame, packet, new_port);
     return;
   }
   std::uint8_t* p = frame.data();
-  const std::size_t addr_at = packet.l3_offset + (which == Endpoint::source ? 12u : 16u);
-  const std::uint32_t old_addr = load_be32(p + addr_at);
-  store_raw(p + addr_at, new_addr);
-  const std::uint32_t new_addr_host = load_be32(p + addr_at);
-  update_checksum(p, packet.l3_offset + 10, false, old_addr, new_addr_host, true);
+  const auto [old_addr, new_addr_host] = store_ipv4_addr(p, packet, addr_field, new_addr);
   const std::size_t port_at = packet.l4_offset + (which == Endpoint::source ? 0u : 2u);
   const std::uint16_t old_port = load_be16(p + port_at);
   store_raw(p + port_at, new_port);
