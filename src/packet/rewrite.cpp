@@ -22,39 +22,44 @@ std::size_t transport_checksum_offset(const ParsedPacket& packet, bool covers_ps
   return at + 2 <= packet.l3_end ? at : 0;
 }
 
-// Applies one 16- or 32-bit field change to the checksum at `at`, honouring UDP's "0 means none".
-void update_checksum(std::uint8_t* p, std::size_t at, bool is_udp, std::uint32_t old_value, std::uint32_t new_value,
-                     bool wide) {
+// Applies the change of the covered words to the checksum at `at`, honouring UDP's "0 means none" (left
+// 0) and its "a computed 0 is sent as 0xffff".
+void apply_to_checksum(std::uint8_t* p, std::size_t at, bool is_udp, const ChecksumDelta& delta) {
   const std::uint16_t current = load_be16(p + at);
   if (is_udp && current == 0) return;
-  std::uint16_t updated = wide ? checksum_update32(current, old_value, new_value)
-                               : checksum_update16(current, static_cast<std::uint16_t>(old_value),
-                                                   static_cast<std::uint16_t>(new_value));
+  std::uint16_t updated = delta.applied_to(current);
   if (is_udp && updated == 0) updated = 0xffff;
   store_be16(p + at, updated);
 }
 
+// Writes the big-endian 16-bit field at `at` (new_value in network order) and adds its change to `delta`.
+void store_word(std::uint8_t* p, std::size_t at, std::uint16_t new_value, ChecksumDelta& delta) {
+  const std::uint16_t old_host = load_be16(p + at);
+  store_raw(p + at, new_value);
+  delta.change16(old_host, load_be16(p + at));
+}
+
 // Writes an IPv4 address (network order) at `field` of the IP header and updates the header checksum;
-// returns the old and the new address (host order) for the transport checksum that covers it.
-std::pair<std::uint32_t, std::uint32_t> store_ipv4_addr(std::uint8_t* p, const ParsedPacket& packet, std::size_t field,
-                                                        std::uint32_t new_addr) {
+// returns the change, for the transport checksum that covers the address too.
+ChecksumDelta store_ipv4_addr(std::uint8_t* p, const ParsedPacket& packet, std::size_t field, std::uint32_t new_addr) {
   const std::size_t at = packet.l3_offset + field;
+  ChecksumDelta delta;
   const std::uint32_t old_host = load_be32(p + at);
   store_raw(p + at, new_addr);
-  const std::uint32_t new_host = load_be32(p + at);
-  update_checksum(p, packet.l3_offset + 10, false, old_host, new_host, true);
-  return {old_host, new_host};
+  delta.change32(old_host, load_be32(p + at));
+  apply_to_checksum(p, packet.l3_offset + 10, false, delta);
+  return delta;
 }
 
 void rewrite_ipv4_addr(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::size_t field,
                        std::uint32_t new_addr) {
   if (packet.ip_version != 4) return;
   std::uint8_t* p = frame.data();
-  const auto [old_host, new_host] = store_ipv4_addr(p, packet, field, new_addr);
+  const ChecksumDelta delta = store_ipv4_addr(p, packet, field, new_addr);
   // ICMPv4's checksum does not cover the addresses; TCP and UDP cover them through the pseudo header.
   if (const std::size_t l4_sum = transport_checksum_offset(packet, true); l4_sum != 0 &&
                                                                           packet.protocol() != ipproto::kIcmp) {
-    update_checksum(p, l4_sum, packet.protocol() == ipproto::kUdp, old_host, new_host, true);
+    apply_to_checksum(p, l4_sum, packet.protocol() == ipproto::kUdp, delta);
   }
 }
 
@@ -64,11 +69,9 @@ void rewrite_port(std::span<std::uint8_t> frame, const ParsedPacket& packet, std
   if (protocol != ipproto::kTcp && protocol != ipproto::kUdp) return;
   const std::size_t l4_sum = transport_checksum_offset(packet, true);
   if (l4_sum == 0) return;
-  std::uint8_t* p = frame.data();
-  const std::size_t at = packet.l4_offset + field;
-  const std::uint16_t old_host = load_be16(p + at);
-  store_raw(p + at, new_port);
-  update_checksum(p, l4_sum, protocol == ipproto::kUdp, old_host, load_be16(p + at), false);
+  ChecksumDelta delta;
+  store_word(frame.data(), packet.l4_offset + field, new_port, delta);
+  apply_to_checksum(frame.data(), l4_sum, protocol == ipproto::kUdp, delta);
 }
 
 }  // namespace
@@ -93,11 +96,9 @@ void rewrite_icmp_identifier(std::span<std::uint8_t> frame, const ParsedPacket& 
   if (!packet.icmp_is_query) return;
   const std::size_t l4_sum = transport_checksum_offset(packet, false);
   if (l4_sum == 0) return;
-  std::uint8_t* p = frame.data();
-  const std::size_t at = packet.l4_offset + 4;
-  const std::uint16_t old_host = load_be16(p + at);
-  store_raw(p + at, new_id);
-  update_checksum(p, l4_sum, false, old_host, load_be16(p + at), false);
+  ChecksumDelta delta;
+  store_word(frame.data(), packet.l4_offset + 4, new_id, delta);
+  apply_to_checksum(frame.data(), l4_sum, false, delta);
 }
 
 void rewrite_ipv4_endpoint(std::span<std::uint8_t> frame, const ParsedPacket& packet, Endpoint which,
@@ -113,16 +114,9 @@ void rewrite_ipv4_endpoint(std::span<std::uint8_t> frame, const ParsedPacket& pa
     return;
   }
   std::uint8_t* p = frame.data();
-  const auto [old_addr, new_addr_host] = store_ipv4_addr(p, packet, addr_field, new_addr);
-  const std::size_t port_at = packet.l4_offset + (which == Endpoint::source ? 0u : 2u);
-  const std::uint16_t old_port = load_be16(p + port_at);
-  store_raw(p + port_at, new_port);
-  const std::uint16_t sum = load_be16(p + l4_sum);
-  const bool udp = protocol == ipproto::kUdp;
-  if (udp && sum == 0) return;  // no UDP checksum
-  std::uint16_t updated = checksum_update16(checksum_update32(sum, old_addr, new_addr_host), old_port, load_be16(p + port_at));
-  if (udp && updated == 0) updated = 0xffff;
-  store_be16(p + l4_sum, updated);
+  ChecksumDelta delta = store_ipv4_addr(p, packet, addr_field, new_addr);
+  store_word(p, packet.l4_offset + (which == Endpoint::source ? 0u : 2u), new_port, delta);
+  apply_to_checksum(p, l4_sum, protocol == ipproto::kUdp, delta);
 }
 
 void rewrite_quoted_endpoint(std::span<std::uint8_t> frame, const ParsedPacket& packet, QuotedEndpoint which,

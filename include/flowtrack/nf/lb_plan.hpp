@@ -18,15 +18,19 @@ struct LbPlan {
   std::uint16_t port = 0;   // 0: leave the port (a backend without a port of its own)
 };
 
-// Rewrites the packet as planned; false when the plan rewrites nothing (its verdict stands).
+// Rewrites the packet as planned; false when the plan rewrites nothing (its verdict stands). Address and
+// port change in one rewrite (each checksum updated once); a packet without ports (ICMP, a later
+// fragment) or a plan that keeps the port has its address rewritten alone.
 inline bool apply_lb_plan(NfPacket& packet, const LbPlan& plan) {
   if (!plan.rewrites) return false;
-  if (plan.to_backend) {
+  const std::uint8_t protocol = packet.parsed.protocol();
+  if (plan.port != 0 && (protocol == ipproto::kTcp || protocol == ipproto::kUdp)) {
+    rewrite_ipv4_endpoint(packet.frame, packet.parsed, plan.to_backend ? Endpoint::destination : Endpoint::source,
+                          plan.address, plan.port);
+  } else if (plan.to_backend) {
     rewrite_ipv4_dst(packet.frame, packet.parsed, plan.address);
-    if (plan.port != 0) rewrite_dst_port(packet.frame, packet.parsed, plan.port);
   } else {
     rewrite_ipv4_src(packet.frame, packet.parsed, plan.address);
-    rewrite_src_port(packet.frame, packet.parsed, plan.port);
   }
   return true;
 }

@@ -30,22 +30,44 @@ std::uint32_t pseudo_header_sum_v6(const std::uint8_t* src_addr, const std::uint
 std::uint16_t transport_checksum(std::uint32_t pseudo_sum, std::span<const std::uint8_t> segment,
                                  std::size_t checksum_offset);
 
-// RFC 1624 eqn. 3: the new checksum after one 16-bit word of the covered data changed from old_word to
-// new_word: HC' = ~(~HC + ~m + m').
+// RFC 1624 eqn. 3 for any number of changed 16-bit words of the covered data: HC' = ~(~HC + sum of
+// (~m + m') over the changed words), folded once when applied. Folding once gives the same checksum as
+// applying the changes one word at a time (both folds land in 1..0xffff unless every term is zero, and
+// are congruent modulo 0xffff), so a rewrite of several fields costs one fold per checksum it updates.
+class ChecksumDelta {
+ public:
+  void change16(std::uint16_t old_word, std::uint16_t new_word) {
+    sum_ += std::uint32_t{static_cast<std::uint16_t>(~old_word)} + new_word;
+  }
+  // A 32-bit field (an IPv4 address): two words.
+  void change32(std::uint32_t old_value, std::uint32_t new_value) {
+    change16(static_cast<std::uint16_t>(old_value >> 16), static_cast<std::uint16_t>(new_value >> 16));
+    change16(static_cast<std::uint16_t>(old_value), static_cast<std::uint16_t>(new_value));
+  }
+  std::uint16_t applied_to(std::uint16_t checksum) const {
+    // sum_ holds a handful of 17-bit terms: the 32-bit sum cannot overflow, two folds bring it to 16 bits.
+    std::uint32_t sum = std::uint32_t{static_cast<std::uint16_t>(~checksum)} + sum_;
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return static_cast<std::uint16_t>(~sum);
+  }
+
+ private:
+  std::uint32_t sum_ = 0;
+};
+
+// One 16-bit word changed from old_word to new_word.
 inline std::uint16_t checksum_update16(std::uint16_t checksum, std::uint16_t old_word, std::uint16_t new_word) {
-  std::uint32_t sum = static_cast<std::uint16_t>(~checksum);
-  sum += static_cast<std::uint16_t>(~old_word);
-  sum += new_word;
-  sum = (sum & 0xffff) + (sum >> 16);
-  sum = (sum & 0xffff) + (sum >> 16);
-  return static_cast<std::uint16_t>(~sum);
+  ChecksumDelta delta;
+  delta.change16(old_word, new_word);
+  return delta.applied_to(checksum);
 }
 
-// The same for a 32-bit field (an IPv4 address): two 16-bit word changes.
+// A 32-bit field (an IPv4 address) changed.
 inline std::uint16_t checksum_update32(std::uint16_t checksum, std::uint32_t old_value, std::uint32_t new_value) {
-  checksum = checksum_update16(checksum, static_cast<std::uint16_t>(old_value >> 16),
-                               static_cast<std::uint16_t>(new_value >> 16));
-  return checksum_update16(checksum, static_cast<std::uint16_t>(old_value), static_cast<std::uint16_t>(new_value));
+  ChecksumDelta delta;
+  delta.change32(old_value, new_value);
+  return delta.applied_to(checksum);
 }
 
 }  // namespace flowtrack
