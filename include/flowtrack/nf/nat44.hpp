@@ -164,7 +164,8 @@ class Nat44 {
   }
   // The lookup stage's second wave: the mapping each packet's translation will read (a found session's
   // mapping record; for a first packet, the endpoint map entry that finds or makes its mapping), so that
-  // the burst's misses on them overlap. Waits on the session records the first wave prefetched.
+  // the burst's misses on them overlap; and what the sessions those first packets open will write.
+  // Waits on the session records the first wave prefetched.
   void prefetch_mappings(std::span<const NfPacket> burst) const;
   // burst[i] of process_burst: its verdict, counted.
   Verdict translate_packet(NfPacket& packet, std::size_t i);

@@ -46,6 +46,7 @@ const NatMapping* Nat44<Table, Aging>::mapping_of(std::uint32_t inside_addr, std
 template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
 void Nat44<Table, Aging>::prefetch_mappings(std::span<const NfPacket> burst) const {
+  std::size_t openings = 0;
   for (std::size_t i = 0; i < burst.size(); ++i) {
     if (!matches_.looked_up(i)) continue;
     const FlowKeyV4& key = burst[i].parsed.key4;
@@ -53,6 +54,7 @@ void Nat44<Table, Aging>::prefetch_mappings(std::span<const NfPacket> burst) con
       __builtin_prefetch(&mappings_[sessions_.payload(found.conn).mapping]);
     } else if (sides_[i] == Side::out) {
       by_inside_.prefetch(endpoint_key(key.src_addr, key.src_port, key.protocol));
+      sessions_.prefetch_create(openings++);  // its reply tuple waits for the mapping's port: unknown here
     } else {
       by_external_.prefetch(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
     }

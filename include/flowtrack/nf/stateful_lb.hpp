@@ -83,6 +83,7 @@ class StatefulLb {
   template <BurstOutput Out>
   void process_burst(std::span<NfPacket> burst, Out& out) {
     matches_.lookup(tracker_, burst, [&](std::size_t i) { return burst[i].parsed.ip_version == 4 && burst[i].parsed.has_ports; });
+    prefetch_openings(burst);
     out.stage_done(NfStage::lookup);
     for (std::size_t i = 0; i < burst.size(); ++i) plans_[i] = track(burst[i], i);
     out.stage_done(NfStage::state);
@@ -111,6 +112,37 @@ class StatefulLb {
   static constexpr std::uint32_t kNoService = LbAssignment::kNone;
 
   using Plan = LbPlan;
+
+  // For the burst's packets that found no connection and are to a service, in order, what opening their
+  // connections will write (ConnTracker::prefetch_create), so that those misses overlap as the lookups'
+  // do: with Maglev, whose choice changes nothing and can be made ahead, the reply tuple's buckets too.
+  // Hints only: open() decides, and a packet that turns out not to open costs a wasted prefetch.
+  void prefetch_openings(std::span<const NfPacket> burst) const {
+    std::size_t nth = 0;
+    for (std::size_t i = 0; i < burst.size(); ++i) {
+      if (!matches_.looked_up(i) || matches_.prefetch_hint(i)) continue;
+      const FlowKeyV4& key = burst[i].parsed.key4;
+      const std::uint32_t service = service_of(key);
+      if (service == kNoService) continue;
+      const std::uint32_t backend = config_.policy == LbPolicy::maglev ? services_[service].consistent_choice(burst[i].hash)
+                                                                       : Service::kNoBackend;
+      if (backend == Service::kNoBackend) {
+        tracker_.prefetch_create(nth++);
+      } else {
+        tracker_.prefetch_create(nth++, flow_hash(reply_of(key, services_[service].backends()[backend].config)));
+      }
+    }
+  }
+
+  // What a backend's answers to a connection carry: the tuple the tracker keeps as the reply.
+  static FlowKeyV4 reply_of(const FlowKeyV4& key, const BackendConfig& b) {
+    FlowKeyV4 reply = key;
+    reply.src_addr = b.address;
+    reply.dst_addr = key.src_addr;
+    reply.src_port = b.port != 0 ? b.port : key.dst_port;
+    reply.dst_port = key.src_port;
+    return reply;
+  }
 
   // The established path: the match, the tracker's update, the plan. A packet of no tracked connection
   // takes open() first.
@@ -160,12 +192,7 @@ class StatefulLb {
     const bool consistent = lost_state && config_.non_syn_first == NonSynFirst::consistent;
     const std::uint32_t backend = svc.choose(consistent ? LbPolicy::maglev : config_.policy, hash, rng_);
     if (backend == Service::kNoBackend) return {{}, counters_.drop(NfDrop::no_backend)};
-    const BackendConfig& b = svc.backends()[backend].config;
-    FlowKeyV4 reply = key;  // what the backend's answers carry
-    reply.src_addr = b.address;
-    reply.dst_addr = key.src_addr;
-    reply.src_port = b.port != 0 ? b.port : key.dst_port;
-    reply.dst_port = key.src_port;
+    const FlowKeyV4 reply = reply_of(key, svc.backends()[backend].config);
     const CreateResult created = tracker_.create(key, hash, reply, flow_hash(reply), key.protocol, now);
     if (created.status == CreateStatus::full) {
       if (!config_.stateless_when_full) return {{}, counters_.drop(NfDrop::table_full)};

@@ -107,6 +107,14 @@ class CuckooTable {
     }
   }
 
+  // Brings towards the cache the two buckets a key of this hash lives in or would be inserted into:
+  // ahead of an insert() whose key the bulk lookup did not look for (a connection's reply tuple).
+  void prefetch(std::uint32_t hash) const {
+    const std::uint32_t primary = hash & mask_;
+    __builtin_prefetch(&buckets_[primary]);
+    __builtin_prefetch(&buckets_[alternate(primary, tag_of(hash))]);
+  }
+
   InsertResult insert(const Key& key, std::uint32_t hash) {
     const std::uint16_t tag = tag_of(hash);
     const std::uint32_t primary = hash & mask_;

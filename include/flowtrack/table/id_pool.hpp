@@ -29,6 +29,10 @@ class IdPool {
     return id;
   }
 
+  // The id the nth allocate() from now will return (0: the next one) if none is released before, or
+  // kNoFlow: for prefetching what that id indexes ahead of the allocation, never for deciding.
+  FlowId peek(std::size_t nth) const { return nth < free_.size() ? free_[free_.size() - 1 - nth] : kNoFlow; }
+
   // id must be live: releasing it twice would hand it out twice and push past the reserved stack.
   void release(FlowId id) {
     FLOWTRACK_ASSERT(is_live(id), "IdPool::release of an id that is not in use");
