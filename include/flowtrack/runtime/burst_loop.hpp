@@ -36,9 +36,6 @@ void run_burst_loop(Nf& nf, Source& source, Out& out, std::size_t burst_size, Bu
   clock.start();
   while (const std::size_t n = source.next(std::span(burst).first(burst_size))) {
     const Nanos last_time = burst[n - 1].time;
-    // The headers of the whole burst are asked for before the first is read, so that their misses
-    // overlap (a NIC's DMA into the cache would have brought them; a replay from a large arena has not).
-    for (std::size_t i = 0; i < n; ++i) __builtin_prefetch(burst[i].frame.data());
     std::size_t parsed = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const ParseStatus status = parse_frame(burst[i].frame, link, burst[i].parsed);
