@@ -9,6 +9,11 @@
 # answers with the address it saw) and ping must all work, the server must see the pool address only,
 # and after the idle timeouts (2 s here) the mappings must be gone (flowtrack's report: no live session).
 #
+# Then port exhaustion: flowtrack again, with two external ports per protocol. Two UDP flows and two
+# TCP connections (HTTP keep-alive) take them; a third of each is refused at once (icmp_on_exhaustion:
+# the client gets "administratively prohibited", no timeout) and counted as no_port in `flowtrack ctl
+# counters`, while the first two go on answering.
+#
 # Usage: nat_end_to_end.sh path/to/flowtrack. Exit 77: skipped.
 set -uo pipefail
 bin=${1:?usage: nat_end_to_end.sh path/to/flowtrack}
@@ -84,4 +89,49 @@ for echo in $udp_seen; do
   [[ $echo == 10.20.2.100:* ]] || live_fail "UDP: an echo shows '$echo', not the pool address"
 done
 live_report_check 'r["mbufs_missing"] == 0' 'r["connections"] >= 102' 'r["connections_live"] == 0' 'r["arp_answered"] > 0'
+
+# Port exhaustion: the same network, a pool of two ports.
+sed -e 's/^pool = .*/&\nports = [40000, 40001]\nicmp_on_exhaustion = true/' \
+  -e "s|^stats_interval = 1|&\ncontrol_socket = \"$work/ctl.sock\"|" "$work/nat.toml" > "$work/nat-tiny.toml"
+live_start_flowtrack nf nat "$work/nat-tiny.toml" f0 f1
+exhaustion=$(ip netns exec "$tag-client" python3 -c '
+import errno, http.client, socket
+def udp(s):
+    try:
+        s.send(b"hello")
+        return s.recv(2048).decode()
+    except OSError as e:
+        return "refused:" + errno.errorcode[e.errno] if e.errno else "lost"
+def tcp(c):
+    try:
+        c.request("GET", "/")
+        r = c.getresponse()
+        r.read()
+        return str(r.status)
+    except OSError as e:
+        return "refused:" + errno.errorcode[e.errno] if e.errno else "lost"
+flows = []
+for _ in range(3):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(2)
+    s.connect(("10.20.2.2", 5353))  # connected: an ICMP error reaches recv()
+    flows.append(s)
+conns = [http.client.HTTPConnection("10.20.2.2", 80, timeout=2) for _ in range(3)]
+print(" ".join([udp(s) for s in flows] + [udp(s) for s in flows[:2]]))
+print(" ".join([tcp(c) for c in conns] + [tcp(c) for c in conns[:2]]))
+')
+counters=$("$bin" ctl --socket "$work/ctl.sock" counters) || live_fail "ctl counters was refused"
+live_stop_flowtrack
+udp_flows=($(sed -n 1p <<< "$exhaustion"))
+tcp_flows=($(sed -n 2p <<< "$exhaustion"))
+echo "nat port exhaustion (ports 40000-40001): UDP ${udp_flows[*]}; HTTP ${tcp_flows[*]} (first, second, third flow, then the first two again)"
+echo "  ctl counters: $counters"
+[[ ${udp_flows[0]} == 10.20.2.100:4000[01] && ${udp_flows[1]} == 10.20.2.100:4000[01] && ${udp_flows[0]} != "${udp_flows[1]}" ]] ||
+  live_fail "UDP: the first two flows did not get the pool's two ports"
+[[ ${udp_flows[2]} == refused:* ]] || live_fail "UDP: the third flow was not refused: ${udp_flows[2]}"
+[[ ${udp_flows[3]} == "${udp_flows[0]}" && ${udp_flows[4]} == "${udp_flows[1]}" ]] || live_fail "UDP: the first two flows stopped working"
+[[ ${tcp_flows[*]} == "200 200 refused:"*" 200 200" ]] || live_fail "TCP: expected 200 200 refused 200 200"
+python3 -c 'import json, sys; sys.exit(0 if json.loads(sys.argv[1])["drops"].get("no_port", 0) >= 2 else 1)' "$counters" ||
+  live_fail "ctl counters show no no_port drops"
+live_report_check 'r["mbufs_missing"] == 0' 'r["drops"]["no_port"] >= 2' 'r["connections"] == 4'
 echo "PASS"
