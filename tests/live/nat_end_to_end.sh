@@ -12,13 +12,14 @@
 # Then port exhaustion: flowtrack again, with two external ports per protocol. Two UDP flows and two
 # TCP connections (HTTP keep-alive) take them; a third of each is refused at once (icmp_on_exhaustion:
 # the client gets "administratively prohibited", no timeout) and counted as no_port in `flowtrack ctl
-# counters`, while the first two go on answering.
+# counters`, while the first two go on answering. The counters read through DPDK telemetry and as
+# Prometheus text must agree with `flowtrack ctl counters`.
 #
 # Usage: nat_end_to_end.sh path/to/flowtrack. Exit 77: skipped.
 set -uo pipefail
 bin=${1:?usage: nat_end_to_end.sh path/to/flowtrack}
 source "$(dirname "$0")/live_lib.sh"
-live_init nginx curl ping
+live_init nginx curl ping dpdk-telemetry.py
 
 live_ns client nf server
 live_veth client c0 nf f0
@@ -92,7 +93,7 @@ live_report_check 'r["mbufs_missing"] == 0' 'r["connections"] >= 102' 'r["connec
 
 # Port exhaustion: the same network, a pool of two ports.
 sed -e 's/^pool = .*/&\nports = [40000, 40001]\nicmp_on_exhaustion = true/' \
-  -e "s|^stats_interval = 1|&\ncontrol_socket = \"$work/ctl.sock\"|" "$work/nat.toml" > "$work/nat-tiny.toml"
+  -e "s|^stats_interval = 1|&\ncontrol_socket = \"$work/ctl.sock\"\nmetrics = \"127.0.0.1:9469\"|" "$work/nat.toml" > "$work/nat-tiny.toml"
 live_start_flowtrack nf nat "$work/nat-tiny.toml" f0 f1
 exhaustion=$(ip netns exec "$tag-client" python3 -c '
 import errno, http.client, socket
@@ -121,6 +122,7 @@ print(" ".join([udp(s) for s in flows] + [udp(s) for s in flows[:2]]))
 print(" ".join([tcp(c) for c in conns] + [tcp(c) for c in conns[:2]]))
 ')
 counters=$("$bin" ctl --socket "$work/ctl.sock" counters) || live_fail "ctl counters was refused"
+live_counters_agree nf
 live_stop_flowtrack
 udp_flows=($(sed -n 1p <<< "$exhaustion"))
 tcp_flows=($(sed -n 2p <<< "$exhaustion"))
