@@ -6,8 +6,9 @@
 #
 # The server has no route to the private network: only answers to the pool address, which flowtrack
 # answers ARP for, can come back. TCP (100 curl requests), UDP (datagrams to an echo server that
-# answers with the address it saw) and ping must all work, the server must see the pool address only,
-# and after the idle timeouts (2 s here) the mappings must be gone (flowtrack's report: no live session).
+# answers with the address it saw; iperf3 -u for a second) and ping must all work, the servers must
+# see the pool address only, and after the idle timeouts (2 s here) the mappings must be gone
+# (flowtrack's report: no live session).
 #
 # Then port exhaustion: flowtrack again, with two external ports per protocol. Two UDP flows and two
 # TCP connections (HTTP keep-alive) take them; a third of each is refused at once (icmp_on_exhaustion:
@@ -19,7 +20,7 @@
 set -uo pipefail
 bin=${1:?usage: nat_end_to_end.sh path/to/flowtrack}
 source "$(dirname "$0")/live_lib.sh"
-live_init nginx curl ping dpdk-telemetry.py
+live_init nginx curl ping iperf3 dpdk-telemetry.py
 
 live_ns client nf server
 live_veth client c0 nf f0
@@ -77,15 +78,38 @@ for i in range(5):
     except socket.timeout: seen.append("lost")
 print(" ".join(seen))
 ')
+# iperf3 UDP, 1 s at 10 Mbit/s (about 900 datagrams): the server, which reports whom it served, runs
+# for this one test.
+live_spawn server iperf3 -s -1 -B 10.20.2.2 -J --logfile "$work/iperf3-server.json"
+for _ in $(seq 50); do  # until it listens on port 5201 (0x1451)
+  ip netns exec "$tag-server" grep -q ':1451 00000000:0000 0A' /proc/net/tcp && break
+  sleep 0.1
+done
+ip netns exec "$tag-client" iperf3 -c 10.20.2.2 -u -b 10M -t 1 -J > "$work/iperf3-client.json"
+iperf3_status=$?
+iperf3_udp=$(python3 -c '
+import json, sys
+try:
+    end = json.load(open(sys.argv[1]))["end"]["sum"]
+    print(end["packets"], end["lost_packets"], round(end["lost_percent"], 1))
+except Exception:
+    print("none none none")
+' "$work/iperf3-client.json")
 ping_ok=$(ip netns exec "$tag-client" ping -c 3 -i 0.2 -W 2 10.20.2.2 | grep -c 'bytes from 10.20.2.2')
 sleep 4  # past every idle timeout
 live_stop_flowtrack
 
 peers=$(sort -u "$work/web/access.log" | tr '\n' ' ')
+iperf3_peer=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["start"]["connected"][0]["remote_host"])' \
+  "$work/iperf3-server.json" 2> /dev/null)
+read -r udp_sent udp_lost udp_lost_percent <<< "$iperf3_udp"
 echo "nat end to end: TCP $tcp_ok of 100 requests answered; UDP echoes: $udp_seen; ping $ping_ok of 3; server saw: $peers"
+echo "  iperf3 UDP 10 Mbit/s for 1 s: $udp_sent datagrams, $udp_lost lost ($udp_lost_percent %); its server saw ${iperf3_peer:-nothing}"
 [[ $tcp_ok -eq 100 ]] || live_fail "$((100 - tcp_ok)) TCP requests failed"
 [[ $ping_ok -eq 3 ]] || live_fail "ping: $ping_ok of 3 answered"
 [[ $peers == "10.20.2.100 " ]] || live_fail "the server saw other addresses than the pool's: $peers"
+[[ $iperf3_status -eq 0 && $udp_sent != none && $udp_lost -lt $udp_sent ]] || live_fail "iperf3 UDP did not get through"
+[[ $iperf3_peer == 10.20.2.100 ]] || live_fail "iperf3's server saw ${iperf3_peer:-no client}, not the pool address"
 for echo in $udp_seen; do
   [[ $echo == 10.20.2.100:* ]] || live_fail "UDP: an echo shows '$echo', not the pool address"
 done
