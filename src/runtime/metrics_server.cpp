@@ -18,7 +18,7 @@ namespace {
 constexpr std::size_t kMaxRequest = 8192;
 constexpr int kPollMillis = 100;  // how often the thread looks at its stop flag
 
-std::string reply(std::string_view status, std::string_view content_type, std::string_view body) {
+std::string http_reply(std::string_view status, std::string_view content_type, std::string_view body) {
   return fmt::format("HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}", status,
                      content_type, body.size(), body);
 }
@@ -85,9 +85,9 @@ void MetricsServer::serve_one(int client) const {
   std::string_view target = space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
   target = target.substr(0, target.find(' '));
   std::string answer;
-  if (method != "GET") answer = reply("405 Method Not Allowed", "text/plain", "only GET\n");
-  else if (target != "/metrics") answer = reply("404 Not Found", "text/plain", "try /metrics\n");
-  else answer = reply("200 OK", "text/plain; version=0.0.4; charset=utf-8", body_());
+  if (method != "GET") answer = http_reply("405 Method Not Allowed", "text/plain", "only GET\n");
+  else if (target != "/metrics") answer = http_reply("404 Not Found", "text/plain", "try /metrics\n");
+  else answer = http_reply("200 OK", "text/plain; version=0.0.4; charset=utf-8", body_());
   for (std::string_view rest = answer; !rest.empty();) {
     const ssize_t n = ::send(client, rest.data(), rest.size(), MSG_NOSIGNAL);
     if (n <= 0) return;

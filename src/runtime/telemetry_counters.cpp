@@ -24,7 +24,7 @@ std::string telemetry_key(const std::string& name) {
   return key;
 }
 
-int dictionary(rte_tel_data* info, const std::map<std::string, std::uint64_t>& values) {
+int telemetry_dictionary(rte_tel_data* info, const std::map<std::string, std::uint64_t>& values) {
   rte_tel_data_start_dict(info);
   for (const auto& [name, n] : values) rte_tel_data_add_dict_u64(info, telemetry_key(name).c_str(), n);
   return 0;
@@ -47,10 +47,10 @@ int counters_command(const char*, const char*, rte_tel_data* info) {
   return 0;
 }
 
-int drops_command(const char*, const char*, rte_tel_data* info) { return dictionary(info, telemetry_board.load()->read().drops); }
+int drops_command(const char*, const char*, rte_tel_data* info) { return telemetry_dictionary(info, telemetry_board.load()->read().drops); }
 
 int backends_command(const char*, const char*, rte_tel_data* info) {
-  return dictionary(info, telemetry_board.load()->read().backends);
+  return telemetry_dictionary(info, telemetry_board.load()->read().backends);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ namespace flowtrack {
 namespace {
 
 // One HTTP exchange with the listener on 127.0.0.1:`port`: the whole answer.
-std::string http(std::uint16_t port, const std::string& request) {
+std::string http_exchange(std::uint16_t port, const std::string& request) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in where{};
   where.sin_family = AF_INET;
@@ -37,7 +37,7 @@ TEST(MetricsServer, GetMetricsAnswersTheBodyOfTheMoment) {
   MetricsServer server(htonl(INADDR_LOOPBACK), 0, [&] { return "flowtrack_scrapes " + std::to_string(++scrapes) + "\n"; });
   ASSERT_NE(server.port(), 0);
   for (int i = 1; i <= 2; ++i) {
-    const std::string answer = http(server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    const std::string answer = http_exchange(server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
     EXPECT_TRUE(answer.starts_with("HTTP/1.1 200 OK\r\n")) << answer;
     EXPECT_NE(answer.find("Content-Type: text/plain; version=0.0.4"), std::string::npos) << answer;
     const std::string body = "flowtrack_scrapes " + std::to_string(i) + "\n";
@@ -48,10 +48,10 @@ TEST(MetricsServer, GetMetricsAnswersTheBodyOfTheMoment) {
 
 TEST(MetricsServer, OtherPathsAndMethodsAreRefused) {
   MetricsServer server(htonl(INADDR_LOOPBACK), 0, [] { return std::string("x 1\n"); });
-  EXPECT_TRUE(http(server.port(), "GET / HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404 ")) << "path /";
-  EXPECT_TRUE(http(server.port(), "POST /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405 "));
-  EXPECT_TRUE(http(server.port(), "garbage\r\n\r\n").starts_with("HTTP/1.1 405 "));
-  EXPECT_TRUE(http(server.port(), "GET /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 200 ")) << "still serving";
+  EXPECT_TRUE(http_exchange(server.port(), "GET / HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404 ")) << "path /";
+  EXPECT_TRUE(http_exchange(server.port(), "POST /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405 "));
+  EXPECT_TRUE(http_exchange(server.port(), "garbage\r\n\r\n").starts_with("HTTP/1.1 405 "));
+  EXPECT_TRUE(http_exchange(server.port(), "GET /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 200 ")) << "still serving";
 }
 
 TEST(MetricsServer, AnAddressInUseIsAClearError) {
