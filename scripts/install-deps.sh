@@ -15,7 +15,7 @@ packages=(
   # The live end-to-end tests (tests/live/*.sh): backends in network namespaces, a client, veth
   # offloads. They start their own nginx instances; the package's own service plays no part.
   # (dpdk-testpmd, the anchor of scripts/live-throughput.sh, comes with dpdk-dev above.)
-  nginx-light curl ethtool iproute2 iputils-ping
+  nginx-light curl iperf3 ethtool iproute2 iputils-ping
 )
 
 missing=()

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Live throughput (docs/results/live.md), in two parts, each forwarder alone on CPU 1:
 #
-# 1. The engine: flowtrack's forwarder and dpdk-testpmd in io forwarding mode between the same two
-#    ports with no kernel in the way (net_pcap replaying a trace in a loop into net_null).
+# 1. The engine: flowtrack's forwarder and dpdk-testpmd in io and in mac forwarding mode between the
+#    same two ports with no kernel in the way (net_pcap replaying a trace in a loop into net_null).
 # 2. On a veth pair: flowtrack's forwarder, stateless LB, stateful LB and NAT, and testpmd io, each in
 #    turn on the same two af_packet ports, fed by a dpdk-testpmd txonly generator (64-byte UDP frames,
 #    many flows) on CPU 0:
@@ -15,6 +15,8 @@
 # Each forwarder runs SECONDS_PER_RUN (default 6) per repetition, REPS (default 3) repetitions
 # interleaved; the rate of a run is the median of its per-second output rates after the first two
 # seconds; printed: the median over repetitions, and flowtrack against testpmd. As root.
+#
+# ENGINE_ONLY=1 skips part 2.
 #
 # Usage: scripts/live-throughput.sh [build/flowtrack]
 set -uo pipefail
@@ -125,8 +127,10 @@ address = "10.9.0.2"
 mac = "02:00:00:00:00:09"
 CONF
 engine_run() {
-  if [[ $1 == testpmd ]]; then
-    taskset -c 1 dpdk-testpmd $eal --lcores=0@1,1@1 $engine_ports -- --forward-mode=io --total-num-mbufs=16384 \
+  if [[ $1 == testpmd* ]]; then  # testpmd: io mode (moves mbufs, touches no packet); testpmd-mac: mac mode
+    local mode=io            # (writes both Ethernet addresses of every packet, as a router's layer 2 does)
+    [[ $1 == testpmd-mac ]] && mode=mac
+    taskset -c 1 dpdk-testpmd $eal --lcores=0@1,1@1 $engine_ports -- --forward-mode=$mode --total-num-mbufs=16384 \
       --stats-period=1 > "$work/engine.out" 2>&1 &
   else
     taskset -c 1 "$bin" run --nf fwd --config "$work/engine.toml" --dpdk "$eal $engine_ports" > "$work/engine.out" 2>&1 &
@@ -140,7 +144,7 @@ engine_run() {
   for _ in $(seq 20); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
   kill -KILL "$pid" 2> /dev/null
   wait "$pid" 2> /dev/null
-  if [[ $1 == testpmd ]]; then
+  if [[ $1 == testpmd* ]]; then
     rate=$(tx_rates "$work/engine.out" 1 2 | median)
   else
     rate=$(sed -n 's/^flowtrack live: \([0-9]*\) s, .* out \([0-9.]*\) Mpps.*/\1 \2/p' "$work/engine.out" | awk '$1 > 2 { print $2 }' | median)
@@ -148,16 +152,20 @@ engine_run() {
 }
 declare -A engine
 for rep in $(seq "$reps"); do
-  for f in testpmd fwd; do
+  for f in testpmd testpmd-mac fwd; do
     engine_run "$f"
     echo "engine rep $rep: $f $rate Mpps out"
     engine[$f]+="$rate "
   done
 done
 engine_testpmd=$(echo ${engine[testpmd]} | tr ' ' '\n' | median)
+engine_mac=$(echo ${engine[testpmd-mac]} | tr ' ' '\n' | median)
 engine_fwd=$(echo ${engine[fwd]} | tr ' ' '\n' | median)
-echo "engine, median of $reps: testpmd io $engine_testpmd Mpps, flowtrack fwd $engine_fwd Mpps," \
-  "$(awk -v a="$engine_fwd" -v b="$engine_testpmd" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')x"
+echo "engine, median of $reps: testpmd io $engine_testpmd Mpps, testpmd mac $engine_mac Mpps, flowtrack fwd $engine_fwd Mpps:" \
+  "$(awk -v a="$engine_fwd" -v b="$engine_testpmd" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')x io," \
+  "$(awk -v a="$engine_fwd" -v b="$engine_mac" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')x mac"
+
+[[ -n ${ENGINE_ONLY:-} ]] && exit 0
 
 # The generator runs throughout; each forwarder takes its turn on f0 and f1.
 live_spawn gen dpdk-testpmd $eal --lcores=0@0,1@0 --vdev=net_af_packet0,iface=g0 -- --forward-mode=txonly \

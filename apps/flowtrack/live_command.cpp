@@ -4,6 +4,9 @@
 // report follows (text or --json). The mbufs are counted back into their pool: a missing one is an
 // error (exit status 1) after the report. With a control socket ([dataplane] control_socket), its
 // requests are served at every tick (100 ms), between bursts: counters, and the LB's pool changes.
+// At every tick the counters are also published (runtime/live_counters.hpp) for the threads that serve
+// them without touching the worker: DPDK telemetry's (/flowtrack/counters, ...) and, with [dataplane]
+// metrics, an HTTP listener's Prometheus text.
 //
 // The stateful functions run on the default connection table and timer-wheel aging only: one more
 // instantiation each, not the grid's (the table and aging choice is measured by `bench nf`).
@@ -14,6 +17,7 @@
 #include <atomic>
 #include <csignal>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <variant>
 
@@ -26,7 +30,11 @@
 #include "flowtrack/nf/stateful_lb.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
 #include "flowtrack/runtime/control_socket.hpp"
+#include "flowtrack/runtime/live_counters.hpp"
 #include "flowtrack/runtime/live_loop.hpp"
+#include "flowtrack/runtime/metrics_server.hpp"
+#include "flowtrack/runtime/prometheus_text.hpp"
+#include "flowtrack/runtime/telemetry_counters.hpp"
 #include "flowtrack/table/cuckoo.hpp"
 #include "flowtrack/table/dpdk_eal_start.hpp"
 #include "json_line.hpp"
@@ -65,22 +73,16 @@ FunctionAddresses addresses_of(const std::vector<ServiceConfig>& services) {
   return a;
 }
 
-// What the live run knows at a moment: the ports', the loop's and the function's counters.
-struct LiveState {
-  std::uint64_t in = 0, out = 0;
-  std::map<std::string, std::uint64_t> drops;
-  std::uint64_t created = 0;
-  std::size_t live = 0;
-  std::map<std::string, std::uint64_t> backends, backends_live;  // lb: connections per backend, ever and now
-  PortCounters ports;
-};
-
 template <class Nf>
-LiveState state_of(const Nf& nf, const DpdkPorts& ports, const BurstLoopCounters& loop) {
-  LiveState s;
-  s.ports = ports.counters();
-  s.in = s.ports.rx;
-  s.out = s.ports.tx;
+LiveCounters state_of(const Nf& nf, const std::string& name, const DpdkPorts& ports, const BurstLoopCounters& loop) {
+  LiveCounters s;
+  const PortCounters& p = ports.counters();
+  s.nf = name;
+  s.packets_in = p.rx;
+  s.packets_to_function = p.to_function;
+  s.packets_out = p.tx;
+  s.arp_answered = p.arp_answered;
+  s.arp_asked = p.arp_asked;
   for (std::size_t r = 0; r < kParseStatusCount; ++r) {
     if (loop.parse_drops[r] != 0) s.drops[std::string(parse_status_name(static_cast<ParseStatus>(r)))] += loop.parse_drops[r];
   }
@@ -89,11 +91,11 @@ LiveState state_of(const Nf& nf, const DpdkPorts& ports, const BurstLoopCounters
     if (c.drops[d] != 0) s.drops[std::string(nf_drop_name(static_cast<NfDrop>(d)))] += c.drops[d];
   }
   for (std::size_t d = 0; d < kPortDropCount; ++d) {
-    if (ports.counters().drops[d] != 0) s.drops[std::string(port_drop_name(static_cast<PortDrop>(d)))] += ports.counters().drops[d];
+    if (p.drops[d] != 0) s.drops[std::string(port_drop_name(static_cast<PortDrop>(d)))] += p.drops[d];
   }
-  s.created = c.connections_created;
+  s.connections = c.connections_created;
   if constexpr (std::is_same_v<Nf, LiveLb>) {
-    s.live = nf.tracker().size();
+    s.connections_live = nf.tracker().size();
     for (const Service& service : nf.services()) {
       for (const Backend& b : service.backends()) {
         s.backends[b.config.name] += b.total_connections;
@@ -101,7 +103,7 @@ LiveState state_of(const Nf& nf, const DpdkPorts& ports, const BurstLoopCounters
       }
     }
   }
-  if constexpr (std::is_same_v<Nf, LiveNat>) s.live = nf.sessions().size();
+  if constexpr (std::is_same_v<Nf, LiveNat>) s.connections_live = nf.sessions().size();
   return s;
 }
 
@@ -116,17 +118,17 @@ std::string drops_text(const std::map<std::string, std::uint64_t>& drops) {
 }
 
 // What the control socket's `counters` answers, and the report starts from.
-JsonObject counters_json(const std::string& nf, const LiveState& s) {
+JsonObject counters_json(const LiveCounters& s) {
   JsonObject j;
-  j.set("nf", nf)
-      .set("packets_in", s.in)
-      .set("packets_to_function", s.ports.to_function)
-      .set("packets_out", s.out)
+  j.set("nf", s.nf)
+      .set("packets_in", s.packets_in)
+      .set("packets_to_function", s.packets_to_function)
+      .set("packets_out", s.packets_out)
       .set("drops", s.drops)
-      .set("connections", s.created)
-      .set("connections_live", s.live)
-      .set("arp_answered", s.ports.arp_answered)
-      .set("arp_asked", s.ports.arp_asked);
+      .set("connections", s.connections)
+      .set("connections_live", s.connections_live)
+      .set("arp_answered", s.arp_answered)
+      .set("arp_asked", s.arp_asked);
   if (!s.backends.empty()) j.set("backends", s.backends).set("backends_live", s.backends_live);
   return j;
 }
@@ -135,11 +137,11 @@ JsonObject counters_json(const std::string& nf, const LiveState& s) {
 // far (`applied`, in order) against the configured pool, so one that does not fit is refused whole.
 template <class Nf>
 std::string answer(Nf& nf, std::string_view line, const RunCommandOptions& o, const StatefulLbConfig& lb,
-                   std::vector<PoolChange>& applied, const LiveState& state) {
+                   std::vector<PoolChange>& applied, const LiveCounters& state) {
   const auto parsed = parse_control_request(line);
   if (const auto* error = std::get_if<std::string>(&parsed)) return "error: " + *error;
   const ControlRequest& request = std::get<ControlRequest>(parsed);
-  if (request.kind == ControlRequest::Kind::counters) return counters_json(o.nf, state).dump();
+  if (request.kind == ControlRequest::Kind::counters) return counters_json(state).dump();
   if constexpr (std::is_same_v<Nf, LiveLb>) {
     applied.push_back(request.change);
     if (const auto problem = check_pool_changes(applied, lb.services, lb.maglev_size)) {
@@ -155,53 +157,62 @@ std::string answer(Nf& nf, std::string_view line, const RunCommandOptions& o, co
 
 template <class Nf>
 void serve(Nf& nf, DpdkPorts& ports, const RunCommandOptions& o, const DataplaneConfig& plane, ControlSocket* control,
-           const StatefulLbConfig& lb) {
+           const StatefulLbConfig& lb, CounterBoard& board) {
   BurstLoopCounters loop;
   std::vector<PoolChange> applied;
   const Nanos start = DpdkPorts::now();
   Nanos next_stats = start + plane.stats_interval;
-  LiveState last;
+  LiveCounters last;
   std::FILE* stats = o.json ? stderr : stdout;  // --json: stdout holds the report alone
   for (std::size_t p = 0; p < ports.port_count(); ++p) {
     const Layer2Port& l2 = ports.layer2().ports()[p];
     fmt::print(stats, "flowtrack live: nf {}, port {} {} mac {}\n", o.nf, p, ports.device(p), mac_to_string(l2.mac));
   }
   std::fflush(stats);
+  board.publish(state_of(nf, o.nf, ports, loop));
   run_live(nf, ports, {.burst = o.burst}, stop_requested, loop, [&](Nanos now) {
-    if (control != nullptr) {
-      control->serve([&](std::string_view line) { return answer(nf, line, o, lb, applied, state_of(nf, ports, loop)); });
-    }
+    const LiveCounters s = state_of(nf, o.nf, ports, loop);
+    board.publish(s);
+    if (control != nullptr) control->serve([&](std::string_view line) { return answer(nf, line, o, lb, applied, s); });
     if (now < next_stats) return;
-    const LiveState s = state_of(nf, ports, loop);
     const double seconds = static_cast<double>(now - next_stats + plane.stats_interval) / 1e9;
     fmt::print(stats, "flowtrack live: {:.0f} s, in {:.4f} Mpps, out {:.4f} Mpps, drops so far {}, live connections {}\n",
-               static_cast<double>(now - start) / 1e9, static_cast<double>(s.in - last.in) / seconds / 1e6,
-               static_cast<double>(s.out - last.out) / seconds / 1e6, drops_text(s.drops), s.live);
+               static_cast<double>(now - start) / 1e9, static_cast<double>(s.packets_in - last.packets_in) / seconds / 1e6,
+               static_cast<double>(s.packets_out - last.packets_out) / seconds / 1e6, drops_text(s.drops), s.connections_live);
     std::fflush(stats);
     last = s;
     next_stats = now + plane.stats_interval;
   });
   const double seconds = static_cast<double>(DpdkPorts::now() - start) / 1e9;
-  const LiveState s = state_of(nf, ports, loop);
+  const LiveCounters s = state_of(nf, o.nf, ports, loop);
+  board.publish(s);
   const std::size_t missing = ports.close();
   if (o.json) {
-    counters_json(o.nf, s)
+    counters_json(s)
         .set("mode", "live")
         .set("seconds", seconds)
-        .set("mpps_in", seconds > 0 ? static_cast<double>(s.in) / seconds / 1e6 : 0.0)
-        .set("mpps_out", seconds > 0 ? static_cast<double>(s.out) / seconds / 1e6 : 0.0)
+        .set("mpps_in", seconds > 0 ? static_cast<double>(s.packets_in) / seconds / 1e6 : 0.0)
+        .set("mpps_out", seconds > 0 ? static_cast<double>(s.packets_out) / seconds / 1e6 : 0.0)
         .set("mbufs_missing", missing)
         .print_line();
   } else {
     fmt::print("flowtrack live: nf {} stopped after {:.1f} s\n", o.nf, seconds);
-    fmt::print("  packets in {}, to the function {}, out {}\n", s.in, s.ports.to_function, s.out);
+    fmt::print("  packets in {}, to the function {}, out {}\n", s.packets_in, s.packets_to_function, s.packets_out);
     fmt::print("  drops {}\n", drops_text(s.drops));
-    fmt::print("  connections {} created, {} live at the end; ARP: {} answered, {} asked\n", s.created, s.live,
-               s.ports.arp_answered, s.ports.arp_asked);
+    fmt::print("  connections {} created, {} live at the end; ARP: {} answered, {} asked\n", s.connections,
+               s.connections_live, s.arp_answered, s.arp_asked);
     for (const auto& [name, n] : s.backends) fmt::print("    {:<24} {}\n", name, n);
     fmt::print("  mbufs missing from their pool: {}\n", missing);
   }
   if (missing != 0) throw std::runtime_error(fmt::format("{} mbufs did not come back to their pool", missing));
+}
+
+// The counters' copy for other threads (telemetry, metrics): DPDK's telemetry cannot unregister its
+// commands, so the board they read lives as long as the process (never destroyed: no exit-time race
+// with the telemetry thread).
+CounterBoard& live_board() {
+  static CounterBoard* board = new CounterBoard;
+  return *board;
 }
 
 }  // namespace
@@ -249,21 +260,32 @@ void live_command(const RunCommandOptions& o) {
   } catch (const std::runtime_error& e) {
     throw UserError(fmt::format("run: {}", e.what()));
   }
+  CounterBoard& board = live_board();
+  std::unique_ptr<MetricsServer> metrics;
+  try {
+    register_telemetry_counters(board);
+    if (plane.metrics) {
+      metrics = std::make_unique<MetricsServer>(plane.metrics->address, plane.metrics->port,
+                                                [&board] { return prometheus_text(board.read()); });
+    }
+  } catch (const std::runtime_error& e) {
+    throw UserError(fmt::format("run: {}", e.what()));
+  }
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
   const Nanos now = DpdkPorts::now();
   if (o.nf == "fwd") {
     Forwarder nf;
-    serve(nf, *ports, o, plane, control.get(), lb);
+    serve(nf, *ports, o, plane, control.get(), lb, board);
   } else if (o.nf == "slb") {
     StatelessLb nf(slb);
-    serve(nf, *ports, o, plane, control.get(), lb);
+    serve(nf, *ports, o, plane, control.get(), lb, board);
   } else if (o.nf == "lb") {
     LiveLb nf(lb, now);
-    serve(nf, *ports, o, plane, control.get(), lb);
+    serve(nf, *ports, o, plane, control.get(), lb, board);
   } else {
     LiveNat nf(nat, 0, 1, now);
-    serve(nf, *ports, o, plane, control.get(), lb);
+    serve(nf, *ports, o, plane, control.get(), lb, board);
   }
 }
 

@@ -369,13 +369,27 @@ DataplaneConfig load_dataplane_config(const std::string& path) {
   check_top_level(root);
   const Value* plane = section(root, "dataplane");
   if (plane == nullptr) fail(root, "dataplane", "missing: a live run needs a [dataplane] table naming its ports");
-  only_keys(*plane, "dataplane", {"stats_interval", "port", "neighbor", "control_socket", "control_group"});
+  only_keys(*plane, "dataplane", {"stats_interval", "port", "neighbor", "control_socket", "control_group", "metrics"});
   DataplaneConfig config;
   config.stats_interval = static_cast<Nanos>(integer_at(*plane, "dataplane", "stats_interval", 2, 1, 3600)) * kNanosPerSecond;
   config.control_socket = string_at(*plane, "dataplane", "control_socket", "");
   config.control_group = string_at(*plane, "dataplane", "control_group", "");
   if (!config.control_group.empty() && config.control_socket.empty()) {
     fail(*find(*plane, "control_group"), "dataplane.control_group", "there is no control_socket to open to it");
+  }
+  if (const Value* metrics = find(*plane, "metrics")) {
+    const std::string text = string_at(*plane, "dataplane", "metrics", "");
+    const auto colon = text.rfind(':');
+    in_addr address{};
+    int port = -1;
+    if (colon != std::string::npos && colon + 1 < text.size() && text.find_first_not_of("0123456789", colon + 1) == std::string::npos &&
+        text.size() - colon <= 6) {
+      port = std::stoi(text.substr(colon + 1));
+    }
+    if (port < 1 || port > 65535 || inet_pton(AF_INET, text.substr(0, colon).c_str(), &address) != 1) {
+      fail(*metrics, "dataplane.metrics", fmt::format("'{}' is not an IPv4 address and port such as \"127.0.0.1:9469\"", text));
+    }
+    config.metrics = DataplaneListen{address.s_addr, static_cast<std::uint16_t>(port)};
   }
   const Value* ports = find(*plane, "port");
   if (ports == nullptr || !ports->is_array() || ports->as_array().empty() || ports->as_array().size() > 2) {

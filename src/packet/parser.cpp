@@ -52,8 +52,9 @@ struct IpHeader {
   std::uint32_t id = 0;
 };
 
-// Parses an IPv4 header at `off`, checking it against `end` (one past the last readable byte).
-ParseStatus parse_ipv4_header(const std::uint8_t* p, std::size_t off, std::size_t end, IpHeader& ip, FlowKeyV4& key) {
+// Parses an IPv4 header at `off`, checking it against `end` (one past the last readable byte). Inlined:
+// on the per-packet path of every IPv4 packet (a call cost about a third of its instructions).
+[[gnu::always_inline]] inline ParseStatus parse_ipv4_header(const std::uint8_t* p, std::size_t off, std::size_t end, IpHeader& ip, FlowKeyV4& key) {
   if (end - off < 20) return ParseStatus::truncated_ipv4;
   const std::uint8_t version_ihl = p[off];
   if ((version_ihl >> 4) != 4) return ParseStatus::bad_ipv4_version;

@@ -103,7 +103,7 @@ DpdkPorts::DpdkPorts(const DataplaneConfig& config, std::vector<std::uint32_t> o
   try {
     std::vector<Layer2Port> addresses;
     for (const DataplanePortConfig& p : config.ports) {
-      ports_.push_back({start_port(p.device, pool_), {}});
+      ports_.push_back({.id = start_port(p.device, pool_)});
       devices_.push_back(p.device);
       addresses.push_back({mac_of(ports_.back().id), p.address, p.prefix_length, p.gateway});
     }
@@ -237,21 +237,30 @@ void DpdkPorts::send(rte_mbuf* m, std::size_t l3_offset) {
     transmit(m, *egress, *mac);
     return;
   }
+  wait_for_neighbour(m, *egress);
+}
+
+[[gnu::cold]] void DpdkPorts::wait_for_neighbour(rte_mbuf* m, const Egress& egress) {
   const Nanos t = now();
-  ask(egress->next_hop, t);
+  ask(egress.next_hop, t);
   if (waiting_.size() == kMaxWaiting) {
     drop(m, PortDrop::arp_unresolved);
     return;
   }
-  waiting_.push_back({m, *egress, t});
+  waiting_.push_back({m, egress, t});
 }
 
 void DpdkPorts::transmit(rte_mbuf* m, const Egress& egress, const MacAddress& next_hop) {
   std::uint8_t* data = data_of(m);
   std::memcpy(data, next_hop.data(), next_hop.size());
   std::memcpy(data + kEthernetSourceOffset, layer2_.ports()[egress.port].mac.data(), next_hop.size());
-  ports_[egress.port].tx.push_back(m);
-  if (ports_[egress.port].tx.size() >= kMaxBurst) flush(egress.port);
+  enqueue(egress.port, m);
+}
+
+void DpdkPorts::enqueue(std::uint16_t port, rte_mbuf* m) {
+  Port& p = ports_[port];
+  if (p.tx_count == kMaxBurst) flush(port);
+  p.tx[p.tx_count++] = m;
 }
 
 void DpdkPorts::release_waiting() {
@@ -280,7 +289,7 @@ void DpdkPorts::receive_arp(std::uint16_t port, rte_mbuf* m, Nanos now) {
   m->data_len = kArpFrameSize;
   m->pkt_len = kArpFrameSize;
   ++counters_.arp_answered;
-  ports_[port].tx.push_back(m);
+  enqueue(port, m);
 }
 
 void DpdkPorts::ask(std::uint32_t address, Nanos now) {
@@ -290,7 +299,7 @@ void DpdkPorts::ask(std::uint32_t address, Nanos now) {
   if (m == nullptr) return;
   write_arp({data_of(m), kArpFrameSize}, kBroadcastMac, layer2_.ports()[egress->port].mac, layer2_.request(egress->port, address));
   ++counters_.arp_asked;
-  ports_[egress->port].tx.push_back(m);
+  enqueue(egress->port, m);
 }
 
 rte_mbuf* DpdkPorts::fresh(std::size_t length) {
@@ -314,14 +323,14 @@ void DpdkPorts::refresh_neighbours(Nanos now) {
 }
 
 void DpdkPorts::flush(std::uint16_t port) {
-  std::vector<rte_mbuf*>& tx = ports_[port].tx;
-  std::size_t sent = 0;
-  for (int attempt = 0; attempt < kTxAttempts && sent < tx.size(); ++attempt) {
-    sent += rte_eth_tx_burst(ports_[port].id, 0, tx.data() + sent, static_cast<std::uint16_t>(tx.size() - sent));
+  Port& p = ports_[port];
+  std::uint16_t sent = 0;
+  for (int attempt = 0; attempt < kTxAttempts && sent < p.tx_count; ++attempt) {
+    sent += rte_eth_tx_burst(p.id, 0, p.tx.data() + sent, static_cast<std::uint16_t>(p.tx_count - sent));
   }
   counters_.tx += sent;
-  for (std::size_t i = sent; i < tx.size(); ++i) drop(tx[i], PortDrop::tx_full);
-  tx.clear();
+  for (std::size_t i = sent; i < p.tx_count; ++i) drop(p.tx[i], PortDrop::tx_full);
+  p.tx_count = 0;
 }
 
 void DpdkPorts::drop(rte_mbuf* m, PortDrop reason) {

@@ -10,14 +10,15 @@
 # example, examples/live-lb.toml. 1000 curl requests (a connection each) must all succeed, each backend
 # must get its weight's share (1:2:3, round_robin) within 2 % of the requests; a long transfer must go
 # on untouched while its backend is drained and removed through `flowtrack ctl`, which must refuse bad
-# requests; and flowtrack must stop cleanly on SIGINT with every mbuf back in its pool.
+# requests; the counters read through DPDK telemetry and as Prometheus text must agree with `flowtrack
+# ctl counters`; and flowtrack must stop cleanly on SIGINT with every mbuf back in its pool.
 #
 # Usage: lb_end_to_end.sh path/to/flowtrack (REQUESTS=N to change the count). Exit 77: skipped.
 set -uo pipefail
 bin=${1:?usage: lb_end_to_end.sh path/to/flowtrack}
 requests=${REQUESTS:-1000}
 source "$(dirname "$0")/live_lib.sh"
-live_init nginx curl
+live_init nginx curl dpdk-telemetry.py
 
 live_ns client nf lan b1 b2 b3
 live_veth client c0 nf f0
@@ -89,6 +90,7 @@ big_result=$(cat "$work/big.result")
 echo "  long transfer from $victim: $big_result (code, bytes) while $victim was drained, then removed;" \
   "requests to it after the drain $drained of 60, after the removal $removed of 60; $refusals of 3 bad requests refused"
 echo "  ctl counters: $counters"
+live_counters_agree nf
 live_stop_flowtrack
 [[ $big_result == "200 20971520" ]] || live_fail "the long transfer was cut: $big_result"
 ((drained == 0 && removed == 0)) || live_fail "new requests still reached $victim"

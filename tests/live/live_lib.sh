@@ -12,6 +12,9 @@
 #   live_start_flowtrack NS NF CONFIG IF0 IF1   flowtrack run --json on af_packet ports IF0, IF1
 #                              (under $live_flowtrack_prefix, such as "taskset -c 1", if set)
 #   live_stop_flowtrack        SIGINT, wait; $flowtrack_status, report in $work/report.json
+#   live_counters_agree NS     the running flowtrack's counters read three ways agree: `flowtrack ctl
+#                              counters` ($work/ctl.sock), DPDK telemetry (dpdk-telemetry.py) and
+#                              Prometheus text ([dataplane] metrics = "127.0.0.1:9469", in namespace NS)
 #   live_fail MESSAGE          prints flowtrack's stderr and exits 1
 
 tag=ftl$$
@@ -39,6 +42,7 @@ live_cleanup() {
     [[ -s $work/$name/nginx.pid ]] && kill "$(cat "$work/$name/nginx.pid")" 2> /dev/null
   done
   for ns in "${live_namespaces[@]}"; do ip netns del "$ns" 2> /dev/null; done
+  rm -rf "/var/run/dpdk/$tag"  # EAL's runtime directory (--file-prefix): the telemetry socket
   if [[ -n ${LIVE_KEEP:-} ]]; then
     echo "kept: $work"
   elif [[ -n $work ]]; then
@@ -121,14 +125,15 @@ live_spawn() {
 
 live_start_flowtrack() {
   local ns=$1 nf=$2 config=$3
-  local eal="--no-huge --no-pci --no-shconf --no-telemetry -l 0 -m 256 --log-level=error"
+  # The run's own file prefix: its telemetry socket is /var/run/dpdk/$tag/dpdk_telemetry.v2.
+  local eal="--no-huge --no-pci --no-shconf --file-prefix=$tag -l 0 -m 256 --log-level=error"
   eal+=" --vdev=net_af_packet0,iface=$4 --vdev=net_af_packet1,iface=$5"
   ip netns exec "$tag-$ns" $live_flowtrack_prefix "$bin" run --nf "$nf" --config "$config" --json --dpdk "$eal" \
     > "$work/report.json" 2> "$work/flowtrack.err" &
   flowtrack_pid=$!
   local _
   for _ in $(seq 100); do  # up once it has printed its ports (on stderr, with --json)
-    grep -q "port 1" "$work/flowtrack.err" && return 0
+    grep -q "port 1" "$work/flowtrack.err" 2> /dev/null && return 0
     kill -0 "$flowtrack_pid" 2> /dev/null || live_fail "flowtrack exited at start"
     sleep 0.1
   done
@@ -154,4 +159,56 @@ failed = [check for check in sys.argv[2:] if not eval(check)]
 for check in failed: print("  report: not " + check)
 sys.exit(1 if failed else 0)
 PY
+}
+
+live_counters_agree() {
+  local ns=$1 _
+  for _ in 1 2 3 4 5; do
+    "$bin" ctl --socket "$work/ctl.sock" counters > "$work/agree.ctl1" || live_fail "ctl counters was refused"
+    printf '/flowtrack/counters\n/flowtrack/drops\n/flowtrack/backends\n' | dpdk-telemetry.py -f "$tag" > "$work/agree.telemetry"
+    ip netns exec "$tag-$ns" curl -s --max-time 2 http://127.0.0.1:9469/metrics > "$work/agree.prometheus"
+    "$bin" ctl --socket "$work/ctl.sock" counters > "$work/agree.ctl2" || live_fail "ctl counters was refused"
+    python3 - "$work" << 'PY' && return 0
+import json, re, sys
+work = sys.argv[1]
+ctl = json.load(open(f"{work}/agree.ctl1"))
+if ctl != json.load(open(f"{work}/agree.ctl2")):
+    sys.exit(1)  # traffic moved the counters while they were read: again
+telemetry = {}
+for line in open(f"{work}/agree.telemetry"):
+    telemetry.update(json.loads(line))
+prometheus = {}
+for line in open(f"{work}/agree.prometheus"):
+    m = re.fullmatch(r'([a-z_]+)(?:\{[a-z]+="(.*)"\})? ([0-9]+)', line.strip())
+    if m:
+        prometheus[(m[1], m[2])] = int(m[3])
+fields = ["packets_in", "packets_to_function", "packets_out", "connections", "connections_live", "arp_answered", "arp_asked"]
+names = ["flowtrack_packets_received_total", "flowtrack_packets_to_function_total", "flowtrack_packets_sent_total",
+         "flowtrack_connections_total", "flowtrack_connections", "flowtrack_arp_replies_sent_total",
+         "flowtrack_arp_requests_sent_total"]
+counters = telemetry.get("/flowtrack/counters", {})
+wrong = [f"telemetry {f}" for f in fields if counters.get(f) != ctl[f]]
+wrong += [f"prometheus {n}" for f, n in zip(fields, names) if prometheus.get((n, None)) != ctl[f]]
+if telemetry.get("/flowtrack/drops") != ctl["drops"] or counters.get("drops") != sum(ctl["drops"].values()):
+    wrong.append("telemetry drops")
+if {r: n for (name, r), n in prometheus.items() if name == "flowtrack_drops_total"} != ctl["drops"]:
+    wrong.append("prometheus drops")
+if telemetry.get("/flowtrack/backends") != ctl.get("backends", {}):
+    wrong.append("telemetry backends")
+if {b: n for (name, b), n in prometheus.items() if name == "flowtrack_backend_connections_total"} != ctl.get("backends", {}):
+    wrong.append("prometheus backends")
+if prometheus.get(("flowtrack_info", ctl["nf"])) != 1:
+    wrong.append("prometheus flowtrack_info")
+if wrong:
+    print("  counters disagree with ctl counters: " + ", ".join(wrong))
+    sys.exit(1)
+print(f"  counters agree (ctl, telemetry, prometheus): packets in {ctl['packets_in']}, out {ctl['packets_out']}, "
+      f"connections {ctl['connections']}, drops {json.dumps(ctl['drops'])}")
+PY
+    sleep 0.3
+  done
+  echo "  ctl: $(cat "$work/agree.ctl1")"
+  echo "  telemetry: $(cat "$work/agree.telemetry")"
+  sed 's/^/  prometheus: /' "$work/agree.prometheus"
+  live_fail "the counters read through ctl, telemetry and Prometheus disagree"
 }

@@ -6,14 +6,21 @@
 #
 # The server has no route to the private network: only answers to the pool address, which flowtrack
 # answers ARP for, can come back. TCP (100 curl requests), UDP (datagrams to an echo server that
-# answers with the address it saw) and ping must all work, the server must see the pool address only,
-# and after the idle timeouts (2 s here) the mappings must be gone (flowtrack's report: no live session).
+# answers with the address it saw; iperf3 -u for a second) and ping must all work, the servers must
+# see the pool address only, and after the idle timeouts (2 s here) the mappings must be gone
+# (flowtrack's report: no live session).
+#
+# Then port exhaustion: flowtrack again, with two external ports per protocol. Two UDP flows and two
+# TCP connections (HTTP keep-alive) take them; a third of each is refused at once (icmp_on_exhaustion:
+# the client gets "administratively prohibited", no timeout) and counted as no_port in `flowtrack ctl
+# counters`, while the first two go on answering. The counters read through DPDK telemetry and as
+# Prometheus text must agree with `flowtrack ctl counters`.
 #
 # Usage: nat_end_to_end.sh path/to/flowtrack. Exit 77: skipped.
 set -uo pipefail
 bin=${1:?usage: nat_end_to_end.sh path/to/flowtrack}
 source "$(dirname "$0")/live_lib.sh"
-live_init nginx curl ping
+live_init nginx curl ping iperf3 dpdk-telemetry.py
 
 live_ns client nf server
 live_veth client c0 nf f0
@@ -71,17 +78,86 @@ for i in range(5):
     except socket.timeout: seen.append("lost")
 print(" ".join(seen))
 ')
+# iperf3 UDP, 1 s at 10 Mbit/s (about 900 datagrams): the server, which reports whom it served, runs
+# for this one test.
+live_spawn server iperf3 -s -1 -B 10.20.2.2 -J --logfile "$work/iperf3-server.json"
+for _ in $(seq 50); do  # until it listens on port 5201 (0x1451)
+  ip netns exec "$tag-server" grep -q ':1451 00000000:0000 0A' /proc/net/tcp && break
+  sleep 0.1
+done
+ip netns exec "$tag-client" iperf3 -c 10.20.2.2 -u -b 10M -t 1 -J > "$work/iperf3-client.json"
+iperf3_status=$?
+iperf3_udp=$(python3 -c '
+import json, sys
+try:
+    end = json.load(open(sys.argv[1]))["end"]["sum"]
+    print(end["packets"], end["lost_packets"], round(end["lost_percent"], 1))
+except Exception:
+    print("none none none")
+' "$work/iperf3-client.json")
 ping_ok=$(ip netns exec "$tag-client" ping -c 3 -i 0.2 -W 2 10.20.2.2 | grep -c 'bytes from 10.20.2.2')
 sleep 4  # past every idle timeout
 live_stop_flowtrack
 
 peers=$(sort -u "$work/web/access.log" | tr '\n' ' ')
+iperf3_peer=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["start"]["connected"][0]["remote_host"])' \
+  "$work/iperf3-server.json" 2> /dev/null)
+read -r udp_sent udp_lost udp_lost_percent <<< "$iperf3_udp"
 echo "nat end to end: TCP $tcp_ok of 100 requests answered; UDP echoes: $udp_seen; ping $ping_ok of 3; server saw: $peers"
+echo "  iperf3 UDP 10 Mbit/s for 1 s: $udp_sent datagrams, $udp_lost lost ($udp_lost_percent %); its server saw ${iperf3_peer:-nothing}"
 [[ $tcp_ok -eq 100 ]] || live_fail "$((100 - tcp_ok)) TCP requests failed"
 [[ $ping_ok -eq 3 ]] || live_fail "ping: $ping_ok of 3 answered"
 [[ $peers == "10.20.2.100 " ]] || live_fail "the server saw other addresses than the pool's: $peers"
+[[ $iperf3_status -eq 0 && $udp_sent != none && $udp_lost -lt $udp_sent ]] || live_fail "iperf3 UDP did not get through"
+[[ $iperf3_peer == 10.20.2.100 ]] || live_fail "iperf3's server saw ${iperf3_peer:-no client}, not the pool address"
 for echo in $udp_seen; do
   [[ $echo == 10.20.2.100:* ]] || live_fail "UDP: an echo shows '$echo', not the pool address"
 done
 live_report_check 'r["mbufs_missing"] == 0' 'r["connections"] >= 102' 'r["connections_live"] == 0' 'r["arp_answered"] > 0'
+
+# Port exhaustion: the same network, a pool of two ports.
+sed -e 's/^pool = .*/&\nports = [40000, 40001]\nicmp_on_exhaustion = true/' \
+  -e "s|^stats_interval = 1|&\ncontrol_socket = \"$work/ctl.sock\"\nmetrics = \"127.0.0.1:9469\"|" "$work/nat.toml" > "$work/nat-tiny.toml"
+live_start_flowtrack nf nat "$work/nat-tiny.toml" f0 f1
+exhaustion=$(ip netns exec "$tag-client" python3 -c '
+import errno, http.client, socket
+def udp(s):
+    try:
+        s.send(b"hello")
+        return s.recv(2048).decode()
+    except OSError as e:
+        return "refused:" + errno.errorcode[e.errno] if e.errno else "lost"
+def tcp(c):
+    try:
+        c.request("GET", "/")
+        r = c.getresponse()
+        r.read()
+        return str(r.status)
+    except OSError as e:
+        return "refused:" + errno.errorcode[e.errno] if e.errno else "lost"
+flows = []
+for _ in range(3):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(2)
+    s.connect(("10.20.2.2", 5353))  # connected: an ICMP error reaches recv()
+    flows.append(s)
+conns = [http.client.HTTPConnection("10.20.2.2", 80, timeout=2) for _ in range(3)]
+print(" ".join([udp(s) for s in flows] + [udp(s) for s in flows[:2]]))
+print(" ".join([tcp(c) for c in conns] + [tcp(c) for c in conns[:2]]))
+')
+counters=$("$bin" ctl --socket "$work/ctl.sock" counters) || live_fail "ctl counters was refused"
+live_counters_agree nf
+live_stop_flowtrack
+udp_flows=($(sed -n 1p <<< "$exhaustion"))
+tcp_flows=($(sed -n 2p <<< "$exhaustion"))
+echo "nat port exhaustion (ports 40000-40001): UDP ${udp_flows[*]}; HTTP ${tcp_flows[*]} (first, second, third flow, then the first two again)"
+echo "  ctl counters: $counters"
+[[ ${udp_flows[0]} == 10.20.2.100:4000[01] && ${udp_flows[1]} == 10.20.2.100:4000[01] && ${udp_flows[0]} != "${udp_flows[1]}" ]] ||
+  live_fail "UDP: the first two flows did not get the pool's two ports"
+[[ ${udp_flows[2]} == refused:* ]] || live_fail "UDP: the third flow was not refused: ${udp_flows[2]}"
+[[ ${udp_flows[3]} == "${udp_flows[0]}" && ${udp_flows[4]} == "${udp_flows[1]}" ]] || live_fail "UDP: the first two flows stopped working"
+[[ ${tcp_flows[*]} == "200 200 refused:"*" 200 200" ]] || live_fail "TCP: expected 200 200 refused 200 200"
+python3 -c 'import json, sys; sys.exit(0 if json.loads(sys.argv[1])["drops"].get("no_port", 0) >= 2 else 1)' "$counters" ||
+  live_fail "ctl counters show no no_port drops"
+live_report_check 'r["mbufs_missing"] == 0' 'r["drops"]["no_port"] >= 2' 'r["connections"] == 4'
 echo "PASS"

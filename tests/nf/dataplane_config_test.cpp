@@ -1,5 +1,5 @@
 // The live data plane's [dataplane] table (nf/dataplane_config.hpp): ports, gateways, configured
-// neighbours, the stats interval; errors naming the key; the live examples loading.
+// neighbours, the stats interval, the metrics listener; errors naming the key; the live examples loading.
 #include <gtest/gtest.h>
 
 
@@ -13,6 +13,7 @@ namespace {
 
 constexpr const char* kTwoPorts = R"([dataplane]
 stats_interval = 5
+metrics = "127.0.0.1:9469"
 [[dataplane.port]]
 device = "net_af_packet0"
 address = "10.10.1.1/24"
@@ -28,6 +29,9 @@ mac = "02:00:00:00:00:2a"
 TEST(DataplaneConfig, PortsGatewaysNeighboursAndIntervalAreRead) {
   const DataplaneConfig c = load_dataplane_config(test::temp_config("plane.toml", kTwoPorts));
   EXPECT_EQ(c.stats_interval, 5 * kNanosPerSecond);
+  ASSERT_TRUE(c.metrics);
+  EXPECT_EQ(c.metrics->address, test::ipv4("127.0.0.1"));
+  EXPECT_EQ(c.metrics->port, 9469);
   ASSERT_EQ(c.ports.size(), 2u);
   EXPECT_EQ(c.ports[0].device, "net_af_packet0");
   EXPECT_EQ(c.ports[0].address, test::ipv4("10.10.1.1"));
@@ -59,6 +63,10 @@ TEST(DataplaneConfig, AMistakeNamesTheKey) {
            {port + "address = \"10.0.0.1/24\"\n[[dataplane.neighbor]]\naddress = \"10.0.0.2\"\nmac = \"02:00:00:00:00\"\n",
             "dataplane.neighbor.mac: '02:00:00:00:00' is not a MAC address"},
            {"[dataplane]\nstats_interval = 0\n", "dataplane.stats_interval"},
+           {"[dataplane]\nmetrics = \"127.0.0.1\"\n", "dataplane.metrics: '127.0.0.1' is not an IPv4 address and port"},
+           {"[dataplane]\nmetrics = \"127.0.0.1:65536\"\n", "dataplane.metrics"},
+           {"[dataplane]\nmetrics = \"localhost:9469\"\n", "dataplane.metrics"},
+           {"[dataplane]\nmetrics = \"127.0.0.1:99999999999999999999\"\n", "dataplane.metrics"},
        }) {
     try {
       load_dataplane_config(test::temp_config("plane.toml", text));

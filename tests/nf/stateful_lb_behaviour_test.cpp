@@ -357,10 +357,13 @@ TEST(LbPoolChangesUnderLoad, NoConnectionMovesOnAMultipliedCampusTrace) {
       rewrite_ipv4_src(frame, packet.parsed, known->second);
       ASSERT_EQ(parse_frame(frame, trace.link_type(), packet.parsed), ParseStatus::ok);
     }
+    const std::uint64_t created = lb.counters().connections_created;
     ASSERT_EQ(process_packet(lb, packet, trace[i].timestamp_ns), Verdict::forward);
     ParsedPacket after;
     ASSERT_EQ(parse_frame(frame, trace.link_type(), after), ParseStatus::ok);
     if (packet.parsed.ip_version != 4 || !packet.parsed.has_ports) continue;
+    // The windows repeat the trace's tuples: a SYN on a tuple whose connection ended opens a new one.
+    if (!reply && lb.counters().connections_created != created) backend_of.erase(before);
     ASSERT_TRUE(testing::ipv4_header_valid(frame, after));
     // The trace is captured with a 128-byte snap length: a cut segment's checksum cannot be recomputed.
     if (frame.size() == trace[i].wire_length) {
@@ -474,6 +477,39 @@ TEST(LbBackendCounters, LiveCountsReturnToZeroAndRemovedBackendsKeepTheirConnect
   }
   for (const Backend& b : lb.services()[0].backends()) EXPECT_EQ(b.connections, 0u) << b.config.name;
   EXPECT_EQ(lb.counters().connections_expired, lb.counters().connections_created);
+}
+
+// A client that reuses a port opens a new connection once the old one has ended: its SYN on the tuple
+// of a connection in time_wait (both FINs acknowledged) or closed by a RST gets the policy's backend,
+// so a drained backend gets none; a retransmitted SYN of a live connection keeps its backend.
+TEST(LbPortReuse, ASynOnAnEndedConnectionsTupleOpensANewOneByThePolicy) {
+  for (const bool by_rst : {false, true}) {
+    Lb lb = make_lb(LbPolicy::round_robin);
+    const FlowKeyV4 key = client_key(40000);
+    const Output first = run(lb, key, kSyn, kNanosPerSecond);
+    const std::string old_backend = backend_name(lb, first.key.dst_addr);
+    EXPECT_EQ(run(lb, key, kSyn, kNanosPerSecond).key, first.key) << "a retransmitted SYN";
+    run(lb, first.key.reversed(), kSyn | kAck, kNanosPerSecond);
+    run(lb, key, kAck, kNanosPerSecond);
+    if (by_rst) {
+      run(lb, key, kRst, kNanosPerSecond);
+    } else {  // the server closes first, as nginx does on "Connection: close"
+      run(lb, first.key.reversed(), kFin | kAck, kNanosPerSecond);
+      run(lb, key, kAck, kNanosPerSecond);
+      run(lb, key, kFin | kAck, kNanosPerSecond);
+      run(lb, first.key.reversed(), kAck, kNanosPerSecond);
+    }
+    ASSERT_TRUE(lb.services()[0].set_weight(old_backend, 0));  // drained
+    const Output again = run(lb, key, kSyn, 2 * kNanosPerSecond);
+    EXPECT_NE(backend_name(lb, again.key.dst_addr), old_backend) << (by_rst ? "after a RST" : "in time_wait");
+    EXPECT_EQ(run(lb, key, kAck, 2 * kNanosPerSecond).key, again.key) << "the new connection keeps its backend";
+    EXPECT_EQ(lb.counters().connections_created, 2u);
+    EXPECT_EQ(lb.counters().connections_expired, 1u);
+    EXPECT_EQ(lb.tracker().size(), 1u);
+    for (const Backend& b : lb.services()[0].backends()) {
+      EXPECT_EQ(b.connections, b.config.address == again.key.dst_addr ? 1u : 0u) << b.config.name;
+    }
+  }
 }
 
 // ---- 5. Scheduled pool changes ---------------------------------------------------------------------

@@ -3,18 +3,20 @@
 //
 //   [dataplane]
 //   stats_interval = 2                   # seconds between stats lines
+//   control_socket = "/run/flowtrack.sock"  # optional: the control socket (`flowtrack ctl`)
+//   control_group = "netadmin"           # optional: a group that may use it too (else owner only)
+//   metrics = "127.0.0.1:9469"           # optional: Prometheus text at http://127.0.0.1:9469/metrics
 //   [[dataplane.port]]                   # one or two
 //   device = "net_af_packet0"            # the DPDK port's name: a --vdev name or a PCI address
 //   address = "10.10.1.1/24"             # the port's address and its directly attached network
 //   gateway = "10.10.1.254"              # optional: next hop for destinations on no port's network
-//   control_socket = "/run/flowtrack.sock"  # optional: the LB's control socket (`flowtrack ctl`)
-//   control_group = "netadmin"           # optional: a group that may use it too (else owner only)
 //   [[dataplane.neighbor]]               # optional: a next hop's MAC, when it cannot be resolved by ARP
 //   address = "10.10.1.254"
 //   mac = "02:00:00:00:00:01"
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,12 +37,18 @@ struct DataplaneNeighbor {
   MacAddress mac{};
 };
 
+struct DataplaneListen {
+  std::uint32_t address = 0;  // network order
+  std::uint16_t port = 0;     // host order
+};
+
 struct DataplaneConfig {
   std::vector<DataplanePortConfig> ports;
   std::vector<DataplaneNeighbor> neighbors;
   Nanos stats_interval = 2 * kNanosPerSecond;
   std::string control_socket;  // empty: none
   std::string control_group;   // empty: owner only
+  std::optional<DataplaneListen> metrics;  // none: no metrics listener
 };
 
 // Reads [dataplane] of the file (ConfigError, nf_config.hpp, naming file, line and key, if it is

@@ -11,7 +11,8 @@
 // holds both tuples of the connection, the second being the backend's reply tuple, so a reply finds
 // its connection in the same single lookup.
 //
-// A first packet is any packet to a service that belongs to no tracked connection. For TCP, a first
+// A first packet is any packet to a service that belongs to no tracked connection, or a client's SYN on
+// the tuple of one that ended (time_wait, close: a reused port), which ends it at once. For TCP, a first
 // packet without SYN means the connection's state was lost (a restart, a failover, an expiry while
 // idle); `non_syn_first` says what it gets: `consistent` (default) the Maglev choice whatever the
 // policy, so it most likely reaches the backend it had (the one Maglev gave it, or any balancer with
@@ -162,6 +163,10 @@ class StatefulLb {
     }
     if (!matches_.looked_up(i)) return {.verdict = counters_.pass()};
     ConnMatch match = matches_.match(tracker_, i, packet);
+    if (match && begins_anew(match, packet.parsed)) {
+      end_connection(match.conn);
+      match = {};
+    }
     if (!match) {
       const Opening opening = open(packet, packet.hash, packet.time);
       if (!opening.match) return {.verdict = opening.verdict};
@@ -175,6 +180,25 @@ class StatefulLb {
       return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port};
     }
     return {.rewrites = true, .to_backend = false, .address = svc.config().vip, .port = svc.config().port};
+  }
+
+  // A client's SYN (without ACK) on a tuple whose connection the tracker saw end (time_wait after both
+  // FINs, close after a RST) opens a new connection on a reused port: it gets the policy's backend like
+  // any first packet, not the old connection's, which may be draining or removed since.
+  bool begins_anew(const ConnMatch& match, const ParsedPacket& p) const {
+    if ((p.tcp_flags & (tcpflag::kSyn | tcpflag::kAck)) != tcpflag::kSyn || match.direction != Direction::original ||
+        p.key4.protocol != ipproto::kTcp) {
+      return false;
+    }
+    const TcpState state = tracker_.connection(match.conn).tcp.state;
+    return state == TcpState::time_wait || state == TcpState::close;
+  }
+
+  void end_connection(ConnId conn) {
+    const LbAssignment a = tracker_.payload(conn);
+    --services_[a.service].backends()[a.backend].connections;
+    tracker_.destroy(conn);
+    ++counters_.connections_expired;  // its end, early: created and expired still balance
   }
 
   Verdict rewrite(NfPacket& packet, const Plan& plan) { return apply_lb_plan(packet, plan) ? counters_.rewrite() : plan.verdict; }

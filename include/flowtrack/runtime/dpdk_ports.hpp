@@ -102,7 +102,8 @@ class DpdkPorts {
  private:
   struct Port {
     std::uint16_t id = 0;
-    std::vector<rte_mbuf*> tx;  // to send at the end of the burst
+    std::uint16_t tx_count = 0;
+    std::array<rte_mbuf*, kMaxBurst> tx;  // to send at the end of the burst, or once full
   };
 
   void finish_burst();
@@ -110,6 +111,8 @@ class DpdkPorts {
   void receive_arp(std::uint16_t port, rte_mbuf* mbuf, Nanos now);  // answers in the same mbuf, or frees it
   void send(rte_mbuf* mbuf, std::size_t l3_offset);               // routes, then transmits, waits or frees
   void transmit(rte_mbuf* mbuf, const Egress& egress, const MacAddress& next_hop);  // layer 2, TX buffer
+  void wait_for_neighbour(rte_mbuf* mbuf, const Egress& egress);   // asks for its MAC; waits or drops
+  void enqueue(std::uint16_t port, rte_mbuf* mbuf);                // into the TX buffer (flushed when full)
   void release_waiting();                                          // those whose next hop is now known
   void ask(std::uint32_t address, Nanos now);
   rte_mbuf* fresh(std::size_t length);  // a new mbuf of `length` bytes, or null (counted: no_mbuf)

@@ -1,0 +1,46 @@
+// What a live data plane has counted at a moment (runtime/live_loop.hpp), in the shape every reader
+// shares: `flowtrack ctl counters`, DPDK telemetry (runtime/telemetry_counters.hpp), Prometheus text
+// (runtime/prometheus_text.hpp), the stats line and the final report. Drops are keyed by reason, the
+// names of ParseStatus, NfDrop and PortDrop; a reason appears once it has counted one.
+//
+// CounterBoard: where the worker leaves a copy at every tick for threads that must not touch its
+// counters (DPDK's telemetry thread, the metrics listener). The worker's counters stay plain, single
+// writer; the board's lock is taken a few times a second, never per packet.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace flowtrack {
+
+struct LiveCounters {
+  std::string nf;                              // the function's name: fwd, slb, lb, nat
+  std::uint64_t packets_in = 0;                // frames received on every port, ARP included
+  std::uint64_t packets_to_function = 0;       // IPv4 frames handed to the function
+  std::uint64_t packets_out = 0;               // frames sent on every port, ARP included
+  std::map<std::string, std::uint64_t> drops;  // by reason
+  std::uint64_t connections = 0;               // created since the start
+  std::uint64_t connections_live = 0;
+  std::uint64_t arp_answered = 0, arp_asked = 0;
+  std::map<std::string, std::uint64_t> backends, backends_live;  // lb: connections per backend, ever and now
+};
+
+class CounterBoard {
+ public:
+  void publish(const LiveCounters& counters) {
+    const std::lock_guard lock(mutex_);
+    latest_ = counters;
+  }
+  LiveCounters read() const {
+    const std::lock_guard lock(mutex_);
+    return latest_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  LiveCounters latest_;
+};
+
+}  // namespace flowtrack

@@ -1,0 +1,75 @@
+#include "flowtrack/runtime/telemetry_counters.hpp"
+
+#include <rte_telemetry.h>
+
+#include <atomic>
+#include <cctype>
+#include <cstdint>
+#include <fmt/format.h>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace flowtrack {
+namespace {
+
+std::atomic<const CounterBoard*> telemetry_board{nullptr};
+
+// Telemetry keys take letters, digits, '_' and '/' only.
+std::string telemetry_key(const std::string& name) {
+  std::string key = name;
+  for (char& c : key) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '_' && c != '/') c = '_';
+  }
+  return key;
+}
+
+int telemetry_dictionary(rte_tel_data* info, const std::map<std::string, std::uint64_t>& values) {
+  rte_tel_data_start_dict(info);
+  for (const auto& [name, n] : values) rte_tel_data_add_dict_u64(info, telemetry_key(name).c_str(), n);
+  return 0;
+}
+
+int counters_command(const char*, const char*, rte_tel_data* info) {
+  const LiveCounters c = telemetry_board.load()->read();
+  std::uint64_t drops = 0;
+  for (const auto& [reason, n] : c.drops) drops += n;
+  rte_tel_data_start_dict(info);
+  rte_tel_data_add_dict_string(info, "nf", c.nf.c_str());
+  rte_tel_data_add_dict_u64(info, "packets_in", c.packets_in);
+  rte_tel_data_add_dict_u64(info, "packets_to_function", c.packets_to_function);
+  rte_tel_data_add_dict_u64(info, "packets_out", c.packets_out);
+  rte_tel_data_add_dict_u64(info, "drops", drops);
+  rte_tel_data_add_dict_u64(info, "connections", c.connections);
+  rte_tel_data_add_dict_u64(info, "connections_live", c.connections_live);
+  rte_tel_data_add_dict_u64(info, "arp_answered", c.arp_answered);
+  rte_tel_data_add_dict_u64(info, "arp_asked", c.arp_asked);
+  return 0;
+}
+
+int drops_command(const char*, const char*, rte_tel_data* info) { return telemetry_dictionary(info, telemetry_board.load()->read().drops); }
+
+int backends_command(const char*, const char*, rte_tel_data* info) {
+  return telemetry_dictionary(info, telemetry_board.load()->read().backends);
+}
+
+}  // namespace
+
+void register_telemetry_counters(const CounterBoard& board) {
+  const bool first = telemetry_board.exchange(&board) == nullptr;
+  if (!first) return;
+  struct Command {
+    const char* name;
+    telemetry_cb callback;
+    const char* help;
+  };
+  for (const Command& c : {Command{"/flowtrack/counters", counters_command, "flowtrack: packets, drops, connections. No parameters"},
+                           Command{"/flowtrack/drops", drops_command, "flowtrack: drops by reason. No parameters"},
+                           Command{"/flowtrack/backends", backends_command, "flowtrack: connections per LB backend. No parameters"}}) {
+    if (const int rc = rte_telemetry_register_cmd(c.name, c.callback, c.help); rc != 0) {
+      throw std::runtime_error(fmt::format("telemetry: cannot register {}: error {}", c.name, rc));
+    }
+  }
+}
+
+}  // namespace flowtrack

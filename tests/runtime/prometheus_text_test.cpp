@@ -1,0 +1,93 @@
+// The live counters as Prometheus text (runtime/prometheus_text.hpp): every family typed and described
+// once, counters named _total, drops as one counter labelled by reason, the LB's backends labelled by
+// name, label values escaped, and nothing but valid exposition lines.
+#include "flowtrack/runtime/prometheus_text.hpp"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace flowtrack {
+namespace {
+
+LiveCounters lb_counters() {
+  LiveCounters c;
+  c.nf = "lb";
+  c.packets_in = 1000;
+  c.packets_to_function = 990;
+  c.packets_out = 980;
+  c.drops = {{"no_backend", 7}, {"not_ipv4", 3}};
+  c.connections = 120;
+  c.connections_live = 4;
+  c.arp_answered = 2;
+  c.arp_asked = 5;
+  c.backends = {{"b1", 40}, {"b\"2\\", 80}};
+  c.backends_live = {{"b1", 1}, {"b\"2\\", 3}};
+  return c;
+}
+
+bool has_line(const std::string& text, const std::string& line) { return ("\n" + text).find("\n" + line + "\n") != std::string::npos; }
+
+TEST(PrometheusText, CountersAndGaugesCarryTheirValues) {
+  const std::string text = prometheus_text(lb_counters());
+  EXPECT_TRUE(has_line(text, "flowtrack_info{nf=\"lb\"} 1")) << text;
+  EXPECT_TRUE(has_line(text, "flowtrack_packets_received_total 1000"));
+  EXPECT_TRUE(has_line(text, "flowtrack_packets_to_function_total 990"));
+  EXPECT_TRUE(has_line(text, "flowtrack_packets_sent_total 980"));
+  EXPECT_TRUE(has_line(text, "flowtrack_connections_total 120"));
+  EXPECT_TRUE(has_line(text, "flowtrack_connections 4"));
+  EXPECT_TRUE(has_line(text, "flowtrack_arp_replies_sent_total 2"));
+  EXPECT_TRUE(has_line(text, "flowtrack_arp_requests_sent_total 5"));
+}
+
+TEST(PrometheusText, DropsAreOneCounterLabelledByReason) {
+  const std::string text = prometheus_text(lb_counters());
+  EXPECT_TRUE(has_line(text, "# TYPE flowtrack_drops_total counter"));
+  EXPECT_TRUE(has_line(text, "flowtrack_drops_total{reason=\"no_backend\"} 7"));
+  EXPECT_TRUE(has_line(text, "flowtrack_drops_total{reason=\"not_ipv4\"} 3"));
+}
+
+TEST(PrometheusText, BackendsAreLabelledByTheirEscapedNames) {
+  const std::string text = prometheus_text(lb_counters());
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_connections_total{backend=\"b1\"} 40"));
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_connections_total{backend=\"b\\\"2\\\\\"} 80")) << text;
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_connections{backend=\"b1\"} 1"));
+  LiveCounters nat = lb_counters();
+  nat.nf = "nat";
+  nat.backends.clear();
+  nat.backends_live.clear();
+  EXPECT_EQ(prometheus_text(nat).find("flowtrack_backend"), std::string::npos);
+}
+
+// Every line is a comment (HELP or TYPE) or a sample of the family last typed; each family is typed
+// once, as a counter when its name ends in _total and as a gauge otherwise.
+TEST(PrometheusText, EveryLineIsValidExposition) {
+  const std::string text = prometheus_text(lb_counters());
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n');
+  const std::regex help(R"(# HELP ([a-z_]+) \S.*)");
+  const std::regex type(R"(# TYPE ([a-z_]+) (counter|gauge))");
+  const std::regex sample(R"(([a-z_]+)(\{[a-z_]+="([^"\\\n]|\\["\\n])*"\})? [0-9]+)");
+  std::istringstream lines(text);
+  std::set<std::string> typed;
+  std::string family;
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, help)) continue;
+    if (std::regex_match(line, m, type)) {
+      family = m[1];
+      EXPECT_TRUE(typed.insert(family).second) << "typed twice: " << family;
+      EXPECT_EQ(family.ends_with("_total"), m[2] == "counter") << line;
+      continue;
+    }
+    ASSERT_TRUE(std::regex_match(line, m, sample)) << "not exposition: " << line;
+    EXPECT_EQ(m[1], family) << line;
+  }
+  EXPECT_EQ(typed.size(), 11u);
+}
+
+}  // namespace
+}  // namespace flowtrack
