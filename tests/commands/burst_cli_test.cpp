@@ -5,9 +5,6 @@
 // `run --burst 32` write the same capture, byte for byte.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -17,24 +14,22 @@
 #include "flowtrack/table/registry.hpp"
 #include "campus_configs.hpp"
 #include "support/cli_runner.hpp"
+#include "support/scratch_suite.hpp"
 
 namespace flowtrack {
 namespace {
 
 using testing::run_cli;
 
-class BurstCli : public ::testing::Test {
+class BurstCli : public testing::ScratchSuite<BurstCli> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = std::filesystem::temp_directory_path() / ("flowtrack_burst_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
+    make_scratch("burst");
     const auto gen = run_cli("trace gen --profile campus --flows 150 --windows 2 -o " + path("campus.pcap"));
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
     std::ofstream(path("lb.toml")) << testing::campus_lb_config("least_connections", 2000);
     std::ofstream(path("nat.toml")) << testing::campus_nat_config(2000);
   }
-  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
-  static std::string path(const std::string& name) { return (dir_ / name).string(); }
   static std::string contents(const std::string& file) {
     std::ifstream in(file, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -51,7 +46,6 @@ class BurstCli : public ::testing::Test {
     ASSERT_GT(one.size(), 1000u) << args;
     EXPECT_TRUE(one == output(args, 32)) << args;
   }
-  static inline std::filesystem::path dir_;
 };
 
 TEST_F(BurstCli, StatelessFunctionsWriteTheSameCaptureInBurstsOfOneAndOf32) {

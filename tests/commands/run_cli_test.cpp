@@ -3,35 +3,29 @@
 // report has its fields, and a bad configuration is one error naming the file, the line and the key.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "flowtrack/io/packet_store.hpp"
 #include "support/cli_runner.hpp"
+#include "support/scratch_suite.hpp"
 
 namespace flowtrack {
 namespace {
 
 using testing::run_cli;
 
-class RunCli : public ::testing::Test {
+class RunCli : public testing::ScratchSuite<RunCli> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = std::filesystem::temp_directory_path() / ("flowtrack_run_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
+    make_scratch("run");
     const auto gen = run_cli("trace gen --profile campus --flows 2000 -o " + path("campus.pcap"));
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
   }
-  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
-  static std::string path(const std::string& name) { return (dir_ / name).string(); }
   static std::string example(const std::string& name) {
     return std::string(FLOWTRACK_SOURCE_DIR) + "/examples/" + name;
   }
-  static inline std::filesystem::path dir_;
 };
 
 TEST_F(RunCli, EveryExampleRunsOnTheCampusTrace) {

@@ -5,10 +5,7 @@
 // NAT must track every connection and drop the same packets in every combination.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -17,6 +14,7 @@
 #include "flowtrack/packet/parser.hpp"
 #include "campus_configs.hpp"
 #include "support/cli_runner.hpp"
+#include "support/scratch_suite.hpp"
 
 namespace flowtrack {
 namespace {
@@ -26,11 +24,10 @@ using testing::run_cli;
 constexpr unsigned kConnections = 1500;
 constexpr unsigned kWindows = 2;
 
-class RunScalingCli : public ::testing::Test {
+class RunScalingCli : public testing::ScratchSuite<RunScalingCli> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = std::filesystem::temp_directory_path() / ("flowtrack_scaling_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
+    make_scratch("scaling");
     const auto gen = run_cli("trace gen --profile campus --flows " + std::to_string(kConnections) + " --windows " +
                              std::to_string(kWindows) + " -o " + path("campus.pcap"));
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
@@ -38,8 +35,6 @@ class RunScalingCli : public ::testing::Test {
     std::ofstream(path("lb.toml")) << testing::campus_lb_config("maglev", 10000, 3);
     std::ofstream(path("nat.toml")) << testing::campus_nat_config(10000);
   }
-  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
-  static std::string path(const std::string& name) { return (dir_ / name).string(); }
   // The packets of a capture as (time, bytes), sorted: equal captures give equal lists whatever the
   // order of packets with the same timestamp.
   static std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> packets_of(const std::string& file) {
@@ -51,7 +46,6 @@ class RunScalingCli : public ::testing::Test {
     std::ranges::sort(out);
     return out;
   }
-  static inline std::filesystem::path dir_;
 };
 
 TEST_F(RunScalingCli, StatefulLbEmitsTheSamePacketsWhateverTheScalingAndAging) {

@@ -7,11 +7,11 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "support/cli_runner.hpp"
+#include "support/scratch_suite.hpp"
 
 namespace {
 
@@ -19,16 +19,9 @@ using Result = flowtrack::testing::CliResult;
 
 Result run(const std::string& arguments) { return flowtrack::testing::run_cli(arguments); }
 
-class TraceCli : public ::testing::Test {
+class TraceCli : public flowtrack::testing::ScratchSuite<TraceCli> {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("flowtrack_cli_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  std::filesystem::path dir_;
+  static void SetUpTestSuite() { make_scratch("trace"); }
 };
 
 TEST_F(TraceCli, GenThenStatsReportsTheRequestedFlows) {
