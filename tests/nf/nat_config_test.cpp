@@ -1,23 +1,14 @@
 // The NAT's configuration file: the keys of the quota, the ICMP answer and the fragments, their defaults,
 // errors naming the key, and the example (examples/nat.toml) loading.
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 
 #include "flowtrack/nf/nf_config.hpp"
+#include "support/temp_config.hpp"
 
 namespace flowtrack {
 namespace {
 
-std::string nat_file(const std::string& text) {
-  const auto dir = std::filesystem::temp_directory_path() / ("flowtrack_nat_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / "nat.toml").string();
-  std::ofstream(path) << text;
-  return path;
-}
+std::string nat_file(const std::string& text) { return test::temp_config("nat.toml", text); }
 
 constexpr const char* kNatBase = "[nat]\ninside = \"10.0.0.0/16\"\npool = [\"203.0.113.1\"]\n";
 

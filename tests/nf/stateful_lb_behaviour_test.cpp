@@ -3,10 +3,7 @@
 // backend changes under load (a multiplied campus trace), the scheduled pool changes, and a full table.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <unordered_map>
 
@@ -15,6 +12,7 @@
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
 #include "flowtrack/nf/nf_config.hpp"
+#include "support/temp_config.hpp"
 #include "flowtrack/packet/rewrite.hpp"
 #include "nf/lb_rig.hpp"
 
@@ -612,14 +610,6 @@ TEST(LbTableFull, StatelessFallbackForwardsByTheConsistentChoiceAndNeverEvicts) 
 
 // ---- The configuration file ---------------------------------------------------------------------
 
-// Writes `text` as a configuration file; returns its path.
-std::string config_file(const std::string& name, const std::string& text) {
-  const auto dir = std::filesystem::temp_directory_path() / ("flowtrack_lb_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / name).string();
-  std::ofstream(path) << text;
-  return path;
-}
 
 // 14 lines: a [lb] table and one service of two backends.
 constexpr const char* kLbBase =
@@ -630,7 +620,7 @@ constexpr const char* kLbBase =
 // The ConfigError `text` gives, or "" when it loads.
 std::string config_error(const std::string& text) {
   try {
-    load_stateful_lb_config(config_file("lb.toml", text));
+    load_stateful_lb_config(test::temp_config("lb.toml", text));
     return "";
   } catch (const ConfigError& e) {
     return e.what();
@@ -638,12 +628,12 @@ std::string config_error(const std::string& text) {
 }
 
 TEST(LbConfig, NonSynFirstIsConsistentPolicyOrDrop) {
-  EXPECT_EQ(load_stateful_lb_config(config_file("a.toml", kLbBase)).non_syn_first, NonSynFirst::consistent);
+  EXPECT_EQ(load_stateful_lb_config(test::temp_config("a.toml", kLbBase)).non_syn_first, NonSynFirst::consistent);
   for (const auto& [name, value] : {std::pair{"consistent", NonSynFirst::consistent}, std::pair{"policy", NonSynFirst::policy},
                                     std::pair{"drop", NonSynFirst::drop}}) {
     std::string text = kLbBase;
     text.insert(text.find("maglev_size"), std::string("non_syn_first = \"") + name + "\"\n");
-    EXPECT_EQ(load_stateful_lb_config(config_file("a.toml", text)).non_syn_first, value) << name;
+    EXPECT_EQ(load_stateful_lb_config(test::temp_config("a.toml", text)).non_syn_first, value) << name;
   }
   std::string bad = kLbBase;
   bad.insert(bad.find("maglev_size"), "non_syn_first = \"maglev\"\n");
@@ -675,7 +665,7 @@ TEST(LbConfig, ChangeScheduleIsReadAndSortedByTime) {
                            "port = 8080\nweight = 3\n"
                            "[[change]]\nat = 1\nservice = \"web\"\nbackend = \"web-1\"\naction = \"weight\"\nweight = 0\n"
                            "[[change]]\nat = 4\nservice = \"web\"\nbackend = \"web-3\"\naction = \"drain\"\n";
-  const StatefulLbConfig config = load_stateful_lb_config(config_file("a.toml", text));
+  const StatefulLbConfig config = load_stateful_lb_config(test::temp_config("a.toml", text));
   ASSERT_EQ(config.changes.size(), 4u);
   EXPECT_EQ(config.changes[0].at, kNanosPerSecond);
   EXPECT_EQ(config.changes[0].action, PoolAction::add);  // same time: file order kept
@@ -721,7 +711,7 @@ TEST(LbConfig, BadChangeIsAnErrorNamingFileLineAndKey) {
   // The stateless LB does not take a schedule.
   try {
     const std::string services = std::string(kLbBase).substr(std::string(kLbBase).find("[[service]]"));
-    load_stateless_lb_config(config_file("slb.toml", "[slb]\nmaglev_size = 1009\n" + services +
+    load_stateless_lb_config(test::temp_config("slb.toml", "[slb]\nmaglev_size = 1009\n" + services +
                                                           "[[change]]\nat = 1\nservice = \"web\"\nbackend = \"web-1\"\naction = \"drain\"\n"));
     ADD_FAILURE() << "slb accepted [[change]]";
   } catch (const ConfigError& e) {
