@@ -3,7 +3,6 @@
 // backend changes under load (a multiplied campus trace), the scheduled pool changes, and a full table.
 #include <gtest/gtest.h>
 
-
 #include <map>
 #include <unordered_map>
 
