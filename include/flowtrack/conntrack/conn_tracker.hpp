@@ -139,14 +139,8 @@ class ConnTracker {
     wheel_.prefetch(conn);
   }
   void prefetch_create(std::size_t nth, std::uint32_t reply_hash) const {
-    prefetch_lookup(reply_hash);
+    if constexpr (requires { table_.prefetch(reply_hash); }) table_.prefetch(reply_hash);
     prefetch_create(nth);
-  }
-
-  // Brings towards the cache where the table keeps a key of this hash, when the table can say (a hint
-  // for a lookup or insert some time ahead).
-  void prefetch_lookup(std::uint32_t hash) const {
-    if constexpr (requires { table_.prefetch(hash); }) table_.prefetch(hash);
   }
 
   // Connections created and removed so far. Matches found before stay right while neither moved: a

@@ -98,7 +98,10 @@ class Nat44 {
   template <BurstOutput Out>
   void process_burst(std::span<NfPacket> burst, Out& out) {
     for (std::size_t i = 0; i < burst.size(); ++i) sides_[i] = side_of(burst[i].parsed);
-    matches_.lookup(sessions_, burst, [&](std::size_t i) { return has_session_key(burst[i].parsed, sides_[i]); });
+    matches_.lookup(sessions_, burst, [&](std::size_t i) {
+      const ParsedPacket& p = burst[i].parsed;
+      return sides_[i] != Side::none && p.fragment_offset == 0 && !p.icmp_is_error && p.has_ports;
+    });
     prefetch_mappings(burst);
     out.stage_done(NfStage::lookup);
     for (std::size_t i = 0; i < burst.size(); ++i) {
@@ -110,14 +113,6 @@ class Nat44 {
     }
     out.stage_done(NfStage::state);
   }
-  // The lookahead hint (network_function.hpp): the table buckets the next burst's lookups will read. The
-  // packet's side is left out (it costs more than the prefetch a packet of neither side wastes).
-  void prefetch_lookups(std::span<const NfPacket> burst) const {
-    for (const NfPacket& packet : burst) {
-      if (packet.parsed.ip_version == 4 && has_session_key(packet.parsed, Side::out)) sessions_.prefetch_lookup(packet.hash);
-    }
-  }
-
   std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget);
 
   bool is_inside(std::uint32_t addr) const { return (to_host32(addr) & inside_mask_) == inside_net_; }
@@ -166,10 +161,6 @@ class Nat44 {
     if (p.ip_version != 4) return Side::none;
     if (is_inside(p.key4.src_addr) && !is_inside(p.key4.dst_addr)) return Side::out;
     return is_public(p.key4.dst_addr) ? Side::in : Side::none;
-  }
-  // Whether a packet's own key names its session (ICMP errors and later fragments find theirs otherwise).
-  static bool has_session_key(const ParsedPacket& p, Side side) {
-    return side != Side::none && p.fragment_offset == 0 && !p.icmp_is_error && p.has_ports;
   }
   // The lookup stage's second wave: the mapping each packet's translation will read (a found session's
   // mapping record; for a first packet, the endpoint map entry that finds or makes its mapping), so that

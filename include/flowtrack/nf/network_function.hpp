@@ -75,12 +75,6 @@ concept NetworkFunction = requires(Nf& nf, const Nf& const_nf, std::span<NfPacke
   { const_nf.counters() } -> std::convertible_to<NfCounters>;
 };
 
-// Optional: prefetch_lookups(burst), a hint about the burst after the one about to be processed (parsed,
-// hashes set): bring towards the cache what its lookups will read. It changes nothing, so a function may
-// leave it out; the runtime calls it where it can take the next burst early (runtime/burst_loop.hpp).
-template <class Nf>
-concept PrefetchesLookups = requires(const Nf& nf, std::span<const NfPacket> burst) { nf.prefetch_lookups(burst); };
-
 // A burst of one, for whoever holds a single packet (tests, the replay rehearsal): sets the packet's time
 // and hash, returns its verdict, and hands the held packets it releases to on_held(frame, wire_length).
 template <NetworkFunction Nf, class OnHeld>

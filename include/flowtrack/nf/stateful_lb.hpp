@@ -83,20 +83,13 @@ class StatefulLb {
   // will write), rewrite (per packet: the headers, the verdict).
   template <BurstOutput Out>
   void process_burst(std::span<NfPacket> burst, Out& out) {
-    matches_.lookup(tracker_, burst, [&](std::size_t i) { return trackable(burst[i].parsed); });
+    matches_.lookup(tracker_, burst, [&](std::size_t i) { return burst[i].parsed.ip_version == 4 && burst[i].parsed.has_ports; });
     prefetch_openings(burst);
     out.stage_done(NfStage::lookup);
     for (std::size_t i = 0; i < burst.size(); ++i) plans_[i] = track(burst[i], i);
     out.stage_done(NfStage::state);
     for (std::size_t i = 0; i < burst.size(); ++i) out.verdict(burst[i], rewrite(burst[i], plans_[i]));
     out.stage_done(NfStage::rewrite);
-  }
-
-  // The lookahead hint (network_function.hpp): the table buckets the next burst's lookups will read.
-  void prefetch_lookups(std::span<const NfPacket> burst) const {
-    for (const NfPacket& packet : burst) {
-      if (trackable(packet.parsed)) tracker_.prefetch_lookup(packet.hash);
-    }
   }
 
   // Ages connections out; their backends' live counts drop.
@@ -120,9 +113,6 @@ class StatefulLb {
   static constexpr std::uint32_t kNoService = LbAssignment::kNone;
 
   using Plan = LbPlan;
-
-  // Packets that may belong to a connection: IPv4 with ports (or an ICMP query's identifier).
-  static bool trackable(const ParsedPacket& p) { return p.ip_version == 4 && p.has_ports; }
 
   // For the burst's packets that found no connection and are to a service, in order, what opening their
   // connections will write (ConnTracker::prefetch_create), so that those misses overlap as the lookups'

@@ -47,9 +47,6 @@ class ReplaySource {
   std::size_t size() const { return slots_.size(); }
   Nanos first_time() const { return slots_.empty() ? 0 : slots_.front().time; }
 
-  // Every packet has a buffer of its own, untouched by later calls of next() (burst_loop.hpp).
-  static constexpr bool kKeepsPacketsAcrossBursts = true;
-
   // The next packets, up to burst.size(): frame, capacity, wire length, time and slot of each are set
   // (parsed and hash are the runtime's). Returns how many; 0 once the trace is done.
   std::size_t next(std::span<NfPacket> burst) {
