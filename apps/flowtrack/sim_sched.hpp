@@ -35,6 +35,7 @@ struct SimOptions {
   double sampling = 1.0;
   double idle_us = 10;
   double timeline_ms = 0;
+  bool migration_census = false;
   std::uint64_t seed = 1;
   unsigned reps = 1;
   bool json = false;
@@ -45,6 +46,7 @@ struct AfdOptions {
   std::vector<std::size_t> annex{0, 64, 128, 256, 512, 1024, 2048};
   std::vector<double> sampling{1.0};
   std::size_t cache = 16;
+  std::vector<std::size_t> windows;  // accuracy checked every this many packets (empty: at the end)
   std::uint64_t seed = 1;
   bool json = false;
 };
