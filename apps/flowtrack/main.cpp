@@ -204,7 +204,7 @@ void add_sim_commands(CLI::App& app) {
   sched->add_flag("--migrate-to-any-lighter", o->migrate_to_any_lighter,
                   "LAPS, AFS: migrate onto any lighter core, not only one under --qthresh");
   sched->add_option("--annex", o->annex, "annex cache entries of the detector")->check(CLI::Range(0, 1 << 24));
-  sched->add_option("--sampling", o->sampling, "probability that a packet feeds the detector")->check(CLI::Range(1e-9, 1.0));
+  sched->add_option("--sampling", o->sampling, "probability that a packet feeds the detector (default 0.1)")->check(CLI::Range(1e-9, 1.0));
   sched->add_option("--idle-us", o->idle_us, "idle time after which a core is surplus");
   sched->add_option("--timeline-ms", o->timeline_ms, "report offered load and cores per service every this many ms (JSON)");
   sched->add_flag("--migration-census", o->migration_census,

@@ -157,6 +157,7 @@ void print_result(const SimOptions& o, const std::string& policy, const SimResul
         .set("rates", o.rates)
         .set("trace", trace_label(o.trace))
         .set("migration_target", o.migrate_to_any_lighter ? "any-lighter" : "under-threshold")
+        .set("sampling", o.sampling)
         .set("cores", o.cores)
         .set("seed", o.seed)
         .set("duration_s", r.duration_s)
