@@ -81,6 +81,8 @@ def scenarios(out, name="scenarios"):
                       f"{r['out_of_order_pct']:.2f} | {r['cold_cache_pct']:.1f} | {r['migrations']} | {r['core_moves']} |")
     print()
     baselines = [p for p in ("afs", "fcfs") if p in policies]
+    if "laps" not in policies or not baselines:
+        return
     print("| scenario | " + " | ".join(f"drops LAPS vs {b.upper()} | ooo count LAPS vs {b.upper()} | "
                                       f"ooo % LAPS vs {b.upper()} | output LAPS/{b.upper()}" for b in baselines) + " |")
     print("|---|" + "---|---|---|---|" * len(baselines))
@@ -159,6 +161,65 @@ def afd(out):
     print()
 
 
+def afd_windows(out):
+    rows = read(out / "afd-windows.jsonl")
+    if not rows:
+        return
+    write_csv(out / "afd-windows.csv", rows, ["trace", "packets", "flows", "cache", "annex", "sampling", "window", "checks",
+                                               "accuracy_mean", "accuracy_min"])
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for trace in sorted({r["trace"] for r in rows}):
+        for sampling in sorted({r["sampling"] for r in rows}, reverse=True):
+            mine = sorted((r for r in rows if r["trace"] == trace and r["sampling"] == sampling), key=lambda r: r["window"])
+            ax.plot([r["window"] for r in mine], [100 * r["accuracy_mean"] for r in mine], "o-" if sampling == 1 else "s--",
+                    label=f"{trace.split(':')[0]}, sampling {sampling:g}")
+    ax.axhline(90, color="0.6", linestyle=":", label="paper: > 90 %")
+    ax.set_xscale("log")
+    ax.set_xlabel("packets between checks (window)")
+    ax.set_ylabel("mean accuracy: AFC entries top-16 in the window (%)")
+    finish(fig, [ax], out / "sched-afd-windows.png")
+    print("| trace | sampling | window (packets) | checks | mean accuracy % | lowest % |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['trace'].split(':')[0]} | {r['sampling']:g} | {r['window']} | {r['checks']} | "
+              f"{100 * r['accuracy_mean']:.1f} | {100 * r['accuracy_min']:.1f} |")
+    print()
+
+
+def census(out):
+    rows = read(out / "census.jsonl")
+    if not rows:
+        return
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
+    print("| scenario | policy | migrations | distinct flows on the core left: median (10th-90th percentile) | "
+          "aggressive flows there: median (10th-90th) |")
+    print("|---|---|---|---|---|")
+
+    def quantile(hist, q):
+        total, seen = sum(hist), 0
+        for n, count in enumerate(hist):
+            seen += count
+            if seen >= q * total:
+                return n
+        return len(hist) - 1
+
+    for r in rows:
+        label = f"{r['scenario']} {r['policy']}"
+        flows, aggressive = r["flows_at_migration"], r["aggressive_at_migration"]
+        total = max(sum(flows), 1)
+        left.plot(range(len(flows)), [100 * c / total for c in flows], "o-", markersize=3, label=label)
+        right.plot(range(len(aggressive)), [100 * c / total for c in aggressive], "o-", markersize=3, label=label)
+        print(f"| {r['scenario']} | {r['policy']} | {r['migrations']} | {quantile(flows, 0.5)} "
+              f"({quantile(flows, 0.1)}-{quantile(flows, 0.9)}) | {quantile(aggressive, 0.5)} "
+              f"({quantile(aggressive, 0.1)}-{quantile(aggressive, 0.9)}) |")
+    left.set_xlabel("distinct flows on the overloaded core (queued + in service)")
+    right.set_xlabel("aggressive flows (in the AFC) among them")
+    for ax in (left, right):
+        ax.set_ylabel("% of migrations")
+    finish(fig, [left, right], out / "sched-census.png")
+    print()
+
+
 def timeline(out, rates):
     rows = read(out / f"timeline-{rates}.jsonl")
     if not rows or "timeline" not in rows[0]:
@@ -187,10 +248,12 @@ def speed(out):
     rows = read(out / "speed.jsonl")
     if not rows:
         return
-    print("| policy | packets | wall s (median of 5) | simulated Mpps (wall) | simulated Mpps (thread CPU) |")
-    print("|---|---|---|---|---|")
+    print("| policy | detector sampling | packets | wall s (median of 5) | simulated Mpps (wall) | simulated Mpps (thread CPU) |")
+    print("|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['policy']} | {r['packets']} | {r['wall_s']:.2f} | {r['sim_mpps']:.1f} | {r['sim_mpps_cpu']:.1f} |")
+        sampling = f"{r.get('sampling', 1):g}" if r["policy"] in ("laps", "ideal") else "-"
+        print(f"| {r['policy']} | {sampling} | {r['packets']} | {r['wall_s']:.2f} | {r['sim_mpps']:.1f} | "
+              f"{r['sim_mpps_cpu']:.1f} |")
     print()
 
 
@@ -198,8 +261,11 @@ def main():
     out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "docs/results/sched")
     scenarios(out)
     scenarios(out, "scenarios-any-lighter")
+    scenarios(out, "scenarios-unsampled")
     throughput(out)
     afd(out)
+    afd_windows(out)
+    census(out)
     for rates in ("underload", "overload"):
         timeline(out, rates)
     speed(out)

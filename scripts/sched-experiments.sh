@@ -22,6 +22,18 @@ for t in T1 T2 T3 T4 T5 T6 T7 T8; do
     >> "$OUT/scenarios-any-lighter.jsonl"
 done
 
+# LAPS with every packet feeding its detector (the default samples one in ten).
+: > "$OUT/scenarios-unsampled.jsonl"
+for t in T1 T2 T3 T4 T5 T6 T7 T8; do
+  "$FLOWTRACK" sim sched --scenario "$t" --policy laps --sampling 1 --duration-s "$DURATION" --json >> "$OUT/scenarios-unsampled.jsonl"
+done
+
+# Fig. 15: distinct and aggressive flows on the core a flow leaves, at every LAPS migration.
+: > "$OUT/census.jsonl"
+for t in T1 T3 T5 T7; do
+  "$FLOWTRACK" sim sched --scenario "$t" --policy laps --duration-s "$DURATION" --migration-census --json >> "$OUT/census.jsonl"
+done
+
 # Fig. 12: output rate against offered rate, split equally among the four services, Zipf headers.
 "$FLOWTRACK" sim sched --policy ideal,laps,afs,fcfs,rss --offered 0.5,1,1.1,1.2,1.3,1.4,1.5,2,2.5,2.6,2.8,3,3.2,3.5,4,4.5,5,6,7,8 \
   --duration-s 1 --json > "$OUT/throughput.jsonl"
@@ -33,10 +45,18 @@ for trace in zipf campus; do
   "$FLOWTRACK" sim afd --trace "$trace" --annex 512 --sampling 1,0.1,0.01,0.001,0.0001 --json >> "$OUT/afd.jsonl"
 done
 
+# Fig. 13b: accuracy checked every window of packets against that window's heaviest flows.
+: > "$OUT/afd-windows.jsonl"
+for trace in zipf campus; do
+  "$FLOWTRACK" sim afd --trace "$trace" --annex 512 --sampling 1,0.1 --window 1000,2000,5000,10000,20000,50000,100000 --json \
+    >> "$OUT/afd-windows.jsonl"
+done
+
 # Fig. 14: cores per service against time, 20 ms steps, under both rate sets.
 for rates in underload overload; do
   "$FLOWTRACK" sim sched --rates "$rates" --policy laps --duration-s 5 --timeline-ms 20 --json > "$OUT/timeline-$rates.jsonl"
 done
 
-# Simulator speed: median of 5 repetitions, one core.
+# Simulator speed: median of 5 repetitions, one core; LAPS also with every packet sampled.
 "$FLOWTRACK" sim sched --scenario T5 --policy laps,afs,fcfs,rss --duration-s 2 --reps 5 --json > "$OUT/speed.jsonl"
+"$FLOWTRACK" sim sched --scenario T5 --policy laps --sampling 1 --duration-s 2 --reps 5 --json >> "$OUT/speed.jsonl"

@@ -204,9 +204,11 @@ void add_sim_commands(CLI::App& app) {
   sched->add_flag("--migrate-to-any-lighter", o->migrate_to_any_lighter,
                   "LAPS, AFS: migrate onto any lighter core, not only one under --qthresh");
   sched->add_option("--annex", o->annex, "annex cache entries of the detector")->check(CLI::Range(0, 1 << 24));
-  sched->add_option("--sampling", o->sampling, "probability that a packet feeds the detector")->check(CLI::Range(1e-9, 1.0));
+  sched->add_option("--sampling", o->sampling, "probability that a packet feeds the detector (default 0.1)")->check(CLI::Range(1e-9, 1.0));
   sched->add_option("--idle-us", o->idle_us, "idle time after which a core is surplus");
   sched->add_option("--timeline-ms", o->timeline_ms, "report offered load and cores per service every this many ms (JSON)");
+  sched->add_flag("--migration-census", o->migration_census,
+                  "at each migration, count the distinct and the aggressive flows on the core left (JSON histograms)");
   sched->add_option("--seed", o->seed, "seed of arrivals and sampling");
   sched->add_option("--reps", o->reps, "repetitions (wall time: median)");
   sched->add_flag("--json", o->json, "one JSON object per run");
@@ -218,6 +220,9 @@ void add_sim_commands(CLI::App& app) {
   afd->add_option("--annex", a->annex, "annex sizes")->delimiter(',');
   afd->add_option("--sampling", a->sampling, "sampling probabilities")->delimiter(',');
   afd->add_option("--cache", a->cache, "aggressive flow cache entries (= top flows sought)");
+  afd->add_option("--window", a->windows, "check accuracy every this many packets against each window's top flows")
+      ->delimiter(',')
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
   afd->add_option("--seed", a->seed, "sampling seed");
   afd->add_flag("--json", a->json, "one JSON object per configuration");
   afd->callback([a] { run_afd(*a); });

@@ -14,6 +14,7 @@
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/sched/detector_accuracy.hpp"
+#include "flowtrack/sched/lfu_cache.hpp"
 #include "flowtrack/sched/scheduler_factory.hpp"
 #include "flowtrack/sched/simulator.hpp"
 #include "flowtrack/util/tsc.hpp"
@@ -112,6 +113,7 @@ SimConfig base_config(const SimOptions& o) {
   config.queue_capacity = o.queue;
   config.duration = static_cast<Picos>(o.duration_s * static_cast<double>(kPicosPerSecond));
   config.timeline_step = micros_to_picos(o.timeline_ms * 1000);
+  config.migration_census = o.migration_census;
   config.seed = o.seed;
   return config;
 }
@@ -155,6 +157,7 @@ void print_result(const SimOptions& o, const std::string& policy, const SimResul
         .set("rates", o.rates)
         .set("trace", trace_label(o.trace))
         .set("migration_target", o.migrate_to_any_lighter ? "any-lighter" : "under-threshold")
+        .set("sampling", o.sampling)
         .set("cores", o.cores)
         .set("seed", o.seed)
         .set("duration_s", r.duration_s)
@@ -177,6 +180,9 @@ void print_result(const SimOptions& o, const std::string& policy, const SimResul
         .set("sim_mpps", static_cast<double>(r.offered) / wall_s / 1e6)
         .set("sim_mpps_cpu", static_cast<double>(r.offered) / cpu_s / 1e6);
     if (!r.timeline.empty()) j.set("timeline", timeline_json(r));
+    if (o.migration_census) {
+      j.set("flows_at_migration", r.flows_at_migration).set("aggressive_at_migration", r.aggressive_at_migration);
+    }
     j.print_line();
   } else {
     fmt::print("{:<6} {:>8.3f} {:>8.3f} {:>10} {:>6.2f} {:>10} {:>6.2f} {:>9} {:>6} {:>6.2f} {:>8.1f} {:>8.1f}\n", policy,
@@ -230,22 +236,63 @@ void run_sim(SimOptions o) {
   }
 }
 
+namespace {
+
+void print_windowed(const AfdOptions& o, const HeaderTrace& trace, const DetectorConfig& config) {
+  for (std::size_t window : o.windows) {
+    if (window > trace.packets()) throw UserError(fmt::format("sim afd: --window {} is longer than the trace", window));
+    const WindowedAccuracy w = measure_windowed_accuracy(trace, config, window);
+    if (o.json) {
+      JsonObject()
+          .set("trace", trace_label(o.trace))
+          .set("packets", trace.packets())
+          .set("flows", trace.flows())
+          .set("cache", o.cache)
+          .set("annex", config.annex_entries)
+          .set("sampling", config.sampling)
+          .set("window", window)
+          .set("checks", w.checks)
+          .set("accuracy_mean", w.mean)
+          .set("accuracy_min", w.min)
+          .print_line();
+    } else {
+      fmt::print("{:>6} {:>9.5f} {:>9} {:>7} {:>8.1f} {:>8.1f}\n", config.annex_entries, config.sampling, window, w.checks,
+                 100 * w.mean, 100 * w.min);
+    }
+  }
+}
+
+}  // namespace
+
 void run_afd(const AfdOptions& o) {
   if (o.cache == 0) throw UserError("sim afd: --cache must be at least 1");
   for (double p : o.sampling) {
     if (!(p > 0 && p <= 1)) throw UserError("sim afd: --sampling values must be in (0, 1]");
+  }
+  for (std::size_t annex : o.annex) {
+    if (annex > LfuCache::kAnnexWays && annex % LfuCache::kAnnexWays != 0) {
+      throw UserError(fmt::format("sim afd: annex {} is neither at most 8 nor a multiple of 8 (sets of 8 ways)", annex));
+    }
   }
   const std::vector<HeaderTrace> traces = load_traces(o.trace, 1);
   const HeaderTrace& trace = traces.front();
   if (!o.json) {
     fmt::print("flowtrack sim afd: trace {} ({} packets, {} flows), AFC {} entries\n\n", trace_label(o.trace),
                trace.packets(), trace.flows(), o.cache);
-    fmt::print("{:>6} {:>9} {:>6} {:>6} {:>6}\n", "annex", "sampling", "found", "FP", "FPR%");
+    if (o.windows.empty()) {
+      fmt::print("{:>6} {:>9} {:>6} {:>6} {:>6}\n", "annex", "sampling", "found", "FP", "FPR%");
+    } else {
+      fmt::print("{:>6} {:>9} {:>9} {:>7} {:>8} {:>8}\n", "annex", "sampling", "window", "checks", "mean%", "min%");
+    }
   }
   for (std::size_t annex : o.annex) {
     for (double sampling : o.sampling) {
-      const DetectorAccuracy a =
-          measure_detector_accuracy(trace, {.cache_entries = o.cache, .annex_entries = annex, .sampling = sampling, .seed = o.seed});
+      const DetectorConfig config{.cache_entries = o.cache, .annex_entries = annex, .sampling = sampling, .seed = o.seed};
+      if (!o.windows.empty()) {
+        print_windowed(o, trace, config);
+        continue;
+      }
+      const DetectorAccuracy a = measure_detector_accuracy(trace, config);
       if (o.json) {
         JsonObject()
             .set("trace", trace_label(o.trace))

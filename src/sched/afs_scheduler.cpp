@@ -15,7 +15,7 @@ unsigned AfsScheduler::core_for(const PacketRef& packet, Picos /*now*/) {
   const unsigned lightest = loads_.least_loaded();
   if (!worth_migrating(config_, loads_.load(core), loads_.load(lightest))) return core;
   migrations_.assign(packet.flow, lightest);
-  ++counters_.migrations;
+  count_migration(core);
   return lightest;
 }
 

@@ -30,18 +30,20 @@ LapsScheduler::LapsScheduler(const SchedulerConfig& config, const CoreLoads& loa
 }
 
 unsigned LapsScheduler::relieve(const PacketRef& packet, unsigned core, Picos now) {
+  // Neither a core to take (the service took one less than an idle threshold ago) nor a flow to move:
+  // the least loaded core is not needed.
+  const bool may_grow = now >= next_growth_[packet.service];
+  const bool aggressive = detector_.aggressive(packet.flow);
+  if (!may_grow && !aggressive) return core;
   const unsigned lightest = loads_.least_loaded(maps_[packet.service].cores());
-  if (loads_.load(lightest) >= config_.overload_low_water) take_surplus_core(packet.service, now);
-  if (!detector_.aggressive(packet.flow) || !worth_migrating(config_, loads_.load(core), loads_.load(lightest))) {
-    return core;
-  }
+  if (may_grow && loads_.load(lightest) >= config_.overload_low_water) take_surplus_core(packet.service, now);
+  if (!aggressive || !worth_migrating(config_, loads_.load(core), loads_.load(lightest))) return core;
   migrations_.assign(packet.flow, lightest);
-  ++counters_.migrations;
+  count_migration(core);
   return lightest;
 }
 
 void LapsScheduler::take_surplus_core(unsigned service, Picos now) {
-  if (now < next_growth_[service]) return;
   // The surplus list, kept implicitly: a core is surplus from idle_since + idle threshold on, so the one
   // marked longest is the idle core with the earliest idle_since. Its service must be able to spare it.
   // When there is none, no core can turn surplus before the earliest of: an idle core reaching the

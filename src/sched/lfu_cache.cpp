@@ -1,147 +1,127 @@
 #include "flowtrack/sched/lfu_cache.hpp"
 
+#include <bit>
 #include <stdexcept>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 namespace flowtrack {
+namespace {
 
-LfuCache::LfuCache(std::size_t capacity) : capacity_(capacity), slots_(capacity), index_(capacity) {
-  heap_.reserve(capacity);
-  free_slots_.reserve(capacity);
-  for (std::size_t slot = capacity; slot-- > 0;) free_slots_.push_back(static_cast<std::uint32_t>(slot));
+constexpr std::size_t kGroupWays = 8;
+
+// Bit w set when tags[w] == tag, for the eight ways of one group.
+unsigned match_group(const std::uint64_t* tags, std::uint64_t tag) {
+#if defined(__AVX2__)
+  const __m256i needle = _mm256_set1_epi64x(static_cast<long long>(tag));
+  const __m256i low = _mm256_cmpeq_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tags)), needle);
+  const __m256i high = _mm256_cmpeq_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tags + 4)), needle);
+  return static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(low))) |
+         static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(high))) << 4;
+#else
+  unsigned match = 0;
+  for (unsigned w = 0; w < kGroupWays; ++w) match |= static_cast<unsigned>(tags[w] == tag) << w;
+  return match;
+#endif
 }
 
-void LfuCache::place(std::size_t position, std::uint32_t slot) {
-  heap_[position] = slot;
-  slots_[slot].previous = static_cast<std::uint32_t>(position);
-}
-
-void LfuCache::sift_down(std::size_t position) {
-  const std::uint32_t slot = heap_[position];
-  for (;;) {
-    std::size_t child = 2 * position + 1;
-    if (child >= heap_.size()) break;
-    if (child + 1 < heap_.size() && before(heap_[child + 1], heap_[child])) ++child;
-    if (!before(heap_[child], slot)) break;
-    place(position, heap_[child]);
-    position = child;
+// The position of the least of `count` keys (a multiple of eight, every key below 2^63; keys are
+// distinct but for empty ways, and the first of equal keys wins).
+std::size_t least_key(const std::uint64_t* keys, std::size_t count) {
+#if defined(__AVX2__)
+  const auto load = [keys](std::size_t i) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(keys + i)); };
+  const auto min = [](__m256i a, __m256i b) { return _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(a, b)); };
+  __m256i least = min(load(0), load(4));
+  for (std::size_t i = kGroupWays; i < count; i += 4) least = min(least, load(i));
+  least = min(least, _mm256_permute4x64_epi64(least, 0x4e));  // lanes 2, 3, 0, 1
+  least = min(least, _mm256_shuffle_epi32(least, 0x4e));      // within each half, the other lane
+  for (std::size_t i = 0;; i += 4) {
+    const auto equal = static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(load(i), least))));
+    if (equal != 0) return i + static_cast<unsigned>(std::countr_zero(equal));
   }
-  place(position, slot);
+#else
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < count; ++i) best = keys[i] < keys[best] ? i : best;
+  return best;
+#endif
 }
 
-void LfuCache::sift_up(std::size_t position) {
-  const std::uint32_t slot = heap_[position];
-  while (position > 0) {
-    const std::size_t parent = (position - 1) / 2;
-    if (!before(slot, heap_[parent])) break;
-    place(position, heap_[parent]);
-    position = parent;
+}  // namespace
+
+LfuCache::LfuCache(std::size_t entries, bool fully_associative)
+    : capacity_(entries),
+      sets_(fully_associative || entries <= kAnnexWays ? 1 : entries / kAnnexWays),
+      ways_(sets_ == 1 ? entries : kAnnexWays),
+      stride_((ways_ + kGroupWays - 1) / kGroupWays * kGroupWays) {
+  if (sets_ > 1 && entries % kAnnexWays != 0) {
+    throw std::invalid_argument("a set-associative cache needs a multiple of 8 entries");
   }
-  place(position, slot);
-}
-
-void LfuCache::fifo_append(std::uint32_t slot) {
-  slots_[slot].previous = fifo_tail_;
-  slots_[slot].next = kNone;
-  if (fifo_tail_ != kNone) {
-    slots_[fifo_tail_].next = slot;
-  } else {
-    fifo_head_ = slot;
-  }
-  fifo_tail_ = slot;
-}
-
-void LfuCache::fifo_unlink(std::uint32_t slot) {
-  const Slot& s = slots_[slot];
-  (s.previous != kNone ? slots_[s.previous].next : fifo_head_) = s.next;
-  (s.next != kNone ? slots_[s.next].previous : fifo_tail_) = s.previous;
-}
-
-void LfuCache::heap_push(std::uint32_t slot) {
-  heap_.push_back(slot);
-  sift_up(heap_.size() - 1);
-}
-
-void LfuCache::heap_erase(std::uint32_t slot) {
-  const std::size_t position = slots_[slot].previous;
-  const std::uint32_t last = heap_.back();
-  heap_.pop_back();
-  if (last == slot) return;
-  // The last heap entry takes the erased one's place, then moves whichever way its key says.
-  place(position, last);
-  sift_down(position);
-  sift_up(slots_[last].previous);
-}
-
-void LfuCache::fill(std::uint32_t slot, std::uint64_t tag, std::uint64_t count) {
-  slots_[slot].tag = tag;
-  slots_[slot].count = count;
-  slots_[slot].stamp = next_stamp_++;
-  index_.insert_absent(tag, slot);
-  if (count == 1) {
-    fifo_append(slot);
-  } else {
-    heap_push(slot);
+  tags_.assign(sets_ * stride_, kNoTag);
+  keys_.assign(sets_ * stride_, kDisabled);
+  victims_.resize(sets_);
+  for (std::size_t set = 0; set < sets_; ++set) {
+    for (std::size_t way = 0; way < ways_; ++way) keys_[set * stride_ + way] = 0;
+    victims_[set] = set * stride_;
   }
 }
 
-void LfuCache::unfile(std::uint32_t slot) {
-  index_.erase(slots_[slot].tag);
-  if (slots_[slot].count == 1) {
-    fifo_unlink(slot);
-  } else {
-    heap_erase(slot);
+std::ptrdiff_t LfuCache::find(std::size_t first, std::uint64_t tag) const {
+  for (std::size_t group = first; group < first + stride_; group += kGroupWays) {
+    if (const unsigned match = match_group(&tags_[group], tag); match != 0) {
+      return static_cast<std::ptrdiff_t>(group + static_cast<unsigned>(std::countr_zero(match)));
+    }
   }
+  return -1;
 }
+
+std::size_t LfuCache::victim(std::size_t first) const { return first + least_key(&keys_[first], stride_); }
 
 std::uint64_t LfuCache::hit(std::uint64_t tag) {
-  const std::uint32_t* found = index_.find(tag);
-  if (found == nullptr) return 0;
-  const std::uint32_t slot = *found;
-  Slot& entry = slots_[slot];
-  entry.stamp = next_stamp_++;
-  if (++entry.count == 2) {
-    fifo_unlink(slot);
-    heap_push(slot);
-  } else {
-    sift_down(entry.previous);  // the key only grew: the entry can only sink
-  }
-  return entry.count;
+  const std::size_t set = set_of(tag);
+  const std::size_t first = set * stride_;
+  const std::ptrdiff_t found = find(first, tag);
+  if (found < 0) return 0;
+  const auto way = static_cast<std::size_t>(found);
+  const std::uint64_t count = bump(way);
+  std::size_t& least = victims_[set];
+  if (least == way) least = victim(first);
+  return count;
 }
 
 std::optional<LfuCache::Entry> LfuCache::insert(std::uint64_t tag, std::uint64_t count) {
   if (capacity_ == 0) throw std::logic_error("LfuCache::insert on a zero-capacity cache");
   if (count == 0) throw std::logic_error("LfuCache::insert with a zero count");
-  if (!full()) {
-    const std::uint32_t slot = free_slots_.back();
-    free_slots_.pop_back();
-    fill(slot, tag, count);
-    ++size_;
-    return std::nullopt;
-  }
-  // The victim's slot takes the new entry at once (what a removal and a free-list round trip would give).
-  const std::uint32_t victim = fifo_head_ != kNone ? fifo_head_ : heap_[0];
-  const Entry evicted{slots_[victim].tag, slots_[victim].count};
-  unfile(victim);
-  fill(victim, tag, count);
+  const std::size_t set = set_of(tag);
+  const std::size_t first = set * stride_;
+  std::size_t& least = victims_[set];
+  const std::size_t way = least;
+  std::optional<Entry> evicted;
+  if (keys_[way] != 0) evicted = Entry{tags_[way], keys_[way] >> kStampBits};
+  fill(way, tag, count);
+  least = victim(first);
   return evicted;
 }
 
 std::uint64_t LfuCache::remove(std::uint64_t tag) {
-  const std::uint32_t* found = index_.find(tag);
-  if (found == nullptr) return 0;
-  const std::uint32_t slot = *found;
-  const std::uint64_t count = slots_[slot].count;
-  unfile(slot);
-  free_slots_.push_back(slot);
-  --size_;
+  const std::size_t set = set_of(tag);
+  const std::size_t first = set * stride_;
+  const std::ptrdiff_t found = find(first, tag);
+  if (found < 0) return 0;
+  const auto way = static_cast<std::size_t>(found);
+  const std::uint64_t count = keys_[way] >> kStampBits;
+  tags_[way] = kNoTag;
+  keys_[way] = 0;
+  victims_[set] = victim(first);  // the first empty way: the same choice a search makes
   return count;
 }
 
 std::vector<LfuCache::Entry> LfuCache::entries() const {
   std::vector<Entry> out;
-  out.reserve(size_);
-  for (std::uint32_t slot = fifo_head_; slot != kNone; slot = slots_[slot].next) out.push_back({slots_[slot].tag, 1});
-  for (std::uint32_t slot : heap_) out.push_back({slots_[slot].tag, slots_[slot].count});
+  for (std::size_t way = 0; way < keys_.size(); ++way) {
+    if (keys_[way] != 0 && keys_[way] != kDisabled) out.push_back({tags_[way], keys_[way] >> kStampBits});
+  }
   return out;
 }
 

@@ -47,22 +47,4 @@ void ArrivalClock::start_epoch(Picos start) {
   mean_gap_ps_ = mpps > 0 ? 1e6 / mpps : 0;  // 1e12 ps per s / (mpps * 1e6 packets per s)
 }
 
-Picos ArrivalClock::next() {
-  while (now_ < horizon_) {
-    if (mean_gap_ps_ > 0) {
-      // Exponential gap by inversion. The logarithm is taken in single precision (three times cheaper than
-      // the double one, and this is the simulator's costliest arithmetic per packet): 1 - u stays above
-      // 2^-53, far inside float's range, so the tail is kept; only the gap's low digits round.
-      const float survivor = static_cast<float>(1.0 - rng_.unit());
-      const Picos t = now_ + static_cast<Picos>(-mean_gap_ps_ * static_cast<double>(std::log(survivor)));
-      if (t < epoch_end_) {
-        now_ = t;
-        return t < horizon_ ? t : kNever;
-      }
-    }
-    start_epoch(epoch_end_);
-  }
-  return kNever;
-}
-
 }  // namespace flowtrack

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "flowtrack/sched/lfu_cache.hpp"
+
 namespace flowtrack {
 
 void validate(const SchedulerConfig& config) {
@@ -14,6 +16,9 @@ void validate(const SchedulerConfig& config) {
   if (config.queue_threshold == 0) throw std::invalid_argument("the queue threshold must be at least 1");
   if (config.idle_threshold < 0) throw std::invalid_argument("the idle threshold cannot be negative");
   if (config.detector.cache_entries == 0) throw std::invalid_argument("the aggressive flow cache needs at least one entry");
+  if (config.detector.annex_entries > LfuCache::kAnnexWays && config.detector.annex_entries % LfuCache::kAnnexWays != 0) {
+    throw std::invalid_argument("the annex holds up to 8 entries or a multiple of 8 (sets of 8 ways)");
+  }
   if (!(config.detector.sampling > 0 && config.detector.sampling <= 1)) {
     throw std::invalid_argument("the sampling probability must be in (0, 1]");
   }

@@ -150,6 +150,11 @@ class Simulation {
         completions_(config.scheduler.cores),
         next_sample_(config.timeline_step > 0 ? config.timeline_step : ArrivalClock::kNever) {
     result_.policy = std::string(policy);
+    if (config.migration_census) {
+      census_flows_.reserve(config.queue_capacity + 1);
+      result_.flows_at_migration.assign(config.queue_capacity + 2, 0);
+      result_.aggressive_at_migration.assign(config.queue_capacity + 2, 0);
+    }
     result_.duration_s = picos_to_seconds(config.duration);
     const unsigned services = config.scheduler.services;
     const std::span<const ServiceCost> costs =
@@ -224,7 +229,7 @@ class Simulation {
     const std::uint32_t seq = ++flow.arrived;
 
     const PacketRef packet{next.flow, flow.rss_hash, flow.crc16, service};
-    const unsigned core = scheduler_->core_for(packet, now);
+    const unsigned core = config_.migration_census ? core_with_census(packet, now) : scheduler_->core_for(packet, now);
     CoreState& state = cores_[core];
     const Descriptor descriptor{next.flow, seq, next.work_ps, service};
     if (!state.busy) {
@@ -291,6 +296,27 @@ class Simulation {
     }
   }
 
+  unsigned core_with_census(const PacketRef& packet, Picos now) {
+    const std::uint64_t migrations_before = scheduler_->counters().migrations;
+    const unsigned core = scheduler_->core_for(packet, now);
+    if (scheduler_->counters().migrations != migrations_before) census(scheduler_->last_migration_source());
+    return core;
+  }
+
+  // The distinct flows the core holds (queued or in service), and how many of them are aggressive.
+  void census(unsigned core) {
+    const CoreState& state = cores_[core];
+    census_flows_.clear();
+    if (state.busy) census_flows_.push_back(state.serving.flow);
+    for (std::uint32_t i = 0; i < state.waiting; ++i) census_flows_.push_back(rings_[ring_slot(core, state.head + i)].flow);
+    std::sort(census_flows_.begin(), census_flows_.end());
+    census_flows_.erase(std::unique(census_flows_.begin(), census_flows_.end()), census_flows_.end());
+    const auto aggressive = std::count_if(census_flows_.begin(), census_flows_.end(),
+                                          [this](std::uint32_t flow) { return scheduler_->aggressive(flow); });
+    ++result_.flows_at_migration[census_flows_.size()];
+    ++result_.aggressive_at_migration[static_cast<std::size_t>(aggressive)];
+  }
+
   void sample() {
     TimelinePoint point;
     point.time_s = picos_to_seconds(next_sample_);
@@ -323,6 +349,7 @@ class Simulation {
   std::vector<ServiceStream> streams_;
   std::vector<std::int64_t> arrival_keys_;  // per service: arrival_key() of its next arrival
   std::vector<FlowState> flows_;
+  std::vector<std::uint32_t> census_flows_;  // scratch of census(), queue capacity + 1 reserved
   Picos next_sample_;
   SimResult result_;
 };

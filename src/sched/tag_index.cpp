@@ -6,8 +6,8 @@
 
 namespace flowtrack {
 
-// A quarter full at the expected size: the detector's annex replaces an entry on most packets, and
-// shorter clusters make each lookup and each erase's backward shift shorter and better predicted.
+// A quarter full at the expected size: shorter clusters make each lookup and each erase's backward
+// shift shorter and better predicted.
 TagIndex::TagIndex(std::size_t expected) { rebuild(std::bit_ceil(std::max<std::size_t>(4 * expected, 8))); }
 
 void TagIndex::rebuild(std::size_t capacity) {

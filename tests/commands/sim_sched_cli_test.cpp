@@ -60,6 +60,9 @@ TEST(SimSchedCli, BadRequestsAreRefusedWithAMessage) {
       {"sim sched --trace pcap --duration-s 0.01", "--trace pcap needs --pcap"},
       {"sim sched --trace pcap --pcap /nonexistent.pcap --duration-s 0.01", "nonexistent"},
       {"sim afd --sampling 2", "--sampling values must be in"},
+      {"sim afd --annex 100", "annex 100 is neither at most 8 nor a multiple of 8"},
+      {"sim afd --zipf-flows 100 --zipf-packets 1000 --window 5000", "--window 5000 is longer than the trace"},
+      {"sim sched --annex 100 --duration-s 0.01", "the annex holds up to 8 entries or a multiple of 8"},
   };
   for (const auto& c : cases) {
     const auto result = run_cli(c.arguments);
@@ -86,6 +89,27 @@ TEST(SimAfdCli, FalsePositivesForEachAnnexSize) {
   const auto rows = json_lines(result.output);
   ASSERT_EQ(rows.size(), 2u);
   for (const auto& j : rows) EXPECT_LE(j["false_positive_rate"].get<double>(), 1.0);
+}
+
+TEST(SimAfdCli, AccuracyForEachWindow) {
+  const auto result = run_cli("sim afd --zipf-flows 5000 --zipf-packets 50000 --annex 512 --window 1000,10000 --json");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto rows = json_lines(result.output);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["checks"].get<std::uint64_t>(), 50u);
+  EXPECT_EQ(rows[1]["checks"].get<std::uint64_t>(), 5u);
+  for (const auto& j : rows) EXPECT_LE(j["accuracy_mean"].get<double>(), 1.0);
+}
+
+TEST(SimSchedCli, MigrationCensusHistogramsCoverEveryMigration) {
+  const auto result = run_cli("sim sched --policy laps --duration-s 0.02 --zipf-flows 5000 --zipf-packets 40000 --migration-census --json");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto rows = json_lines(result.output);
+  ASSERT_EQ(rows.size(), 1u);
+  std::uint64_t censuses = 0;
+  for (const auto& n : rows[0]["flows_at_migration"]) censuses += n.get<std::uint64_t>();
+  EXPECT_EQ(censuses, rows[0]["migrations"].get<std::uint64_t>());
+  EXPECT_EQ(rows[0]["sampling"].get<double>(), 0.1);
 }
 
 }  // namespace

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "flowtrack/io/random.hpp"
 #include "flowtrack/sched/detector_accuracy.hpp"
 #include "flowtrack/sched/flow_detector.hpp"
+#include "flowtrack/sched/lfu_cache.hpp"
 #include "flowtrack/sched/tag_index.hpp"
 #include "sched_fixtures.hpp"
 
@@ -54,6 +56,37 @@ TEST(LfuCache, EvictsTheLeastCountThenTheOldestAtThatCount) {
   EXPECT_EQ(cache.remove(1), 2u);
   EXPECT_FALSE(cache.contains(1));
   EXPECT_EQ(cache.hit(1), 0u);
+}
+
+TEST(LfuCache, AnAnnexOfManySetsEvictsOnlyWithinTheNewTagsSet) {
+  LfuCache annex(64);  // 8 sets of 8 ways
+  std::unordered_map<std::uint64_t, std::uint64_t> resident;
+  // An insertion into a full set evicts one of that set's residents (with its count): the annex ends
+  // holding exactly the 64 tags no eviction named, every set full.
+  for (std::uint64_t tag = 0; tag < 1'000; ++tag) {
+    const std::uint64_t count = 1 + (tag * 7919) % 997;
+    const auto evicted = annex.insert(tag, count);
+    if (evicted) {
+      ASSERT_EQ(resident.count(evicted->tag), 1u);
+      ASSERT_EQ(resident[evicted->tag], evicted->count);
+      resident.erase(evicted->tag);
+    }
+    resident[tag] = count;
+  }
+  EXPECT_EQ(resident.size(), 64u);  // every set full
+  EXPECT_EQ(annex.entries().size(), 64u);
+  for (const auto& [tag, count] : resident) {
+    EXPECT_TRUE(annex.contains(tag));
+    EXPECT_EQ(annex.remove(tag), count);
+  }
+  EXPECT_TRUE(annex.entries().empty());
+}
+
+TEST(LfuCache, RefusesAnAnnexThatIsNotWholeSetsOfEight) {
+  EXPECT_THROW(LfuCache(100), std::invalid_argument);
+  EXPECT_NO_THROW(LfuCache(5));    // one set of five ways
+  EXPECT_NO_THROW(LfuCache(104));  // 13 sets
+  EXPECT_NO_THROW(LfuCache(100, /*fully_associative=*/true));
 }
 
 TEST(AggressiveFlowDetector, AnAnnexFlowPassingTheCachesLeastCountIsPromotedAndTheVictimDemoted) {
@@ -114,6 +147,17 @@ TEST(AggressiveFlowDetector, SamplingOneInTenStillFindsTheHeaviestFlows) {
   const HeaderTrace trace = testing::zipf_headers({.flows = 20'000, .packets = 300'000, .exponent = 1.0, .seed = 9});
   const auto sampled = measure_detector_accuracy(trace, {.cache_entries = 16, .annex_entries = 512, .sampling = 0.1});
   EXPECT_GE(sampled.top_found, 12u);
+}
+
+TEST(AggressiveFlowDetector, CheckedEveryWindowItHoldsTheWindowsHeavyFlows) {
+  // Zipf: the heavy flows stay heavy in every window, so the cache holds them whenever it is asked.
+  const HeaderTrace trace = testing::zipf_headers({.flows = 20'000, .packets = 200'000, .exponent = 1.0, .seed = 4});
+  const WindowedAccuracy w = measure_windowed_accuracy(trace, {.cache_entries = 16, .annex_entries = 512}, 10'000);
+  EXPECT_EQ(w.checks, 20u);
+  EXPECT_GE(w.mean, 0.9);
+  EXPECT_LE(w.min, w.mean);
+  EXPECT_THROW(measure_windowed_accuracy(trace, {}, 0), std::invalid_argument);
+  EXPECT_THROW(measure_windowed_accuracy(trace, {}, 200'001), std::invalid_argument);
 }
 
 TEST(AggressiveFlowDetector, RefusesImpossibleConfigurations) {

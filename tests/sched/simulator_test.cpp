@@ -118,6 +118,30 @@ TEST(Simulator, LapsKeepsThePapersOrderingUnderOverload) {
   EXPECT_LT(laps.migrations, afs.migrations + laps.delivered);  // sanity: counters are filled
 }
 
+TEST(Simulator, MigrationCensusCountsTheFlowsOnEveryCoreAFlowLeaves) {
+  SimConfig config = small_config(2);
+  config.migration_census = true;
+  const SimResult r = simulate(config, four_traces(), "laps");
+  ASSERT_EQ(r.flows_at_migration.size(), config.queue_capacity + 2);
+  std::uint64_t censuses = 0, aggressive_censuses = 0;
+  for (std::size_t n = 0; n < r.flows_at_migration.size(); ++n) {
+    censuses += r.flows_at_migration[n];
+    aggressive_censuses += r.aggressive_at_migration[n];
+  }
+  EXPECT_GT(r.migrations, 0u);
+  EXPECT_EQ(censuses, r.migrations);
+  EXPECT_EQ(aggressive_censuses, r.migrations);
+  // A core a flow leaves is overloaded: it holds at least one flow, and the migrating flow (aggressive)
+  // unless its packets there were all served.
+  EXPECT_EQ(r.flows_at_migration[0], 0u);
+  // Without the census the result carries no histograms and the same metrics.
+  config.migration_census = false;
+  const SimResult plain = simulate(config, four_traces(), "laps");
+  EXPECT_TRUE(plain.flows_at_migration.empty());
+  EXPECT_EQ(plain.migrations, r.migrations);
+  EXPECT_EQ(plain.out_of_order, r.out_of_order);
+}
+
 TEST(Simulator, TimelineCountsEveryCoreOfEveryService) {
   SimConfig config = small_config(2);
   config.timeline_step = 5 * kPicosPerMilli;

@@ -5,6 +5,11 @@
 // tied with the k-th counts as top too (fewer than k flows are strictly heavier), so ties at the boundary
 // are never charged as errors. A false positive is a cached flow that is not top; the false positive
 // rate is false positives / k.
+//
+// Over windows (the paper's Fig. 13b, "accuracy checked at fixed intervals"): the detector runs through
+// the whole trace and is checked at the end of every window of `window` packets against the heaviest
+// flows of that window (the active ones, ties with the k-th included). Accuracy at a check = cached
+// flows that are top in the window / k.
 #pragma once
 
 #include <cstddef>
@@ -22,5 +27,15 @@ struct DetectorAccuracy {
 };
 
 DetectorAccuracy measure_detector_accuracy(const HeaderTrace& trace, const DetectorConfig& config);
+
+struct WindowedAccuracy {
+  std::size_t window = 0;  // packets between checks
+  std::size_t checks = 0;  // whole windows in the trace
+  double mean = 0;         // accuracy averaged over the checks, in [0, 1]
+  double min = 0;
+};
+
+// Throws std::invalid_argument for a zero window or one longer than the trace.
+WindowedAccuracy measure_windowed_accuracy(const HeaderTrace& trace, const DetectorConfig& config, std::size_t window);
 
 }  // namespace flowtrack

@@ -47,10 +47,21 @@ class FlowScheduler {
   // The service a core is dedicated to, or kSharedCore when it takes every service's packets.
   virtual int core_owner(unsigned /*core*/) const { return kSharedCore; }
 
+  // Whether the policy counts `flow` as aggressive now (LAPS: in its detector's cache).
+  virtual bool aggressive(std::uint64_t /*flow*/) const { return false; }
+
   const SchedulerCounters& counters() const { return counters_; }
+  // The core the latest migration moved a flow off (meaningful once counters().migrations > 0).
+  unsigned last_migration_source() const { return last_migration_source_; }
 
  protected:
+  void count_migration(unsigned from) {
+    ++counters_.migrations;
+    last_migration_source_ = from;
+  }
+
   SchedulerCounters counters_;
+  unsigned last_migration_source_ = 0;
 };
 
 }  // namespace flowtrack

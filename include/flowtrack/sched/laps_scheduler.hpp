@@ -32,6 +32,7 @@ class LapsScheduler final : public FlowScheduler {
   }
   void prefetch(std::uint64_t flow) const override { migrations_.prefetch(flow); }
   int core_owner(unsigned core) const override { return owner_[core]; }
+  bool aggressive(std::uint64_t flow) const override { return detector_.aggressive(flow); }
 
   const LinearHashMap& map_of(unsigned service) const { return maps_[service]; }
   const AggressiveFlowDetector& detector() const { return detector_; }
@@ -39,6 +40,7 @@ class LapsScheduler final : public FlowScheduler {
  private:
   // The packet's core is overloaded: migrate an aggressive flow, and grow an overloaded service.
   unsigned relieve(const PacketRef& packet, unsigned core, Picos now);
+  // Precondition: the service may grow now (now >= next_growth_[service]).
   void take_surplus_core(unsigned service, Picos now);
 
   SchedulerConfig config_;

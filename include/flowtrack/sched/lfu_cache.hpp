@@ -1,24 +1,29 @@
-// A fully associative cache of flow tags with a hit count each and least-frequently-used replacement:
-// both levels of the aggressive flow detector (the 16-entry cache and its annex) are one of these.
+// A cache of flow tags with a hit count each and least-frequently-used replacement, organised in sets:
+// both levels of the aggressive flow detector are one of these. The aggressive flow cache is a single
+// set (fully associative, as the paper builds it); the annex is many sets of eight ways, its set chosen
+// by a hash of the tag (the paper gives the annex no associativity; a 512- to 2048-entry fully
+// associative LFU is no hardware design, and searching one costs an index and a priority queue).
 //
-// Order: the victim is the entry with the least count and, among equal counts, the one that has held its
-// count the longest (oldest first), so a new entry (count 1) is not the next victim while older count-1
-// entries remain, and in a large annex a flow has time to hit again before it is replaced. Each change
-// of count takes a fresh stamp; the order is (count, stamp).
+// Order within a set: the victim is the way with the least count and, among equal counts, the one that
+// has held its count the longest (oldest first), so a new entry (count 1) is not the next victim while
+// older count-1 entries remain. Both live in one 64-bit key per way, count << 40 | stamp, where the stamp
+// is the cache's change counter: the victim is the way with the least key, an empty way (key 0) first.
+// Counts saturate at 2^23 - 1 (8.4 M hits of one flow in one cache; beyond it such flows keep their
+// order by stamp) and stamps have 40 bits (1.1 x 10^12 changes: 30 hours at 10 M packets a second), so
+// a key stays a positive signed integer.
 //
-// Two tiers keep the common case cheap. Entries of count 1 only ever got there by insertion, so their
-// stamp order is their insertion order: they sit in a FIFO list (an insert appends, the victim is the
-// head, a hit unlinks). Entries of count 2 and more sit in a binary min-heap by (count, stamp). The victim
-// is the FIFO's head when there is one (count 1 is the least possible), else the heap's root. A miss
-// that replaces a count-1 victim costs two index updates and no sift.
+// A set is a whole number of groups of eight ways (padded with ways that never match and are never a
+// victim). A lookup compares a group's eight tags at once; each set remembers its victim, found again by
+// a minimum over the set's keys only when it may have changed (the victim was hit or replaced: keys only
+// grow, so a hit elsewhere leaves it the least). AVX2 vector compares where the target has them, plain
+// loops elsewhere. Nothing is allocated after construction.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
-
-#include "flowtrack/sched/tag_index.hpp"
 
 namespace flowtrack {
 
@@ -28,23 +33,27 @@ class LfuCache {
     std::uint64_t tag;
     std::uint64_t count;
   };
+  // The ways of one set of a large cache; a cache of at most this many entries is one set.
+  static constexpr std::size_t kAnnexWays = 8;
+  // The tag no flow has: an empty way.
+  static constexpr std::uint64_t kNoTag = ~std::uint64_t{0};
 
-  explicit LfuCache(std::size_t capacity);
+  // `entries` ways in all: one set when entries <= kAnnexWays or `fully_associative`, else entries /
+  // kAnnexWays sets of kAnnexWays ways. Throws std::invalid_argument for a set-associative size that is
+  // not a multiple of kAnnexWays.
+  explicit LfuCache(std::size_t entries, bool fully_associative = false);
 
   std::size_t capacity() const { return capacity_; }
-  std::size_t size() const { return size_; }
-  bool full() const { return size_ == capacity_; }
-  bool contains(std::uint64_t tag) const { return index_.find(tag) != nullptr; }
+  bool contains(std::uint64_t tag) const { return find(set_of(tag) * stride_, tag) >= 0; }
 
   // Counts one hit on `tag` if it is resident; returns its new count, or 0 when it is not resident.
   std::uint64_t hit(std::uint64_t tag);
-  // The least count held (0 while the cache is not full, so anything may enter then).
-  std::uint64_t least_count() const {
-    if (!full() || capacity_ == 0) return 0;
-    return fifo_head_ != kNone ? 1 : slots_[heap_[0]].count;
+  // The least count held in `tag`'s set (0 while the set has an empty way, so anything may enter).
+  std::uint64_t least_count(std::uint64_t tag) const {
+    return capacity_ == 0 ? 0 : keys_[victims_[set_of(tag)]] >> kStampBits;
   }
-  // Puts `tag` (not resident) in with `count` (>= 1); when full, first evicts the LFU victim and returns
-  // it. Precondition: capacity() > 0.
+  // Puts `tag` (not resident) in its set with `count` (>= 1); when the set is full, first evicts its LFU
+  // victim and returns it. Precondition: capacity() > 0.
   std::optional<Entry> insert(std::uint64_t tag, std::uint64_t count);
   // Takes `tag` out and returns its count (0 when it was not resident).
   std::uint64_t remove(std::uint64_t tag);
@@ -52,41 +61,41 @@ class LfuCache {
   std::vector<Entry> entries() const;
 
  private:
-  static constexpr std::uint32_t kNone = UINT32_MAX;
+  static constexpr unsigned kStampBits = 40;
+  static constexpr std::uint64_t kStampMask = (std::uint64_t{1} << kStampBits) - 1;
+  static constexpr std::uint64_t kMaxCount = (std::uint64_t{1} << (63 - kStampBits)) - 1;
+  // A padding way (a set rounded up to whole groups of eight): never matches, never a victim.
+  static constexpr std::uint64_t kDisabled = INT64_MAX;
 
-  struct Slot {
-    std::uint64_t tag = 0;
-    std::uint64_t count = 0;
-    std::uint64_t stamp = 0;
-    // count 1: neighbours in the FIFO list; count >= 2: `previous` is the position in the heap.
-    std::uint32_t previous = kNone;
-    std::uint32_t next = kNone;
-  };
-
-  bool before(std::uint32_t a, std::uint32_t b) const {
-    return slots_[a].count != slots_[b].count ? slots_[a].count < slots_[b].count : slots_[a].stamp < slots_[b].stamp;
+  // The set that holds `tag`.
+  std::size_t set_of(std::uint64_t tag) const {
+    if (sets_ == 1) return 0;
+    // Fibonacci hashing spreads dense flow indexes; multiply-high maps onto any number of sets.
+    const std::uint64_t mixed = tag * 0x9e3779b97f4a7c15ull;
+    return static_cast<std::size_t>((static_cast<unsigned __int128>(mixed) * sets_) >> 64);
   }
-  void place(std::size_t position, std::uint32_t slot);
-  void sift_down(std::size_t position);
-  void sift_up(std::size_t position);
-  void fifo_append(std::uint32_t slot);
-  void fifo_unlink(std::uint32_t slot);
-  void heap_push(std::uint32_t slot);
-  void heap_erase(std::uint32_t slot);
-  // Takes the entry of `slot` out of the index and of its tier (the slot's contents stay).
-  void unfile(std::uint32_t slot);
-  // Fills `slot` with a new entry and files it in its tier.
-  void fill(std::uint32_t slot, std::uint64_t tag, std::uint64_t count);
+  // The way holding `tag` in the set starting at `first`, or -1.
+  std::ptrdiff_t find(std::size_t first, std::uint64_t tag) const;
+  // The way of the set starting at `first` with the least key.
+  std::size_t victim(std::size_t first) const;
+  std::uint64_t bump(std::size_t way) {
+    const std::uint64_t count = std::min((keys_[way] >> kStampBits) + 1, kMaxCount);
+    keys_[way] = (count << kStampBits) | (next_stamp_++ & kStampMask);
+    return count;
+  }
+  void fill(std::size_t way, std::uint64_t tag, std::uint64_t count) {
+    tags_[way] = tag;
+    keys_[way] = (std::min(count, kMaxCount) << kStampBits) | (next_stamp_++ & kStampMask);
+  }
 
   std::size_t capacity_;
-  std::size_t size_ = 0;
-  std::vector<Slot> slots_;
-  std::vector<std::uint32_t> heap_;        // slots of count >= 2, heap-ordered by before()
-  std::uint32_t fifo_head_ = kNone;        // oldest count-1 slot
-  std::uint32_t fifo_tail_ = kNone;
-  std::vector<std::uint32_t> free_slots_;  // slots holding no entry
-  TagIndex index_;                         // tag -> slot
-  std::uint64_t next_stamp_ = 0;
+  std::size_t sets_;
+  std::size_t ways_;    // per set, as configured
+  std::size_t stride_;  // per set, padded to a multiple of 8
+  std::vector<std::uint64_t> tags_;  // set s at [s * stride_, s * stride_ + stride_)
+  std::vector<std::uint64_t> keys_;  // count << 40 | stamp (< 2^63); 0 when empty, kDisabled for padding
+  std::vector<std::size_t> victims_;  // per set: its way with the least key
+  std::uint64_t next_stamp_ = 1;
 };
 
 }  // namespace flowtrack

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "flowtrack/sched/flow_detector.hpp"
+#include "flowtrack/sched/detector_config.hpp"
 #include "flowtrack/sched/picos.hpp"
 
 namespace flowtrack {

@@ -36,6 +36,9 @@ struct SimConfig {
   Picos duration = kPicosPerSecond;   // arrivals in [0, duration); queued packets then drain
   Picos rate_epoch = kPicosPerMilli;
   Picos timeline_step = 0;            // 0: no timeline
+  // At every migration, count the distinct flows (and the aggressive ones among them) that the core
+  // the flow leaves holds, queued or in service (the paper's Fig. 15). Off: no cost.
+  bool migration_census = false;
   std::uint64_t seed = 1;
 };
 
@@ -59,6 +62,10 @@ struct SimResult {
   double wall_s = 0;                   // the simulation alone, traces excluded
   double cpu_s = 0;                    // its thread's CPU time (differs from wall_s on a shared machine)
   std::vector<TimelinePoint> timeline;
+  // With the migration census: how many migrations found n distinct flows (n = index) on the core
+  // the flow left, and how many found n aggressive flows there; queue capacity + 2 entries each.
+  std::vector<std::uint64_t> flows_at_migration;
+  std::vector<std::uint64_t> aggressive_at_migration;
 
   double offered_mpps() const { return static_cast<double>(offered) / duration_s / 1e6; }
   double throughput_mpps() const { return static_cast<double>(delivered) / duration_s / 1e6; }

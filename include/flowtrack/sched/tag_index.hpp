@@ -1,10 +1,9 @@
-// A map from a flow tag (a 64-bit flow identity) to a 32-bit value: the index behind the aggressive flow
-// detector's caches and the migration table.
+// A map from a flow tag (a 64-bit flow identity) to a 32-bit value: the index behind the migration
+// table.
 //
 // Open addressing with linear probing over a power-of-two array kept at most half full, so a probe
 // sequence is short. Erase shifts the following entries of the cluster back instead of leaving
-// tombstones, so heavy churn (the detector's annex replaces an entry on most packets) never degrades
-// lookups. The tag ~0 marks an empty slot and cannot be stored.
+// tombstones, so churn never degrades lookups. The tag ~0 marks an empty slot and cannot be stored.
 #pragma once
 
 #include <cstddef>
