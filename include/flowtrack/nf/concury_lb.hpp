@@ -157,7 +157,7 @@ class ConcuryLb {
   // burst sees what one packet at a time would.
   std::array<std::uint32_t, kMaxBurst> services_of_;
   std::array<std::uint16_t, kMaxBurst> backends_;
-  std::array<compact::ConcuryQuery, kMaxBurst> queries_;
+  std::array<compact::LbQuery, kMaxBurst> queries_;
   std::array<std::uint8_t, kMaxBurst> query_packet_;
   std::array<std::uint16_t, kMaxBurst> answers_;
   std::uint64_t generation_ = 0, burst_generation_ = 0;
