@@ -12,6 +12,8 @@ namespace flowtrack {
 
 namespace {
 
+constexpr std::size_t kMinExpectedPerService = 1024, kMaxExpectedPerService = std::size_t{1} << 24;
+
 Nanos longest_timeout(const ConntrackTimeouts& t) {
   return std::max({*std::max_element(t.tcp.begin(), t.tcp.end()), t.udp_unreplied, t.udp_replied, t.icmp, t.other});
 }
@@ -26,12 +28,16 @@ ConcuryLb::ConcuryLb(const StatefulLbConfig& config)
   }
   std::vector<std::uint16_t> backends;
   std::vector<double> weights;
+  // Each service's control plane sized for its share of the configured connections, so that learning
+  // the connections the configuration expects never grows (a growth rebuilds a service's whole index).
+  const auto expected = static_cast<std::uint32_t>(std::clamp<std::size_t>(
+      config.max_connections / std::max<std::size_t>(1, config.services.size()), kMinExpectedPerService, kMaxExpectedPerService));
   for (const ServiceConfig& s : config.services) {
     const auto index = static_cast<std::uint32_t>(services_.size());
     service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), index);
     services_.emplace_back(s, config.maglev_size);
     pool_of(index, backends, weights);
-    control_.add_vip(backends, weights);
+    control_.add_vip(backends, weights, expected);
     lookup_.add_vip(control_.image(index));
   }
   index_backends();
@@ -143,25 +149,39 @@ LbPlan ConcuryLb::answer(NfPacket& packet) {
   if (it == backend_index_.end()) return {.verdict = counters_.pass()};
   const std::uint64_t key = client_key(p.key4.dst_addr, p.key4.dst_port);
   const std::vector<ServiceBackend>& listing = it->second;
-  const auto known = std::find_if(listing.begin(), listing.end(), [&](const ServiceBackend& sb) { return control_.dip_of(sb.first, key).has_value(); });
-  ServiceBackend chosen = known != listing.end() ? *known : listing.front();
-  if (known == listing.end()) {
-    // The backend reports a connection no control plane has heard of (met mid-stream): the service
-    // whose arrays send the client here learns it. When none does, a rewrite came between the
-    // connection's packets: the first service listing the backend learns it there, and its arrays are
-    // refilled so that the client's later packets go back to the backend that answers (a repair).
-    const auto sent_here = std::find_if(listing.begin(), listing.end(), [&](const ServiceBackend& sb) { return lookup_.lookup(sb.first, key) == sb.second; });
-    if (sent_here != listing.end()) {
-      chosen = *sent_here;
-      control_.learn(chosen.first, key, lookup_.answer(chosen.first, key).dcode);
-    } else {
-      control_.keep(chosen.first, key, chosen.second);
-      publish(chosen.first);
-      ++stats_.repairs;
+  // The service is the first listing one whose control plane knows the connection. The arrays of a
+  // service always send a connection its control plane knows to that connection's backend, so the
+  // arrays are asked first (compact, hot) and a control plane only where they send the client here.
+  const ServiceBackend* sent_here = nullptr;
+  std::uint32_t sent_here_dcode = 0;
+  for (const ServiceBackend& sb : listing) {
+    const compact::ConcuryLookup::Answer a = lookup_.answer(sb.first, key);
+    if (a.dip != sb.second) continue;
+    if (control_.dip_of(sb.first, key)) return restore_service(sb.first);
+    if (sent_here == nullptr) {
+      sent_here = &sb;
+      sent_here_dcode = a.dcode;
     }
-    learnt(chosen.first, key, packet.time);
   }
-  const ServiceConfig& c = services_[chosen.first].config();
+  // The backend reports a connection no control plane has heard of (met mid-stream): the service
+  // whose arrays send the client here learns it. When none does, a rewrite came between the
+  // connection's packets: the first service listing the backend learns it there, and its arrays are
+  // refilled so that the client's later packets go back to the backend that answers (a repair).
+  ServiceBackend chosen = listing.front();
+  if (sent_here != nullptr) {
+    chosen = *sent_here;
+    control_.learn(chosen.first, key, sent_here_dcode);
+  } else {
+    control_.keep(chosen.first, key, chosen.second);
+    publish(chosen.first);
+    ++stats_.repairs;
+  }
+  learnt(chosen.first, key, packet.time);
+  return restore_service(chosen.first);
+}
+
+LbPlan ConcuryLb::restore_service(std::uint32_t service) const {
+  const ServiceConfig& c = services_[service].config();
   return {.rewrites = true, .to_backend = false, .address = c.vip, .port = c.port};
 }
 

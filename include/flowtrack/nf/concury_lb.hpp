@@ -75,8 +75,9 @@ class ConcuryLb {
  public:
   static constexpr unsigned kDcodeBits = 12;
 
-  // Uses the services, the changes, maglev_size (the bound on backends per service) and seed of the
-  // stateful LB's configuration; policy, timeouts and table sizes do not apply.
+  // Uses the services, the changes, maglev_size (the bound on backends per service), seed, the longest
+  // timeout and max_connections (each service's control plane is sized for its share) of the stateful
+  // LB's configuration; the policy and the other table sizes do not apply.
   explicit ConcuryLb(const StatefulLbConfig& config);
 
   // Three stages: lookup (every packet to a service, in bulk), state (per packet in order: the pool
@@ -117,6 +118,8 @@ class ConcuryLb {
   // The cold path: a packet that may open a connection; returns the backend it goes to.
   [[gnu::noinline]] std::uint16_t open(std::uint32_t service, std::uint64_t key, std::uint16_t backend, Nanos now);
   [[gnu::noinline]] LbPlan answer(NfPacket& packet);
+  // An answer's plan: its source becomes the service's VIP and port.
+  LbPlan restore_service(std::uint32_t service) const;
   [[gnu::noinline]] void apply_change(const PoolChange& change);
   void audit(std::uint32_t service, std::uint64_t key, std::uint16_t backend, bool opening);
   // Rewrites the service's arrays from its control plane.
