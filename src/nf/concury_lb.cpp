@@ -12,7 +12,9 @@ namespace flowtrack {
 
 namespace {
 
-constexpr std::size_t kMinExpectedPerService = 1024, kMaxExpectedPerService = std::size_t{1} << 24;
+// A service's control plane starts sized for its share of max_connections within these bounds: the
+// upper one because a rewrite refills the service's whole arrays (O(their size), not O(connections)).
+constexpr std::size_t kMinExpectedPerService = 1024, kMaxExpectedPerService = 16384;
 
 Nanos longest_timeout(const ConntrackTimeouts& t) {
   return std::max({*std::max_element(t.tcp.begin(), t.tcp.end()), t.udp_unreplied, t.udp_replied, t.icmp, t.other});
@@ -28,8 +30,9 @@ ConcuryLb::ConcuryLb(const StatefulLbConfig& config)
   }
   std::vector<std::uint16_t> backends;
   std::vector<double> weights;
-  // Each service's control plane sized for its share of the configured connections, so that learning
-  // the connections the configuration expects never grows (a growth rebuilds a service's whole index).
+  // Each service's control plane sized for its share of the configured connections (bounded), so that
+  // learning them grows it seldom (a growth rebuilds the service's whole index: amortized O(1) a
+  // connection, but all at once).
   const auto expected = static_cast<std::uint32_t>(std::clamp<std::size_t>(
       config.max_connections / std::max<std::size_t>(1, config.services.size()), kMinExpectedPerService, kMaxExpectedPerService));
   for (const ServiceConfig& s : config.services) {
