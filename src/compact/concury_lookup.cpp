@@ -69,23 +69,26 @@ ConcuryLookup::Answer ConcuryLookup::answer(std::uint32_t vip, std::uint64_t key
   for (;;) {
     const std::uint32_t epoch = __atomic_load_n(&epochs_[vip], __ATOMIC_ACQUIRE);
     if ((epoch & 1) != 0) continue;
-    const std::uint32_t dcode = dcode_of(hot_[vip], key, AnyWidth{dcode_bits_});
+    const std::uint32_t dcode = dcode_bits_ == kDefaultDcodeBits ? dcode_of(hot_[vip], key, FixedWidth<kDefaultDcodeBits>{})
+                                                                : dcode_of(hot_[vip], key, AnyWidth{dcode_bits_});
     const std::uint16_t dip = load_relaxed(hot_[vip].dips[dcode]);
     stripes_fence(std::memory_order_acquire);
     if (load_relaxed(epochs_[vip]) == epoch) return {dcode, dip};
   }
 }
 
-void ConcuryLookup::lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips) const {
+void ConcuryLookup::lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips,
+                                std::span<std::uint32_t> dcodes) const {
   if (dcode_bits_ == kDefaultDcodeBits) {
-    bulk(queries, dips, FixedWidth<kDefaultDcodeBits>{});
+    bulk(queries, dips, dcodes, FixedWidth<kDefaultDcodeBits>{});
   } else {
-    bulk(queries, dips, AnyWidth{dcode_bits_});
+    bulk(queries, dips, dcodes, AnyWidth{dcode_bits_});
   }
 }
 
 template <class Width>
-void ConcuryLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips, Width width) const {
+void ConcuryLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips, std::span<std::uint32_t> dcodes,
+                         Width width) const {
   constexpr std::size_t kChunk = 32;
   const std::uint64_t mask = (1ull << width.bits()) - 1;
   const Hot* vip[kChunk];
@@ -114,8 +117,13 @@ void ConcuryLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint16
     stripes_fence(std::memory_order_acquire);
     // A rewrite of some VIP raced with the chunk (rare): read the chunk again key by key.
     if (((generation & 1) | (load_relaxed(generation_) ^ generation)) != 0) {
-      for (std::size_t i = 0; i < n; ++i) out[i] = answer(q[i].vip, q[i].key).dip;
+      for (std::size_t i = 0; i < n; ++i) {
+        const Answer again = answer(q[i].vip, q[i].key);
+        out[i] = again.dip;
+        a[i] = again.dcode;
+      }
     }
+    if (!dcodes.empty()) std::copy(a, a + n, dcodes.begin() + static_cast<std::ptrdiff_t>(base));
   }
 }
 

@@ -51,8 +51,9 @@ class ConcuryLookup {
   Answer answer(std::uint32_t vip, std::uint64_t key) const;
   // A burst (a runtime burst of packets), in three passes over each chunk of 32 so that the misses of a
   // pass overlap: hash every key and prefetch its two cells; read the cells and prefetch the row entry
-  // of each Dcode; read the row. No branch per key.
-  void lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips) const;
+  // of each Dcode; read the row. No branch per key. `dcodes`, when not empty, gets the Dcodes too.
+  void lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips,
+                   std::span<std::uint32_t> dcodes = {}) const;
 
   ConcuryVipImage image(std::uint32_t vip) const;  // with no concurrent writer
   std::size_t vips() const { return hot_.size(); }
@@ -85,7 +86,7 @@ class ConcuryLookup {
   template <class Width>
   static std::uint32_t dcode_of(const Hot& vip, std::uint64_t key, Width width);
   template <class Width>
-  void bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips, Width width) const;
+  void bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips, std::span<std::uint32_t> dcodes, Width width) const;
   void point(std::uint32_t vip);  // hot_[vip] from owned_[vip]
   void check(const ConcuryVipImage& image) const;
 
