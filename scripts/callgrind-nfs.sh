@@ -7,10 +7,11 @@
 #
 #   scripts/callgrind-nfs.sh [BUILD_DIR]
 #       campus 5 000 connections x 2 windows; one line per function and burst size.
-#   [LL_BYTES=N] scripts/callgrind-nfs.sh --cache CONNECTIONS [BUILD_DIR]
+#   [LL_BYTES=N] [NFS="lb nat"] scripts/callgrind-nfs.sh --cache CONNECTIONS [BUILD_DIR]
 #       with callgrind's cache simulation (this machine's L1; a last level of LL_BYTES, by default its
 #       32 MiB L3: a smaller one stands for a larger trace) on a trace holding CONNECTIONS connections at
-#       once (bench nf --connections), for lb and nat at bursts of 32: per function of the loop
+#       once (bench nf --connections), for the functions NFS (lb and nat unless told) at bursts of 32:
+#       per function of the loop
 #       (inclusive), instructions and the cache lines it missed in L1 and in the last level (the DRAM
 #       accesses a burst has to overlap), per packet.
 set -euo pipefail
@@ -47,7 +48,7 @@ if ((connections == 0)); then
   exit 0
 fi
 
-for nf in lb nat; do
+for nf in ${NFS:-lb nat}; do
   packets=$(profile "$nf" 32 --cache-sim=yes "--LL=${LL_BYTES:-33554432},16,64")
   echo "== $nf, bursts of 32, $connections connections, last level ${LL_BYTES:-33554432} bytes, $packets packets (per packet; inclusive; L1 and last-level misses, reads + writes)"
   printf '%12s %10s %10s  %s\n' instr L1-lines LL-lines function

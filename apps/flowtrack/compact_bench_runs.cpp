@@ -15,8 +15,8 @@
 
 #include "flowtrack/compact/concury_control.hpp"
 #include "flowtrack/compact/cuckoo_filtable_builder.hpp"
-#include "flowtrack/compact/digest_conn_table.hpp"
 #include "flowtrack/compact/ludo_builder.hpp"
+#include "flowtrack/compact/maglev_digest_lb.hpp"
 #include "flowtrack/compact/othello_builder.hpp"
 #include "flowtrack/compact/silkroad_table.hpp"
 #include "flowtrack/compact/weighted_codes.hpp"
@@ -31,7 +31,6 @@ using namespace compact;
 constexpr std::size_t kBurst = 32;
 constexpr std::size_t kQueries = std::size_t{1} << 21;
 constexpr std::size_t kMaxUpdates = std::size_t{1} << 18;
-constexpr std::uint64_t kRowHashSeed = 0x77;  // the baselines' DIP choice for a new connection
 
 volatile std::uint64_t g_sink;  // what the timed loops compute goes here, so it is not optimised away
 
@@ -229,12 +228,27 @@ std::vector<std::vector<std::uint16_t>> new_connection_rows(const CompactBenchSe
   return rows;
 }
 
-std::uint16_t row_pick(const std::vector<std::uint16_t>& row, std::uint64_t key) {
-  return row[seeded_hash(key, kRowHashSeed) & (row.size() - 1)];
-}
-
 std::uint32_t per_vip_capacity(const CompactBenchSetup& s) {
   return static_cast<std::uint32_t>((s.keys + s.vips - 1) / s.vips + 1);
+}
+
+// The timed lookups' queries: query q asks for connection w.queries[q], of VIP (its index) % vips.
+std::vector<LbQuery> lb_queries(const CompactBenchSetup& s, const Workload& w) {
+  std::vector<LbQuery> queries(kQueries);
+  for (std::size_t q = 0; q < kQueries; ++q) queries[q] = {w.queries[q] % s.vips, w.query_keys[q]};
+  return queries;
+}
+
+// Lookups of a load-balancer structure answering lookup(vip, key) and lookup_bulk(queries, dips).
+template <class Lb>
+void measure_lb_lookups(CompactRep& r, const Lb& lb, std::span<const LbQuery> queries) {
+  time_lookups(
+      r, [&](std::size_t q) { return lb.lookup(queries[q].vip, queries[q].key); },
+      [&](std::size_t q) {
+        std::array<std::uint16_t, kBurst> out;
+        lb.lookup_bulk(queries.subspan(q, kBurst), out);
+        return out[0];
+      });
 }
 
 double row_bytes(const CompactBenchSetup& s) { return static_cast<double>(s.vips) * (1u << kDcodeBits) * sizeof(std::uint16_t); }
@@ -248,7 +262,7 @@ double row_bytes(const CompactBenchSetup& s) { return static_cast<double>(s.vips
 // or on the data plane's core between bursts (as `flowtrack run --nf concury` does). Arrivals due,
 // reports and hand-overs are taken every 32 bursts (about 30 us of lookups). Returns the data plane's
 // lookup Mqps over the whole time; `point` gets the counts.
-double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::span<const ConcuryQuery> queries,
+double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::span<const LbQuery> queries,
                           const CompactBenchSetup& s, double rate, DynamicPoint* point = nullptr) {
   using Report = std::array<std::uint64_t, 3>;  // (vip, key, dcode)
   using Handover = std::pair<std::uint32_t, ConcuryVipImage>;
@@ -349,7 +363,7 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
 CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
   CompactRep r;
   ConcuryControl control(kDcodeBits, s.seed);
-  ConcuryLookup lookup;
+  ConcuryLookup lookup(kDcodeBits);
   Random rng(s.seed);
   std::vector<std::uint16_t> expected(s.keys);
   r.build_seconds = seconds_of([&] {
@@ -363,15 +377,8 @@ CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
   r.bytes = lookup.bytes();
   r.bits_per_key = bits_per_key(r.bytes, s.keys);
   r.formula_bits_per_key = 2.33 * kDcodeBits + (64 + (1u << kDcodeBits) * 16.0) * s.vips / static_cast<double>(s.keys);
-  std::vector<ConcuryQuery> queries(kQueries);
-  for (std::size_t q = 0; q < kQueries; ++q) queries[q] = {w.queries[q] % s.vips, w.query_keys[q]};
-  time_lookups(
-      r, [&](std::size_t q) { return lookup.lookup(queries[q].vip, queries[q].key); },
-      [&](std::size_t q) {
-        std::array<std::uint16_t, kBurst> out;
-        lookup.lookup_bulk(std::span(queries).subspan(q, kBurst), out);
-        return out[0];
-      });
+  const std::vector<LbQuery> queries = lb_queries(s, w);
+  measure_lb_lookups(r, lookup, queries);
   for (std::size_t i = 0; i < s.keys; ++i) {
     const auto v = static_cast<std::uint32_t>(i % s.vips);
     r.wrong_answers += lookup.lookup(v, w.keys[i]) != control.dip_of(v, w.keys[i]);
@@ -409,33 +416,25 @@ CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
 
 CompactRep run_maglev_digest(const CompactBenchSetup& s, const Workload& w) {
   CompactRep r;
-  const auto rows = new_connection_rows(s);
-  std::vector<DigestConnTable> tables;
+  MaglevDigestLb lb;
   r.build_seconds = seconds_of([&] {
-    for (unsigned v = 0; v < s.vips; ++v) tables.emplace_back(per_vip_capacity(s), s.seed + v);
-    for (std::size_t i = 0; i < s.keys; ++i) tables[i % s.vips].insert(w.keys[i], row_pick(rows[i % s.vips], w.keys[i]));
+    std::uint64_t seed = s.seed;
+    for (auto& row : new_connection_rows(s)) lb.add_vip(std::move(row), per_vip_capacity(s), seed++);
+    for (std::size_t i = 0; i < s.keys; ++i) {
+      const auto v = static_cast<std::uint32_t>(i % s.vips);
+      lb.insert(v, w.keys[i], lb.new_connection_dip(v, w.keys[i]));
+    }
   });
-  for (const auto& t : tables) r.bytes += t.bytes();
-  r.bytes += static_cast<std::size_t>(row_bytes(s));
+  r.bytes = lb.bytes();
   r.bits_per_key = bits_per_key(r.bytes, s.keys);
   r.formula_bits_per_key = (16 + 16 + 64) / 0.9 + row_bytes(s) * 8 / static_cast<double>(s.keys);
-  auto dip = [&](std::uint32_t v, std::uint64_t key) {
-    const auto found = tables[v].find(key);
-    return found ? *found : row_pick(rows[v], key);
-  };
-  time_lookups(
-      r, [&](std::size_t q) { return dip(w.queries[q] % s.vips, w.query_keys[q]); },
-      [&](std::size_t q) {
-        std::uint64_t acc = 0;
-        for (std::size_t i = q; i < q + kBurst; ++i) tables[w.queries[i] % s.vips].prefetch(w.query_keys[i]);
-        for (std::size_t i = q; i < q + kBurst; ++i) acc += dip(w.queries[i] % s.vips, w.query_keys[i]);
-        return acc;
-      });
+  measure_lb_lookups(r, lb, lb_queries(s, w));
   for (std::size_t i = 0; i < s.keys; ++i) {
-    r.wrong_answers += dip(static_cast<std::uint32_t>(i % s.vips), w.keys[i]) != row_pick(rows[i % s.vips], w.keys[i]);
+    const auto v = static_cast<std::uint32_t>(i % s.vips);
+    r.wrong_answers += lb.lookup(v, w.keys[i]) != lb.new_connection_dip(v, w.keys[i]);
   }
   r.update_mops = static_cast<double>(w.fresh.size()) / seconds_of([&] {
-                    for (std::size_t i = 0; i < w.fresh.size(); ++i) tables[i % s.vips].insert(w.fresh[i], 1);
+                    for (std::size_t i = 0; i < w.fresh.size(); ++i) lb.insert(static_cast<std::uint32_t>(i % s.vips), w.fresh[i], 1);
                   }) / 1e6;
   r.extra.set("update", "connection inserted");
   return r;
@@ -459,7 +458,7 @@ CompactRep run_silkroad(const CompactBenchSetup& s, const Workload& w) {
   r.formula_bits_per_key = 32 / 0.9 + row_bytes(s) * 8 / static_cast<double>(s.keys);
   auto dip = [&](std::uint32_t v, std::uint64_t key) {
     const std::uint8_t version = tables[v].find(key).value_or(0);  // a new connection: the current version
-    return row_pick(pools[v][version < pools[v].size() ? version : 0], key);
+    return hashed_pick(pools[v][version < pools[v].size() ? version : 0], key);
   };
   time_lookups(
       r, [&](std::size_t q) { return dip(w.queries[q] % s.vips, w.query_keys[q]); },
@@ -470,7 +469,7 @@ CompactRep run_silkroad(const CompactBenchSetup& s, const Workload& w) {
         return acc;
       });
   for (std::size_t i = 0; i < s.keys; ++i) {
-    r.wrong_answers += dip(static_cast<std::uint32_t>(i % s.vips), w.keys[i]) != row_pick(rows[i % s.vips], w.keys[i]);
+    r.wrong_answers += dip(static_cast<std::uint32_t>(i % s.vips), w.keys[i]) != hashed_pick(rows[i % s.vips], w.keys[i]);
   }
   r.extra.set("refused_inserts", refused);
   r.update_mops = static_cast<double>(w.fresh.size()) / seconds_of([&] {

@@ -38,8 +38,8 @@ ConcuryVipImage ConcuryControl::image(std::uint32_t index, const ConcuryVipImage
           vip.row};
 }
 
-void ConcuryControl::learn(std::uint32_t vip, std::uint64_t key, std::uint32_t dcode) {
-  vips_[vip].connections.insert_or_assign(key, dcode);
+bool ConcuryControl::learn(std::uint32_t vip, std::uint64_t key, std::uint32_t dcode) {
+  return vips_[vip].connections.insert_or_assign(key, dcode);
 }
 
 void ConcuryControl::forget(std::uint32_t vip, std::uint64_t key) { vips_[vip].connections.erase(key); }

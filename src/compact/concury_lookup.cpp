@@ -2,73 +2,138 @@
 
 #include <algorithm>
 
+#include "flowtrack/compact/version_stripes.hpp"
+#include "flowtrack/util/assert.hpp"
+#include "flowtrack/util/relaxed_atomic.hpp"
+
 namespace flowtrack::compact {
 
-std::uint32_t ConcuryLookup::add_vip(const ConcuryVipImage& image) {
-  vips_.push_back({std::make_unique<OthelloLookup>(image.codes, 1), image.dips, std::make_unique<VersionStripes>(1)});
-  return static_cast<std::uint32_t>(vips_.size() - 1);
+namespace {
+constexpr unsigned kDefaultDcodeBits = 12;  // the thesis's Dcode width: the hot path's constant
+}  // namespace
+
+ConcuryLookup::ConcuryLookup(unsigned dcode_bits) : dcode_bits_(dcode_bits) {}
+
+void ConcuryLookup::check(const ConcuryVipImage& image) const {
+  [[maybe_unused]] const OthelloShape& s = image.codes.shape;
+  FLOWTRACK_ASSERT(s.value_bits == dcode_bits_ && s.fingerprint_bits == 0 && !s.emptiness, "cells are Dcodes alone");
+  FLOWTRACK_ASSERT(image.dips.size() == (std::size_t{1} << dcode_bits_), "a row entry per Dcode");
 }
 
-void ConcuryLookup::apply(std::uint32_t index, const ConcuryVipImage& image) {
-  Vip& vip = vips_[index];
-  if (!vip.codes->shape().same_geometry(image.codes.shape) || vip.dips.size() != image.dips.size()) {
+void ConcuryLookup::point(std::uint32_t vip) {
+  const Owned& o = owned_[vip];
+  hot_[vip] = {o.cells.words().data(), o.dips.data(), o.shape.seed, o.shape.size_a, o.shape.size_b};
+}
+
+std::uint32_t ConcuryLookup::add_vip(const ConcuryVipImage& image) {
+  check(image);
+  owned_.push_back({image.codes.shape, image.codes.cells, image.dips});
+  hot_.resize(owned_.size());
+  epochs_.resize(owned_.size(), 0);
+  // owned_ may have moved: the arrays did not (moved vectors keep their buffers), but point again anyway.
+  for (std::uint32_t v = 0; v < owned_.size(); ++v) point(v);
+  return static_cast<std::uint32_t>(owned_.size() - 1);
+}
+
+void ConcuryLookup::apply(std::uint32_t vip, const ConcuryVipImage& image) {
+  check(image);
+  Owned& owned = owned_[vip];
+  if (!owned.shape.same_geometry(image.codes.shape)) {
     // Another geometry: the caller guarantees no reader is inside (see the header).
-    vip.codes = std::make_unique<OthelloLookup>(image.codes, 1);
-    vip.dips = image.dips;
+    owned = {image.codes.shape, image.codes.cells, image.dips};
+    point(vip);
     return;
   }
-  VersionStripes::ExclusiveSection exclusive(*vip.guard);
-  OthelloMessage message;
-  message.image = std::make_shared<const OthelloImage>(image.codes);
-  vip.codes->apply(message);
-  for (std::size_t d = 0; d < vip.dips.size(); ++d) store_relaxed(vip.dips[d], image.dips[d]);
+  // The sequence locks: odd, the copy, even again (version_stripes.hpp's invariant).
+  std::uint32_t& epoch = epochs_[vip];
+  __atomic_store_n(&epoch, epoch + 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&generation_, generation_ + 1, __ATOMIC_RELEASE);
+  stripes_fence(std::memory_order_release);
+  owned.shape.seed = image.codes.shape.seed;
+  store_relaxed(hot_[vip].seed, image.codes.shape.seed);
+  owned.cells.assign_words(image.codes.cells.words());
+  for (std::size_t d = 0; d < owned.dips.size(); ++d) store_relaxed(owned.dips[d], image.dips[d]);
+  __atomic_store_n(&generation_, generation_ + 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&epoch, epoch + 1, __ATOMIC_RELEASE);
 }
 
-// The VIP's guard covers its Othello too (every write to it happens inside the guard's exclusive
-// section), so the Othello is read unguarded and validated once here.
-ConcuryLookup::Answer ConcuryLookup::read(const Vip& vip, std::uint64_t key) const {
+template <class Width>
+std::uint32_t ConcuryLookup::dcode_of(const Hot& vip, std::uint64_t key, Width width) {
+  const std::uint64_t mask = (1ull << width.bits()) - 1;
+  const OthelloCells c = othello_cells(seeded_hash(key, load_relaxed(vip.seed)), vip.size_a, vip.size_b);
+  return static_cast<std::uint32_t>(PackedCells::packed_cell(vip.cells, c.a, width.bits(), mask) ^
+                                    PackedCells::packed_cell(vip.cells, c.b, width.bits(), mask));
+}
+
+ConcuryLookup::Answer ConcuryLookup::answer(std::uint32_t vip, std::uint64_t key) const {
   for (;;) {
-    const auto snap = vip.guard->stripes_begin(vip.guard->epoch_begin(), 0, 0);
-    const auto dcode = static_cast<std::uint32_t>(vip.codes->value_at(vip.codes->probe(key)));
-    const std::uint16_t dip = load_relaxed(vip.dips[dcode]);
-    if (vip.guard->read_valid(snap, 0, 0)) return {dcode, dip};
+    const std::uint32_t epoch = __atomic_load_n(&epochs_[vip], __ATOMIC_ACQUIRE);
+    if ((epoch & 1) != 0) continue;
+    const std::uint32_t dcode = dcode_bits_ == kDefaultDcodeBits ? dcode_of(hot_[vip], key, FixedWidth<kDefaultDcodeBits>{})
+                                                                : dcode_of(hot_[vip], key, AnyWidth{dcode_bits_});
+    const std::uint16_t dip = load_relaxed(hot_[vip].dips[dcode]);
+    stripes_fence(std::memory_order_acquire);
+    if (load_relaxed(epochs_[vip]) == epoch) return {dcode, dip};
   }
 }
 
-// Three passes over each chunk, so that the misses of a pass overlap: hash and prefetch the two cells,
-// read the cells and prefetch the row entry their Dcode names, read the row.
-void ConcuryLookup::lookup_bulk(std::span<const ConcuryQuery> queries, std::span<std::uint16_t> dips) const {
+void ConcuryLookup::lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips,
+                                std::span<std::uint32_t> dcodes) const {
+  if (dcode_bits_ == kDefaultDcodeBits) {
+    bulk(queries, dips, dcodes, FixedWidth<kDefaultDcodeBits>{});
+  } else {
+    bulk(queries, dips, dcodes, AnyWidth{dcode_bits_});
+  }
+}
+
+template <class Width>
+void ConcuryLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips, std::span<std::uint32_t> dcodes,
+                         Width width) const {
   constexpr std::size_t kChunk = 32;
-  VersionStripes::Snapshot snaps[kChunk];
-  OthelloProbe probes[kChunk];
-  std::uint32_t dcodes[kChunk];
+  const std::uint64_t mask = (1ull << width.bits()) - 1;
+  const Hot* vip[kChunk];
+  std::uint32_t a[kChunk], b[kChunk];
   for (std::size_t base = 0; base < queries.size(); base += kChunk) {
     const std::size_t n = std::min(kChunk, queries.size() - base);
+    const LbQuery* q = queries.data() + base;
+    std::uint16_t* out = dips.data() + base;
+    const std::uint32_t generation = __atomic_load_n(&generation_, __ATOMIC_ACQUIRE);
     for (std::size_t i = 0; i < n; ++i) {
-      const Vip& vip = vips_[queries[base + i].vip];
-      snaps[i] = vip.guard->stripes_begin(vip.guard->epoch_begin(), 0, 0);
-      probes[i] = vip.codes->probe(queries[base + i].key);
-      vip.codes->prefetch(probes[i]);
+      const Hot& v = hot_[q[i].vip];
+      vip[i] = &v;
+      const OthelloCells c = othello_cells(seeded_hash(q[i].key, load_relaxed(v.seed)), v.size_a, v.size_b);
+      a[i] = c.a;
+      b[i] = c.b;
+      __builtin_prefetch(v.cells + std::size_t{c.a} * width.bits() / 64);
+      __builtin_prefetch(v.cells + std::size_t{c.b} * width.bits() / 64);
     }
     for (std::size_t i = 0; i < n; ++i) {
-      const Vip& vip = vips_[queries[base + i].vip];
-      dcodes[i] = static_cast<std::uint32_t>(vip.codes->value_at(probes[i]));
-      __builtin_prefetch(&vip.dips[dcodes[i]]);
+      const Hot& v = *vip[i];
+      a[i] = static_cast<std::uint32_t>(PackedCells::packed_cell(v.cells, a[i], width.bits(), mask) ^
+                                        PackedCells::packed_cell(v.cells, b[i], width.bits(), mask));  // the Dcode
+      __builtin_prefetch(v.dips + a[i]);
     }
-    for (std::size_t i = 0; i < n; ++i) {
-      const Vip& vip = vips_[queries[base + i].vip];
-      const std::uint16_t dip = load_relaxed(vip.dips[dcodes[i]]);
-      // A rewrite of this VIP raced with the burst: read this one again alone.
-      dips[base + i] = vip.guard->read_valid(snaps[i], 0, 0) ? dip : read(vip, queries[base + i].key).dip;
+    for (std::size_t i = 0; i < n; ++i) out[i] = load_relaxed(vip[i]->dips[a[i]]);
+    stripes_fence(std::memory_order_acquire);
+    // A rewrite of some VIP raced with the chunk (rare): read the chunk again key by key.
+    if (((generation & 1) | (load_relaxed(generation_) ^ generation)) != 0) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const Answer again = answer(q[i].vip, q[i].key);
+        out[i] = again.dip;
+        a[i] = again.dcode;
+      }
     }
+    if (!dcodes.empty()) std::copy(a, a + n, dcodes.begin() + static_cast<std::ptrdiff_t>(base));
   }
 }
 
-ConcuryVipImage ConcuryLookup::image(std::uint32_t vip) const { return {vips_[vip].codes->image(), vips_[vip].dips}; }
+ConcuryVipImage ConcuryLookup::image(std::uint32_t vip) const {
+  return {{owned_[vip].shape, owned_[vip].cells}, owned_[vip].dips};
+}
 
 std::size_t ConcuryLookup::bytes() const {
-  std::size_t total = sizeof(*this) + vips_.size() * sizeof(Vip);
-  for (const Vip& v : vips_) total += v.codes->bytes() + v.dips.size() * sizeof(std::uint16_t) + v.guard->bytes();
+  std::size_t total = sizeof(*this) + hot_.size() * (sizeof(Hot) + sizeof(std::uint32_t)) + owned_.size() * sizeof(Owned);
+  for (const Owned& v : owned_) total += v.cells.bytes() + v.dips.size() * sizeof(std::uint16_t);
   return total;
 }
 

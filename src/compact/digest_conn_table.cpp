@@ -3,36 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "flowtrack/compact/compact_key.hpp"
 #include "flowtrack/table/cuckoo_path.hpp"
 
 namespace flowtrack::compact {
 
 DigestConnTable::DigestConnTable(std::uint32_t capacity, std::uint64_t seed)
     : seed_(seed), buckets_(std::max<std::size_t>(2, static_cast<std::size_t>(std::ceil(capacity / (kSlots * 0.9))))) {}
-
-DigestConnTable::Probe DigestConnTable::probe(std::uint64_t key) const {
-  const std::uint64_t h = seeded_hash(key, seed_);
-  const auto n = static_cast<std::uint32_t>(buckets_.size());
-  return {{reduce(low_half(h), n), reduce(high_half(h), n)}, static_cast<std::uint16_t>((h ^ (h >> 32)) | 1)};
-}
-
-void DigestConnTable::prefetch(std::uint64_t key) const {
-  const Probe p = probe(key);
-  __builtin_prefetch(&buckets_[p.bucket[0]]);
-  __builtin_prefetch(&buckets_[p.bucket[1]]);
-}
-
-std::optional<std::uint16_t> DigestConnTable::find(std::uint64_t key) const {
-  const Probe p = probe(key);
-  for (const std::uint32_t b : p.bucket) {
-    const Bucket& bucket = buckets_[b];
-    for (std::size_t s = 0; s < kSlots; ++s) {
-      if (bucket.digest[s] == p.digest && bucket.key[s] == key) return bucket.dip[s];
-    }
-  }
-  return std::nullopt;
-}
 
 bool DigestConnTable::insert(std::uint64_t key, std::uint16_t dip) {
   const Probe p = probe(key);

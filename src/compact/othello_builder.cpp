@@ -48,18 +48,46 @@ void OthelloBuilder<Key>::set_taken(std::uint32_t cell, bool taken) {
 }
 
 template <CompactKey Key>
-std::vector<std::uint32_t> OthelloBuilder<Key>::component(std::uint32_t cell, std::uint32_t skip_slot) const {
-  std::vector<std::uint32_t> tree{cell};
-  std::vector<std::uint32_t> parent{kNone};  // the slot we arrived by, parallel to tree
-  for (std::size_t i = 0; i < tree.size(); ++i) {
-    const std::uint32_t u = tree[i];
+const std::vector<std::uint32_t>& OthelloBuilder<Key>::component(std::uint32_t cell, std::uint32_t skip_slot) const {
+  walk_.assign(1, cell);
+  walk_parent_.assign(1, kNone);  // the slot we arrived by, parallel to walk_
+  for (std::size_t i = 0; i < walk_.size(); ++i) {
+    const std::uint32_t u = walk_[i];
     for (std::uint32_t s = head_[u]; s != kNone; s = next_at(s, u)) {
-      if (s == skip_slot || s == parent[i]) continue;
-      tree.push_back(other_end(s, u));
-      parent.push_back(s);
+      if (s == skip_slot || s == walk_parent_[i]) continue;
+      walk_.push_back(other_end(s, u));
+      walk_parent_.push_back(s);
     }
   }
-  return tree;
+  return walk_;
+}
+
+template <CompactKey Key>
+std::uint32_t OthelloBuilder<Key>::root_of(std::uint32_t cell) {
+  while (set_parent_[cell] != cell) {
+    set_parent_[cell] = set_parent_[set_parent_[cell]];
+    cell = set_parent_[cell];
+  }
+  return cell;
+}
+
+template <CompactKey Key>
+void OthelloBuilder<Key>::join(std::uint32_t a, std::uint32_t b) {
+  a = root_of(a);
+  b = root_of(b);
+  if (a == b) return;
+  if (set_size_[a] < set_size_[b]) std::swap(a, b);
+  set_parent_[b] = a;
+  set_size_[a] += set_size_[b];
+}
+
+template <CompactKey Key>
+void OthelloBuilder<Key>::renew_sets() {
+  set_parent_.resize(cells_.size());
+  for (std::uint32_t c = 0; c < cells_.size(); ++c) set_parent_[c] = c;
+  set_size_.assign(cells_.size(), 1);
+  for (std::uint32_t s = 0; s < keys_.size(); ++s) join(end_a_[s], end_b_[s]);
+  sets_split_ = false;
 }
 
 template <CompactKey Key>
@@ -130,14 +158,17 @@ OthelloMessage OthelloBuilder<Key>::insert(const Key& key, std::uint64_t value) 
   end_b_.push_back(p.b);
   next_a_.push_back(kNone);
   next_b_.push_back(kNone);
-  std::vector<std::uint32_t> tree_a = component(p.a, kNone);
-  if (std::find(tree_a.begin(), tree_a.end(), p.b) != tree_a.end()) return rebuild();  // would close a cycle
-  std::vector<std::uint32_t> tree_b = component(p.b, kNone);
+  const std::uint32_t root_a = root_of(p.a), root_b = root_of(p.b);
+  if (root_a == root_b) {
+    // One tree (or, after a delete, perhaps two that union-find still joins): the walk decides.
+    const std::vector<std::uint32_t>& tree_a = component(p.a, kNone);
+    if (!sets_split_ || std::find(tree_a.begin(), tree_a.end(), p.b) != tree_a.end()) return rebuild();  // a cycle
+  }
   // Fix the smaller tree so that A[a] ^ B[b] becomes the key's stored value.
   const std::uint64_t x = payload(p.a) ^ payload(p.b) ^ stored_value(slot);
-  auto& smaller = tree_a.size() < tree_b.size() ? tree_a : tree_b;
-  xor_tree(smaller, x, message);
+  if (x != 0) xor_tree(component(set_size_[root_a] < set_size_[root_b] ? p.a : p.b, kNone), x, message);
   link(slot);
+  join(root_a, root_b);
   for (const std::uint32_t cell : {p.a, p.b}) {
     if (shape_.emptiness && (cells_[cell] & 1) == 0) {
       set_taken(cell, true);
@@ -155,6 +186,7 @@ OthelloMessage OthelloBuilder<Key>::erase(const Key& key) {
   const std::uint32_t slot = found->second;
   slots_.erase(found);
   unlink(slot);
+  sets_split_ = true;
   for (const std::uint32_t cell : {end_a_[slot], end_b_[slot]}) {
     if (shape_.emptiness && head_[cell] == kNone) {
       set_taken(cell, false);
@@ -237,8 +269,9 @@ OthelloMessage OthelloBuilder<Key>::rebuild() {
       break;
     }
   }
+  renew_sets();
   OthelloMessage message;
-  message.image = std::make_shared<const OthelloImage>(export_image());
+  if (config_.messages) message.image = std::make_shared<const OthelloImage>(export_image());
   return message;
 }
 

@@ -11,6 +11,7 @@ OthelloConfig OthelloMap<Key>::index_config(std::uint32_t capacity, std::uint64_
   config.capacity = std::max<std::uint32_t>(2, capacity);
   config.value_bits = static_cast<unsigned>(std::bit_width(config.capacity - 1));
   config.seed = seed;
+  config.messages = false;  // the map reads its index itself: no lookup structure follows it
   return config;
 }
 

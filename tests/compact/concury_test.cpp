@@ -89,7 +89,7 @@ TEST(Concury, RewritingOneVipLeavesTheOthersUntouched) {
 
 TEST(Concury, BulkLookupsAgreeWithSingleLookups) {
   TwoVips lb;
-  std::vector<ConcuryQuery> queries;
+  std::vector<LbQuery> queries;
   for (std::uint64_t n = 0; n < 1000; ++n) {
     queries.push_back({static_cast<std::uint32_t>(n % 2), compact_key<std::uint64_t>(n)});
     if (n % 3 == 0) lb.connect(queries.back().vip, queries.back().key);

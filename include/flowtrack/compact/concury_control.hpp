@@ -38,7 +38,8 @@ class ConcuryControl {
   // (OthelloBuilder::refill).
   ConcuryVipImage image(std::uint32_t vip, const ConcuryVipImage* in_use = nullptr) const;
 
-  void learn(std::uint32_t vip, std::uint64_t key, std::uint32_t dcode);
+  // Learns a connection with its Dcode; true when it was new (a known one keeps the Dcode given).
+  bool learn(std::uint32_t vip, std::uint64_t key, std::uint32_t dcode);
   void forget(std::uint32_t vip, std::uint64_t key);
   // Changes the pool; returns how many known connections lost their DIP (it left the list).
   std::size_t set_pool(std::uint32_t vip, std::vector<std::uint16_t> dips, std::vector<double> weights);

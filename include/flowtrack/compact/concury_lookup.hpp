@@ -3,20 +3,27 @@
 // entry is a valid DIP of that VIP. A known connection gets the Dcode the control plane stored for it; an
 // unknown one gets an arbitrary Dcode, uniform because free cells hold random values, hence a DIP with
 // odds following the weights; and every packet of it the same Dcode while the arrays are unchanged.
-// Stateful and stateless packets take the same path: two hashes, two cell reads, one row read.
+// Stateful and stateless packets take the same path: one hash, two cell reads, one row read.
 //
-// Concurrency: each VIP has its own epoch. A VIP rewrite (a pool or weight change) with the same
-// geometry is copied in place under that VIP's epoch, so other VIPs' lookups never wait and this VIP's
-// wait only for the copy; a rewrite that changes the arrays' size, and add_vip, need no reader inside.
+// Layout: what a lookup of a VIP reads first (seed, sizes, the cells' and the row's addresses) is half
+// a cache line per VIP in one flat array, the VIPs' epochs another, so that a burst over many VIPs
+// touches no other memory before its cells. The arrays themselves live beside, owned per VIP.
+//
+// Concurrency: sequence locks following the invariant of version_stripes.hpp (odd while a rewrite is
+// copied in): one per VIP, and one over the whole structure (its generation). A VIP rewrite (a pool or
+// weight change) with the same geometry is copied in place under both. A single lookup validates its
+// VIP's epoch, so it waits only for a copy of its own VIP; a bulk lookup validates a chunk of 32 keys
+// against the generation (one load before, one after) and reads a chunk that raced with any rewrite
+// again key by key, so it never waits for another VIP either. A rewrite that changes the arrays' size,
+// and add_vip, need no reader inside.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <vector>
 
+#include "flowtrack/compact/lb_query.hpp"
 #include "flowtrack/compact/othello_lookup.hpp"
-#include "flowtrack/compact/version_stripes.hpp"
 
 namespace flowtrack::compact {
 
@@ -26,14 +33,12 @@ struct ConcuryVipImage {
   friend bool operator==(const ConcuryVipImage&, const ConcuryVipImage&) = default;
 };
 
-// One packet's question: which VIP (its index) and the connection's 4-tuple as one word.
-struct ConcuryQuery {
-  std::uint32_t vip;
-  std::uint64_t key;
-};
-
 class ConcuryLookup {
  public:
+  // Every VIP's Othello has cells of exactly dcode_bits bits (no taken bit, no fingerprint), as
+  // ConcuryControl's images have.
+  explicit ConcuryLookup(unsigned dcode_bits = 12);
+
   std::uint32_t add_vip(const ConcuryVipImage& image);
   void apply(std::uint32_t vip, const ConcuryVipImage& image);
 
@@ -43,23 +48,53 @@ class ConcuryLookup {
     std::uint32_t dcode;
     std::uint16_t dip;
   };
-  Answer answer(std::uint32_t vip, std::uint64_t key) const { return read(vips_[vip], key); }
-  // A burst (a runtime burst of packets): hash all, prefetch every cell, then read.
-  void lookup_bulk(std::span<const ConcuryQuery> queries, std::span<std::uint16_t> dips) const;
+  Answer answer(std::uint32_t vip, std::uint64_t key) const;
+  // A burst (a runtime burst of packets), in three passes over each chunk of 32 so that the misses of a
+  // pass overlap: hash every key and prefetch its two cells; read the cells and prefetch the row entry
+  // of each Dcode; read the row. No branch per key. `dcodes`, when not empty, gets the Dcodes too.
+  void lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips,
+                   std::span<std::uint32_t> dcodes = {}) const;
 
   ConcuryVipImage image(std::uint32_t vip) const;  // with no concurrent writer
-  std::size_t vips() const { return vips_.size(); }
+  std::size_t vips() const { return hot_.size(); }
   std::size_t bytes() const;
 
  private:
-  struct Vip {
-    std::unique_ptr<OthelloLookup> codes;
-    std::vector<std::uint16_t> dips;
-    std::unique_ptr<VersionStripes> guard;  // one stripe: the VIP's arrays and row change together
+  // What every lookup of a VIP reads before its cells (two VIPs a cache line). seed and epoch change
+  // under readers (relaxed, and acquire / release, atomic accesses); the rest only with no reader inside.
+  struct alignas(32) Hot {
+    const std::uint64_t* cells;  // A's cells then B's, packed, dcode_bits each
+    const std::uint16_t* dips;   // the row
+    std::uint64_t seed;
+    std::uint32_t size_a, size_b;
   };
-  Answer read(const Vip& vip, std::uint64_t key) const;
+  struct Owned {
+    OthelloShape shape;
+    PackedCells cells;
+    std::vector<std::uint16_t> dips;
+  };
+  // The cell width, a constant for the default Dcode width (the compiler folds every multiply and mask
+  // of the hot path), else read at run time; the same code serves both.
+  template <unsigned kBits>
+  struct FixedWidth {
+    static constexpr unsigned bits() { return kBits; }
+  };
+  struct AnyWidth {
+    unsigned width;
+    unsigned bits() const { return width; }
+  };
+  template <class Width>
+  static std::uint32_t dcode_of(const Hot& vip, std::uint64_t key, Width width);
+  template <class Width>
+  void bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips, std::span<std::uint32_t> dcodes, Width width) const;
+  void point(std::uint32_t vip);  // hot_[vip] from owned_[vip]
+  void check(const ConcuryVipImage& image) const;
 
-  std::vector<Vip> vips_;
+  unsigned dcode_bits_;
+  std::vector<Hot> hot_;
+  std::vector<std::uint32_t> epochs_;  // per VIP; odd while a rewrite is copied in
+  std::uint32_t generation_ = 0;       // odd while a rewrite of any VIP is copied in
+  std::vector<Owned> owned_;
 };
 
 }  // namespace flowtrack::compact

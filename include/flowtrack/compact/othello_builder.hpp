@@ -5,9 +5,11 @@
 // give the cell a value and walk the tree, setting each far cell to (near cell xor the edge's value).
 // Inserting an edge between two different trees only needs the smaller tree xor-ed by one constant;
 // an edge inside one tree would close a cycle, and the whole structure is rebuilt with a new seed.
-// Connectivity is tested by walking the (small) component rather than with union-find: the arrays hold
-// 2.33 cells per key, so |A| |B| > n^2 and the random graph stays below its giant-component threshold;
-// its trees have O(log n) cells w.h.p., and unlike union-find the walk needs no repair after a delete.
+// Connectivity is tested with union-find over the cells (union by size, path halving), whose sizes
+// also tell which tree is the smaller, so an insert walks that tree only, and only when its cells must
+// change. A delete may split a tree, which union-find cannot undo: after one, "connected" is
+// confirmed by walking the component (trees have O(log n) cells w.h.p.: the arrays hold 2.33 cells per
+// key, below the random graph's giant-component threshold) until the next rebuild renews it.
 //
 // Every update returns the message that brings a lookup structure (OthelloLookup) from the previous
 // state to the new one: absolute cell writes, or a whole image after a rebuild.
@@ -31,6 +33,7 @@ struct OthelloConfig {
   unsigned fingerprint_bits = 0;  // 0..24
   bool emptiness = false;         // the taken bit per cell (alien detection)
   bool random_fill = false;       // free cells and tree roots get random values (uniform alien answers)
+  bool messages = true;           // updates return messages; off for an index no lookup structure follows
   std::uint64_t seed = 1;
 };
 
@@ -39,7 +42,8 @@ class OthelloBuilder {
  public:
   explicit OthelloBuilder(const OthelloConfig& config);
 
-  // Inserts the key or changes its value. Values are masked to value_bits.
+  // Inserts the key or changes its value. Values are masked to value_bits. (Every update's message is
+  // empty when the configuration turns messages off.)
   OthelloMessage insert(const Key& key, std::uint64_t value);
   // Removes the key; survivors' answers do not change (only taken bits may be cleared).
   OthelloMessage erase(const Key& key);
@@ -83,15 +87,23 @@ class OthelloBuilder {
   std::uint64_t payload(std::uint32_t cell) const { return cells_[cell] >> shape_.taken_bits(); }
   void set_payload(std::uint32_t cell, std::uint64_t payload);
   void set_taken(std::uint32_t cell, bool taken);
-  // The cells of the tree holding `cell`, ignoring the edge of `skip_slot`.
-  std::vector<std::uint32_t> component(std::uint32_t cell, std::uint32_t skip_slot) const;
+  // The cells of the tree holding `cell`, ignoring the edge of `skip_slot` (in a scratch buffer that
+  // the next walk reuses).
+  const std::vector<std::uint32_t>& component(std::uint32_t cell, std::uint32_t skip_slot) const;
+  // Union-find over the cells: the root of a cell's set; sets joined by an edge.
+  std::uint32_t root_of(std::uint32_t cell);
+  void join(std::uint32_t a, std::uint32_t b);
+  void renew_sets();  // from the edges, after a rebuild
   void link(std::uint32_t slot);
   void unlink(std::uint32_t slot);
   void relabel_slot(std::uint32_t from, std::uint32_t to);
   // xor every cell of `tree` by x, recording the writes
   void xor_tree(const std::vector<std::uint32_t>& tree, std::uint64_t x, OthelloMessage& message);
-  void record(std::uint32_t cell, OthelloMessage& message) const { message.writes.push_back({cell, cells_[cell]}); }
-  // New seed (and sizes for capacity_) until the graph of all keys is acyclic; returns the image message.
+  void record(std::uint32_t cell, OthelloMessage& message) const {
+    if (config_.messages) message.writes.push_back({cell, cells_[cell]});
+  }
+  // New seed (and sizes for capacity_) until the graph of all keys is acyclic; returns the image message
+  // (empty when messages are off).
   OthelloMessage rebuild();
   // Fills every tree of the current graph; false on a cycle. value(slot) gives the stored value of the
   // key in that slot; each tree's root (and each free cell) gets root_value(cell), masked to payload_bits.
@@ -117,6 +129,9 @@ class OthelloBuilder {
   std::vector<std::uint32_t> next_a_, next_b_;      // per slot: next slot in the list of its A / B cell
   std::vector<std::uint32_t> head_;                 // per cell: first slot with an edge there
   std::vector<std::uint64_t> cells_;                // the arrays, one cell per word
+  std::vector<std::uint32_t> set_parent_, set_size_;  // union-find per cell (size: at roots, an upper bound)
+  bool sets_split_ = false;                          // a delete came since renew_sets()
+  mutable std::vector<std::uint32_t> walk_, walk_parent_;  // component()'s scratch
   std::unordered_map<Key, std::uint32_t, KeyHasher> slots_;
 };
 

@@ -49,11 +49,20 @@ struct OthelloProbe {
   std::uint64_t fingerprint;
 };
 
+// The two cells of a key whose seeded hash is h: A's from the low half, B's (offset by size_a) from the
+// high half. Every reader of an Othello goes through here, so all agree with the control plane.
+struct OthelloCells {
+  std::uint32_t a, b;
+};
+inline OthelloCells othello_cells(std::uint64_t h, std::uint32_t size_a, std::uint32_t size_b) {
+  return {reduce(low_half(h), size_a), size_a + reduce(high_half(h), size_b)};
+}
+
 template <CompactKey Key>
 OthelloProbe othello_probe(const OthelloShape& shape, const Key& key) {
   constexpr std::uint64_t kFingerprintSalt = 0xf1a9e7d3c5b4a291ull;
-  const std::uint64_t h = seeded_hash(key, shape.seed);
-  OthelloProbe p{reduce(low_half(h), shape.size_a), shape.size_a + reduce(high_half(h), shape.size_b), 0};
+  const OthelloCells cells = othello_cells(seeded_hash(key, shape.seed), shape.size_a, shape.size_b);
+  OthelloProbe p{cells.a, cells.b, 0};
   if (shape.fingerprint_bits != 0) {
     p.fingerprint = seeded_hash(key, shape.seed ^ kFingerprintSalt) & ((1ull << shape.fingerprint_bits) - 1);
   }
@@ -111,15 +120,6 @@ class OthelloLookup {
     __builtin_prefetch(cells_.address_of(p.a));
     __builtin_prefetch(cells_.address_of(p.b));
   }
-
-  // Unguarded access, for an owner that guards every write itself (its only writes are whole images
-  // applied inside its own exclusive section, as ConcuryLookup's are) and validates its readers: the
-  // key's probe (hash and cells) and the value at a probe, without this structure's stripes.
-  template <CompactKey Key>
-  OthelloProbe probe(const Key& key) const {
-    return othello_probe(current_shape(), key);
-  }
-  std::uint64_t value_at(const OthelloProbe& p) const { return value_of(read_at(p)); }
 
   OthelloImage image() const { return {shape_, cells_}; }  // with no concurrent writer
   const OthelloShape& shape() const { return shape_; }    // with no concurrent writer

@@ -1,9 +1,10 @@
 // An array of `width`-bit cells (1..64) packed back to back in 64-bit words: the compact structures'
 // storage, so that memory follows the formulas (2.33 l bits per key for Othello, l bits per slot for Ludo).
 //
-// A cell may straddle two words; a read loads both words. Every word access is a relaxed atomic (see
-// util/relaxed_atomic.hpp), so one writer may update cells while readers read: a reader can then see a
-// cell half old, half new, and must validate with the structure's version stripes (version_stripes.hpp).
+// A cell may straddle two words; a read always loads both (no branch). Every word access is a relaxed
+// atomic (see util/relaxed_atomic.hpp), so one writer may update cells while readers read: a reader can
+// then see a cell half old, half new, and must validate with the structure's version stripes
+// (version_stripes.hpp).
 // The word array has one spare word at the end so a read of the last cell never leaves it.
 #pragma once
 
@@ -26,13 +27,16 @@ class PackedCells {
   unsigned width() const { return width_; }
   std::size_t bytes() const { return words_.size() * sizeof(std::uint64_t); }
 
-  std::uint64_t get(std::size_t i) const {
-    const std::size_t bit = i * width_;
-    const std::size_t word = bit / 64;
+  std::uint64_t get(std::size_t i) const { return packed_cell(words_.data(), i, width_, mask_); }
+
+  // Cell i of `width`-bit cells packed in `words` (one spare word after the last cell's): both words a
+  // cell may touch are loaded, so the read has no branch (a straddling cell is an unpredictable one).
+  static std::uint64_t packed_cell(const std::uint64_t* words, std::size_t i, unsigned width, std::uint64_t mask) {
+    const std::size_t bit = i * width;
     const unsigned shift = bit % 64;
-    std::uint64_t value = load_relaxed(words_[word]) >> shift;
-    if (shift + width_ > 64) value |= load_relaxed(words_[word + 1]) << (64 - shift);
-    return value & mask_;
+    const std::uint64_t low = load_relaxed(words[bit / 64]), high = load_relaxed(words[bit / 64 + 1]);
+    const unsigned __int128 both = static_cast<unsigned __int128>(high) << 64 | low;  // one double shift
+    return static_cast<std::uint64_t>(both >> shift) & mask;
   }
 
   // Writer only. Other cells sharing the words keep their values.

@@ -7,6 +7,8 @@
 #include <span>
 #include <vector>
 
+#include "flowtrack/hash/seeded_hash.hpp"
+
 namespace flowtrack::compact {
 
 std::vector<std::uint16_t> weighted_code_table(std::span<const std::uint16_t> backends, std::span<const double> weights,
@@ -21,5 +23,12 @@ struct CodeRange {
   std::uint32_t first = 0, count = 0;
 };
 std::vector<CodeRange> code_ranges(std::span<const std::uint16_t> backends, std::span<const std::uint16_t> table);
+
+// The baselines' choice for a new connection (a Maglev-style hash into the table): the entry the key's
+// hash picks. The table has 2^k entries.
+inline std::uint16_t hashed_pick(std::span<const std::uint16_t> table, std::uint64_t key) {
+  constexpr std::uint64_t kPickSeed = 0x77;  // apart from the connection tables' hashes
+  return table[seeded_hash(key, kPickSeed) & (table.size() - 1)];
+}
 
 }  // namespace flowtrack::compact

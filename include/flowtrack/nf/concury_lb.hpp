@@ -75,8 +75,9 @@ class ConcuryLb {
  public:
   static constexpr unsigned kDcodeBits = 12;
 
-  // Uses the services, the changes, maglev_size (the bound on backends per service) and seed of the
-  // stateful LB's configuration; policy, timeouts and table sizes do not apply.
+  // Uses the services, the changes, maglev_size (the bound on backends per service), seed, the longest
+  // timeout and max_connections (each service's control plane is sized for its share) of the stateful
+  // LB's configuration; the policy and the other table sizes do not apply.
   explicit ConcuryLb(const StatefulLbConfig& config);
 
   // Three stages: lookup (every packet to a service, in bulk), state (per packet in order: the pool
@@ -115,8 +116,10 @@ class ConcuryLb {
   void lookup_burst(std::span<const NfPacket> burst);
   LbPlan decide(NfPacket& packet, std::size_t i);
   // The cold path: a packet that may open a connection; returns the backend it goes to.
-  [[gnu::noinline]] std::uint16_t open(std::uint32_t service, std::uint64_t key, std::uint16_t backend, Nanos now);
-  [[gnu::noinline]] LbPlan answer(NfPacket& packet);
+  [[gnu::noinline]] std::uint16_t open(std::uint32_t service, std::uint64_t key, compact::ConcuryLookup::Answer arrays, Nanos now);
+  [[gnu::noinline]] LbPlan answer(NfPacket& packet, std::size_t i);
+  // An answer's plan: its source becomes the service's VIP and port.
+  LbPlan restore_service(std::uint32_t service) const;
   [[gnu::noinline]] void apply_change(const PoolChange& change);
   void audit(std::uint32_t service, std::uint64_t key, std::uint16_t backend, bool opening);
   // Rewrites the service's arrays from its control plane.
@@ -151,15 +154,20 @@ class ConcuryLb {
   bool audit_ = false;
   absl::flat_hash_map<std::pair<std::uint32_t, std::uint64_t>, std::uint16_t> first_backend_;  // the audit's
 
-  // The burst's lookups: services_of_[i] is packet i's service (kNoService: not to a service), and
-  // backends_[i] its backend as the arrays gave it at the lookup stage. Every rewrite of arrays bumps
-  // generation_: a packet looked up under another generation is looked up again, alone, so that the
-  // burst sees what one packet at a time would.
+  // The burst's lookups, in one bulk lookup: services_of_[i] is packet i's service (kNoService: not to
+  // a service); its query (or, for a backend's answer, listing_of_[i]'s queries, one per service listing
+  // the backend, in order) starts at first_query_[i], and the arrays' answers sit at the same index.
+  // Every rewrite of arrays bumps generation_: a packet looked up under another generation is looked
+  // up again, alone, so that the burst sees what one packet at a time would.
+  using ServiceListing = std::vector<ServiceBackend>;
+  compact::ConcuryLookup::Answer looked_up(std::size_t query) const;
+  static constexpr std::size_t kQueries = 4 * kMaxBurst;
   std::array<std::uint32_t, kMaxBurst> services_of_;
-  std::array<std::uint16_t, kMaxBurst> backends_;
-  std::array<compact::ConcuryQuery, kMaxBurst> queries_;
-  std::array<std::uint8_t, kMaxBurst> query_packet_;
-  std::array<std::uint16_t, kMaxBurst> answers_;
+  std::array<std::uint16_t, kMaxBurst> first_query_;
+  std::array<const ServiceListing*, kMaxBurst> listing_of_;
+  std::array<compact::LbQuery, kQueries> queries_;
+  std::array<std::uint16_t, kQueries> answers_;
+  std::array<std::uint32_t, kQueries> answer_dcodes_;
   std::uint64_t generation_ = 0, burst_generation_ = 0;
   std::array<LbPlan, kMaxBurst> plans_;
 };
