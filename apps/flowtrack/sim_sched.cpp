@@ -238,18 +238,24 @@ void run_sim(SimOptions o) {
 
 namespace {
 
+// What every `sim afd --json` line starts with: the trace and the detector's configuration.
+JsonObject afd_json(const AfdOptions& o, const HeaderTrace& trace, const DetectorConfig& config) {
+  JsonObject line;
+  line.set("trace", trace_label(o.trace))
+      .set("packets", trace.packets())
+      .set("flows", trace.flows())
+      .set("cache", o.cache)
+      .set("annex", config.annex_entries)
+      .set("sampling", config.sampling);
+  return line;
+}
+
 void print_windowed(const AfdOptions& o, const HeaderTrace& trace, const DetectorConfig& config) {
   for (std::size_t window : o.windows) {
     if (window > trace.packets()) throw UserError(fmt::format("sim afd: --window {} is longer than the trace", window));
     const WindowedAccuracy w = measure_windowed_accuracy(trace, config, window);
     if (o.json) {
-      JsonObject()
-          .set("trace", trace_label(o.trace))
-          .set("packets", trace.packets())
-          .set("flows", trace.flows())
-          .set("cache", o.cache)
-          .set("annex", config.annex_entries)
-          .set("sampling", config.sampling)
+      afd_json(o, trace, config)
           .set("window", window)
           .set("checks", w.checks)
           .set("accuracy_mean", w.mean)
@@ -294,13 +300,7 @@ void run_afd(const AfdOptions& o) {
       }
       const DetectorAccuracy a = measure_detector_accuracy(trace, config);
       if (o.json) {
-        JsonObject()
-            .set("trace", trace_label(o.trace))
-            .set("packets", trace.packets())
-            .set("flows", trace.flows())
-            .set("cache", o.cache)
-            .set("annex", annex)
-            .set("sampling", sampling)
+        afd_json(o, trace, config)
             .set("top_found", a.top_found)
             .set("false_positives", a.false_positives)
             .set("false_positive_rate", a.false_positive_rate)
