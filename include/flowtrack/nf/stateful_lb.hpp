@@ -94,10 +94,7 @@ class StatefulLb {
 
   // Ages connections out; their backends' live counts drop.
   std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget) {
-    const std::size_t n = tracker_.expire(now, budget, [&](ConnId, const auto& connection) {
-      const LbAssignment a = connection.payload;
-      --services_[a.service].backends()[a.backend].connections;
-    });
+    const std::size_t n = tracker_.expire(now, budget, [&](ConnId, const auto& connection) { release_backend(connection.payload); });
     counters_.connections_expired += n;
     return n;
   }
@@ -184,9 +181,11 @@ class StatefulLb {
     return state == TcpState::time_wait || state == TcpState::close;
   }
 
+  // A connection's end, by expiry or early: its backend has one live connection fewer.
+  void release_backend(const LbAssignment& a) { --services_[a.service].backends()[a.backend].connections; }
+
   void end_connection(ConnId conn) {
-    const LbAssignment a = tracker_.payload(conn);
-    --services_[a.service].backends()[a.backend].connections;
+    release_backend(tracker_.payload(conn));
     tracker_.destroy(conn);
     ++counters_.connections_expired;  // its end, early: created and expired still balance
   }
