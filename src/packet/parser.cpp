@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
 
 #include "flowtrack/packet/bytes.hpp"
 #include "flowtrack/packet/mac_address.hpp"
@@ -301,7 +302,70 @@ std::string_view parse_status_name(ParseStatus status) {
   return index < kNames.size() ? kNames[index] : "unknown";
 }
 
+namespace {
+
+// The shortcut of parse_frame: an untagged Ethernet frame, IPv4 without options (version and IHL byte
+// 0x45), neither flag nor offset of fragmentation set (DF may be), a TCP header whose data offset fits
+// or a whole UDP header, all within the captured bytes and the IP total length. Writes every field that
+// always means something (parser.hpp's rule) and returns true; false, with `out` untouched, for anything
+// else, which the general walk then parses (with its own answer for every malformed case).
+bool parse_plain_ipv4(const std::uint8_t* p, std::size_t len, ParsedPacket& out) {
+  constexpr std::size_t l3 = 14, l4 = l3 + 20;
+  if (len < l4 + 8 || load_raw<std::uint16_t>(p + 12) != to_network16(kEtherTypeIpv4) || p[l3] != 0x45) return false;
+  if ((load_be16(p + l3 + 6) & 0x3fff) != 0) return false;
+  const std::uint16_t total_length = load_be16(p + l3 + 2);
+  const std::size_t l3_end = std::min(l3 + total_length, len);
+  const std::uint8_t protocol = p[l3 + 9];
+  std::size_t payload = 0;
+  std::uint8_t tcp_flags = 0;
+  if (protocol == ipproto::kTcp) {
+    payload = l4 + static_cast<std::size_t>(p[l4 + 12] >> 4) * 4;
+    if (payload < l4 + 20 || payload > l3_end) return false;
+    tcp_flags = p[l4 + 13];
+  } else if (protocol == ipproto::kUdp) {
+    payload = l4 + 8;
+    if (payload > l3_end) return false;
+  } else {
+    return false;
+  }
+  out.key4.src_addr = load_raw<std::uint32_t>(p + l3 + 12);
+  out.key4.dst_addr = load_raw<std::uint32_t>(p + l3 + 16);
+  out.key4.src_port = load_raw<std::uint16_t>(p + l4);
+  out.key4.dst_port = load_raw<std::uint16_t>(p + l4 + 2);
+  out.key4.protocol = protocol;
+  out.key4.padding = {};
+  out.ip_version = 4;
+  out.l3_offset = l3;
+  out.l4_offset = l4;
+  out.payload_offset = static_cast<std::uint16_t>(payload);
+  out.l3_end = static_cast<std::uint16_t>(l3_end);
+  out.ip_total_length = total_length;
+  out.captured_truncated = l3 + total_length > len;
+  out.vlan_count = 0;
+  out.is_fragment = false;
+  out.has_ports = true;
+  out.ip_id = load_be16(p + l3 + 4);
+  out.fragment_offset = 0;
+  out.more_fragments = false;
+  out.tcp_flags = tcp_flags;
+  out.icmp_type = 0;
+  out.icmp_code = 0;
+  out.icmp_is_query = false;
+  out.icmp_is_error = false;
+  out.has_embedded = false;
+  return true;
+}
+
+}  // namespace
+
 ParseStatus parse_frame(std::span<const std::uint8_t> frame, LinkType link, ParsedPacket& out) {
+  if (link == LinkType::ethernet && parse_plain_ipv4(frame.data(), std::min(frame.size(), kMaxFrameBytes), out)) {
+    return ParseStatus::ok;
+  }
+  return parse_frame_general(frame, link, out);
+}
+
+ParseStatus parse_frame_general(std::span<const std::uint8_t> frame, LinkType link, ParsedPacket& out) {
   out = ParsedPacket{};
   const std::uint8_t* p = frame.data();
   const std::size_t len = std::min(frame.size(), kMaxFrameBytes);
@@ -359,6 +423,23 @@ ParseStatus parse_frame(std::span<const std::uint8_t> frame, LinkType link, Pars
   if (ethertype == kEtherTypeIpv4) return parse_ip(p, off, len, out.key4, out);
   if (ethertype == kEtherTypeIpv6) return parse_ip(p, off, len, out.key6, out);
   return link == LinkType::ethernet ? ParseStatus::unsupported_ethertype : ParseStatus::unsupported_link_protocol;
+}
+
+bool same_meaning(const ParsedPacket& a, const ParsedPacket& b) {
+  const auto always = [](const ParsedPacket& p) {
+    return std::tie(p.key4, p.ip_version, p.l3_offset, p.l4_offset, p.payload_offset, p.l3_end, p.ip_total_length,
+                    p.captured_truncated, p.vlan_count, p.is_fragment, p.has_ports, p.ip_id, p.fragment_offset,
+                    p.more_fragments, p.tcp_flags, p.icmp_type, p.icmp_code, p.icmp_is_query, p.icmp_is_error,
+                    p.has_embedded);
+  };
+  if (always(a) != always(b)) return false;
+  if (a.ip_version == 6 && a.key6 != b.key6) return false;
+  for (std::size_t i = 0; i < a.vlan_count; ++i) {
+    if (a.vlan_ids[i] != b.vlan_ids[i]) return false;
+  }
+  if (!a.has_embedded) return true;
+  return std::tie(a.embedded_l3_offset, a.embedded_l4_offset, a.embedded_key4, a.embedded_key6) ==
+         std::tie(b.embedded_l3_offset, b.embedded_l4_offset, b.embedded_key4, b.embedded_key6);
 }
 
 }  // namespace flowtrack

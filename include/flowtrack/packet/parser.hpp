@@ -46,20 +46,21 @@ std::string_view parse_status_name(ParseStatus status);
 
 inline constexpr std::size_t kParseStatusCount = static_cast<std::size_t>(ParseStatus::count_);
 
+// Which fields mean something: every field up to `has_embedded` always (zero when the packet has none
+// of it: no transport header, not a fragment, not ICMP); key6 only when ip_version == 6; vlan_ids[i]
+// only for i < vlan_count; the embedded_* fields only when has_embedded. Fields outside that rule keep
+// whatever an earlier packet left (the common case's parse writes only the fields that always mean
+// something), so nothing may read them.
 struct ParsedPacket {
-  std::uint8_t ip_version = 0;  // 4 or 6 once the IP header parsed
   FlowKeyV4 key4;               // valid when ip_version == 4
-  FlowKeyV6 key6;               // valid when ip_version == 6
-
+  std::uint8_t ip_version = 0;  // 4 or 6 once the IP header parsed
   std::uint16_t l3_offset = 0;       // first byte of the IP header
   std::uint16_t l4_offset = 0;       // first byte of the transport header (0 when there is none)
   std::uint16_t payload_offset = 0;  // first byte after the transport header (0 when there is none)
   std::uint16_t l3_end = 0;          // one past the last byte of the IP packet, clamped to the capture
   std::uint16_t ip_total_length = 0; // as the header says (IPv6: 40 + payload length)
   bool captured_truncated = false;   // the capture holds fewer bytes than the IP packet
-
   std::uint8_t vlan_count = 0;
-  std::uint16_t vlan_ids[2] = {0, 0};  // outer first
 
   // Fragments: a non-first fragment has no transport header; its key has zero ports.
   bool is_fragment = false;
@@ -76,10 +77,14 @@ struct ParsedPacket {
   bool icmp_is_query = false;  // echo and friends: the identifier is in both key ports
   bool icmp_is_error = false;  // destination unreachable, time exceeded, ...
   bool has_embedded = false;   // an ICMP error whose embedded packet parsed far enough for a key
-  FlowKeyV4 embedded_key4;     // the original packet's key, as that packet had it (its direction)
-  FlowKeyV6 embedded_key6;
+
+  // The fields below mean something only as the rule above says.
+  std::uint16_t vlan_ids[2] = {0, 0};  // outer first
+  FlowKeyV6 key6;                      // valid when ip_version == 6
   std::uint16_t embedded_l3_offset = 0;
   std::uint16_t embedded_l4_offset = 0;  // 0 when the embedded transport header is not present
+  FlowKeyV4 embedded_key4;     // the original packet's key, as that packet had it (its direction)
+  FlowKeyV6 embedded_key6;
 
   std::uint8_t protocol() const { return ip_version == 4 ? key4.protocol : key6.protocol; }
 };
@@ -93,6 +98,15 @@ inline constexpr std::uint8_t kAck = 0x10;
 }  // namespace tcpflag
 
 // Parses one frame. On any status other than ok, `out` holds what was parsed before the failure.
+// An untagged Ethernet frame of an IPv4 packet without options or fragmentation carrying a whole TCP or
+// UDP header (nearly every packet) takes a shortcut that checks and writes only what such a packet has.
 ParseStatus parse_frame(std::span<const std::uint8_t> frame, LinkType link, ParsedPacket& out);
+
+// parse_frame without the shortcut: every frame through the general walk. Its answer is parse_frame's
+// (the parser's tests and fuzz target compare the two), so only they call it.
+ParseStatus parse_frame_general(std::span<const std::uint8_t> frame, LinkType link, ParsedPacket& out);
+
+// Whether two parses agree on every field that means something (ParsedPacket's rule).
+bool same_meaning(const ParsedPacket& a, const ParsedPacket& b);
 
 }  // namespace flowtrack
