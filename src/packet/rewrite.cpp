@@ -22,21 +22,23 @@ std::size_t transport_checksum_offset(const ParsedPacket& packet, bool covers_ps
   return at + 2 <= packet.l3_end ? at : 0;
 }
 
+// The deltas below take every word and checksum as it lies in the frame (loaded raw, no byte swap):
+// ChecksumDelta's arithmetic holds in either byte order.
+
 // Applies the change of the covered words to the checksum at `at`, honouring UDP's "0 means none" (left
-// 0) and its "a computed 0 is sent as 0xffff".
+// 0) and its "a computed 0 is sent as 0xffff" (both byte-order symmetric).
 void apply_to_checksum(std::uint8_t* p, std::size_t at, bool is_udp, const ChecksumDelta& delta) {
-  const std::uint16_t current = load_be16(p + at);
+  const auto current = load_raw<std::uint16_t>(p + at);
   if (is_udp && current == 0) return;
   std::uint16_t updated = delta.applied_to(current);
   if (is_udp && updated == 0) updated = 0xffff;
-  store_be16(p + at, updated);
+  store_raw(p + at, updated);
 }
 
-// Writes the big-endian 16-bit field at `at` (new_value in network order) and adds its change to `delta`.
+// Writes the 16-bit field at `at` (new_value in network order) and adds its change to `delta`.
 void store_word(std::uint8_t* p, std::size_t at, std::uint16_t new_value, ChecksumDelta& delta) {
-  const std::uint16_t old_host = load_be16(p + at);
+  delta.change16(load_raw<std::uint16_t>(p + at), new_value);
   store_raw(p + at, new_value);
-  delta.change16(old_host, load_be16(p + at));
 }
 
 // Writes an IPv4 address (network order) at `field` of the IP header and updates the header checksum;
@@ -44,9 +46,8 @@ void store_word(std::uint8_t* p, std::size_t at, std::uint16_t new_value, Checks
 ChecksumDelta store_ipv4_addr(std::uint8_t* p, const ParsedPacket& packet, std::size_t field, std::uint32_t new_addr) {
   const std::size_t at = packet.l3_offset + field;
   ChecksumDelta delta;
-  const std::uint32_t old_host = load_be32(p + at);
+  delta.change32(load_raw<std::uint32_t>(p + at), new_addr);
   store_raw(p + at, new_addr);
-  delta.change32(old_host, load_be32(p + at));
   apply_to_checksum(p, packet.l3_offset + 10, false, delta);
   return delta;
 }

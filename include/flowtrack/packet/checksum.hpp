@@ -34,6 +34,9 @@ std::uint16_t transport_checksum(std::uint32_t pseudo_sum, std::span<const std::
 // (~m + m') over the changed words), folded once when applied. Folding once gives the same checksum as
 // applying the changes one word at a time (both folds land in 1..0xffff unless every term is zero, and
 // are congruent modulo 0xffff), so a rewrite of several fields costs one fold per checksum it updates.
+// Unlike the rest of this file, it works in either byte order, as long as the words and the checksum
+// are all taken in the same one (RFC 1071 section 2(B): swapping the bytes of every term swaps those of
+// the one's complement sum): the rewrites give it the fields as they lie in the frame, unswapped.
 class ChecksumDelta {
  public:
   void change16(std::uint16_t old_word, std::uint16_t new_word) {
