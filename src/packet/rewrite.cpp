@@ -104,20 +104,28 @@ void rewrite_icmp_identifier(std::span<std::uint8_t> frame, const ParsedPacket& 
 
 void rewrite_ipv4_endpoint(std::span<std::uint8_t> frame, const ParsedPacket& packet, Endpoint which,
                            std::uint32_t new_addr, std::uint16_t new_port) {
-  const std::uint8_t protocol = packet.protocol();
-  const bool ports = protocol == ipproto::kTcp || protocol == ipproto::kUdp;
-  const std::size_t l4_sum = transport_checksum_offset(packet, true);
   const std::size_t addr_field = which == Endpoint::source ? 12 : 16;
-  if (packet.ip_version != 4 || !ports || l4_sum == 0) {
+  const std::uint8_t protocol = packet.protocol();
+  const bool tcp = protocol == ipproto::kTcp;
+  const std::size_t l4_sum = transport_checksum_offset(packet, true);
+  if (packet.ip_version != 4 || !(tcp || protocol == ipproto::kUdp) || l4_sum == 0) {
     // No transport checksum to share: the address and the identifier (if any) on their own.
     rewrite_ipv4_addr(frame, packet, addr_field, new_addr);
     rewrite_icmp_identifier(frame, packet, new_port);
     return;
   }
-  std::uint8_t* p = frame.data();
-  ChecksumDelta delta = store_ipv4_addr(p, packet, addr_field, new_addr);
-  store_word(p, packet.l4_offset + (which == Endpoint::source ? 0u : 2u), new_port, delta);
-  apply_to_checksum(p, l4_sum, protocol == ipproto::kUdp, delta);
+  // Every offset is read before the first store: a store through the frame's bytes may alias `packet`
+  // as far as the compiler knows, and would make it read each field again.
+  std::uint8_t* const p = frame.data();
+  const std::size_t l3 = packet.l3_offset;
+  const std::size_t port = packet.l4_offset + (which == Endpoint::source ? 0u : 2u);
+  ChecksumDelta delta;
+  delta.change32(load_raw<std::uint32_t>(p + l3 + addr_field), new_addr);
+  store_raw(p + l3 + addr_field, new_addr);
+  apply_to_checksum(p, l3 + 10, false, delta);  // the IP header covers the address
+  delta.change16(load_raw<std::uint16_t>(p + port), new_port);
+  store_raw(p + port, new_port);
+  apply_to_checksum(p, l4_sum, !tcp, delta);  // the transport checksum both, through its pseudo header
 }
 
 void rewrite_quoted_endpoint(std::span<std::uint8_t> frame, const ParsedPacket& packet, QuotedEndpoint which,
