@@ -104,28 +104,33 @@ void rewrite_icmp_identifier(std::span<std::uint8_t> frame, const ParsedPacket& 
 
 void rewrite_ipv4_endpoint(std::span<std::uint8_t> frame, const ParsedPacket& packet, Endpoint which,
                            std::uint32_t new_addr, std::uint16_t new_port) {
-  const std::size_t addr_field = which == Endpoint::source ? 12 : 16;
-  const std::uint8_t protocol = packet.protocol();
-  const bool tcp = protocol == ipproto::kTcp;
-  const std::size_t l4_sum = transport_checksum_offset(packet, true);
-  if (packet.ip_version != 4 || !(tcp || protocol == ipproto::kUdp) || l4_sum == 0) {
+  const bool source = which == Endpoint::source;
+  const std::uint8_t protocol = packet.key4.protocol;
+  const bool udp = protocol == ipproto::kUdp;
+  // Where the transport checksum lies for TCP (16) and UDP (6); checked against the packet's end below.
+  const std::size_t l4_sum = packet.l4_offset + (udp ? 6u : 16u);
+  if (packet.ip_version != 4 || !packet.has_ports || !(udp || protocol == ipproto::kTcp) || l4_sum + 2 > packet.l3_end) {
     // No transport checksum to share: the address and the identifier (if any) on their own.
-    rewrite_ipv4_addr(frame, packet, addr_field, new_addr);
+    rewrite_ipv4_addr(frame, packet, source ? 12 : 16, new_addr);
     rewrite_icmp_identifier(frame, packet, new_port);
     return;
   }
-  // Every offset is read before the first store: a store through the frame's bytes may alias `packet`
-  // as far as the compiler knows, and would make it read each field again.
   std::uint8_t* const p = frame.data();
-  const std::size_t l3 = packet.l3_offset;
-  const std::size_t port = packet.l4_offset + (which == Endpoint::source ? 0u : 2u);
+  std::uint8_t* const addr = p + packet.l3_offset + (source ? 12u : 16u);
+  std::uint8_t* const ip_sum = p + packet.l3_offset + 10u;
+  std::uint8_t* const port = p + packet.l4_offset + (source ? 0u : 2u);
+  std::uint8_t* const transport_sum = p + l4_sum;
   ChecksumDelta delta;
-  delta.change32(load_raw<std::uint32_t>(p + l3 + addr_field), new_addr);
-  store_raw(p + l3 + addr_field, new_addr);
-  apply_to_checksum(p, l3 + 10, false, delta);  // the IP header covers the address
-  delta.change16(load_raw<std::uint16_t>(p + port), new_port);
-  store_raw(p + port, new_port);
-  apply_to_checksum(p, l4_sum, !tcp, delta);  // the transport checksum both, through its pseudo header
+  delta.change32(load_raw<std::uint32_t>(addr), new_addr);
+  store_raw(addr, new_addr);
+  store_raw(ip_sum, delta.applied_to(load_raw<std::uint16_t>(ip_sum)));  // the IP header covers the address
+  delta.change16(load_raw<std::uint16_t>(port), new_port);
+  store_raw(port, new_port);
+  // The transport checksum covers both (the address through its pseudo header). UDP: 0 is "none".
+  const auto current = load_raw<std::uint16_t>(transport_sum);
+  if (udp && current == 0) return;
+  const std::uint16_t updated = delta.applied_to(current);
+  store_raw(transport_sum, udp && updated == 0 ? std::uint16_t{0xffff} : updated);
 }
 
 void rewrite_quoted_endpoint(std::span<std::uint8_t> frame, const ParsedPacket& packet, QuotedEndpoint which,
