@@ -319,6 +319,7 @@ bool parse_plain_ipv4(const std::uint8_t* p, std::size_t len, ParsedPacket& out)
   std::size_t payload = 0;
   std::uint8_t tcp_flags = 0;
   if (protocol == ipproto::kTcp) {
+    if (l3_end < l4 + 20) return false;  // l3_end <= len: the fixed header is readable from here on
     payload = l4 + static_cast<std::size_t>(p[l4 + 12] >> 4) * 4;
     if (payload < l4 + 20 || payload > l3_end) return false;
     tcp_flags = p[l4 + 13];
