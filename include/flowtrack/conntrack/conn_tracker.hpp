@@ -128,10 +128,19 @@ class ConnTracker {
   }
 
   // Brings towards the cache what the nth create() from now (0: the next) will write, if no connection
-  // ends before it: the record and aging entry of the id it will take, and, when the table can say where
-  // a key goes, the buckets of its reply tuple (the bulk lookup brought the original's). A hint: nothing
-  // changes, and a wrong guess costs one wasted prefetch.
+  // ends before it: the record and aging entry of the id it will take; when the table can name the ids
+  // its next inserts take, their links and entries (a creation inserts two tuples); and, when the table
+  // can say where a key goes, the buckets of its reply tuple (the bulk lookup brought the original's). A
+  // hint: nothing changes, and a wrong guess costs a wasted prefetch.
   void prefetch_create(std::size_t nth) const {
+    if constexpr (requires { table_.next_id(nth); }) {
+      for (const std::size_t insert : {2 * nth, 2 * nth + 1}) {
+        const FlowId id = table_.next_id(insert);
+        if (id == kNoFlow) break;
+        __builtin_prefetch(&links_[id], 1);
+        table_.prefetch_entry(id);
+      }
+    }
     const ConnId conn = conn_ids_.peek(nth);
     if (conn == kNoConn) return;
     const auto* record = reinterpret_cast<const char*>(&connections_[conn]);

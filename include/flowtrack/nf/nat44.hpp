@@ -151,8 +151,12 @@ class Nat44 {
   std::size_t pool_of(std::uint32_t inside_addr) const {
     return flow_hash(FlowKeyV4{.src_addr = inside_addr}) % config_.pool.size();
   }
-  PortAllocator& ports_of(std::size_t pool, std::uint8_t protocol) {
-    return allocators_[pool * 3 + (protocol == ipproto::kTcp ? 0 : protocol == ipproto::kUdp ? 1 : 2)];
+  PortAllocator& ports_of(std::size_t pool, std::uint8_t protocol) { return allocators_[allocator_index(pool, protocol)]; }
+  const PortAllocator& ports_of(std::size_t pool, std::uint8_t protocol) const {
+    return allocators_[allocator_index(pool, protocol)];
+  }
+  static std::size_t allocator_index(std::size_t pool, std::uint8_t protocol) {
+    return pool * 3 + (protocol == ipproto::kTcp ? 0 : protocol == ipproto::kUdp ? 1 : 2);
   }
 
   // Out: from the inside network to elsewhere; in: to an address of the public pool; none: neither.
@@ -167,6 +171,8 @@ class Nat44 {
   // the burst's misses on them overlap; and what the sessions those first packets open will write.
   // Waits on the session records the first wave prefetched.
   void prefetch_mappings(std::span<const NfPacket> burst) const;
+  // For a packet going out without a session, the nth of the burst: what its opening will read and write.
+  void prefetch_outbound_opening(const FlowKeyV4& key, std::size_t nth) const;
   // burst[i] of process_burst: its verdict, counted.
   Verdict translate_packet(NfPacket& packet, std::size_t i);
   // Each translates a packet of an ordinary connection whose lookup found `match` (empty: a first

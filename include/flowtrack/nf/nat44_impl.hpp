@@ -53,12 +53,33 @@ void Nat44<Table, Aging>::prefetch_mappings(std::span<const NfPacket> burst) con
     if (const ConnMatch found = matches_.prefetch_hint(i)) {
       __builtin_prefetch(&mappings_[sessions_.payload(found.conn).mapping]);
     } else if (sides_[i] == Side::out) {
-      by_inside_.prefetch(endpoint_key(key.src_addr, key.src_port, key.protocol));
-      sessions_.prefetch_create(openings++);  // its reply tuple waits for the mapping's port: unknown here
+      prefetch_outbound_opening(key, openings++);
     } else {
       by_external_.prefetch(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
     }
   }
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+void Nat44<Table, Aging>::prefetch_outbound_opening(const FlowKeyV4& key, std::size_t nth) const {
+  by_inside_.prefetch(endpoint_key(key.src_addr, key.src_port, key.protocol));
+  // If the inside endpoint has no mapping yet: the record of the id its mapping will take, and the
+  // external endpoint it most likely gets (the inside port on the paired address: port_allocator.hpp
+  // keeps the inside port when it is free), whose allocator entries, entry in by_external_ and reply
+  // tuple's buckets the opening then writes.
+  if (const FlowId id = mapping_ids_.peek(nth); id != kNoFlow) __builtin_prefetch(&mappings_[id], 1);
+  if (key.protocol != ipproto::kTcp && key.protocol != ipproto::kUdp) {
+    sessions_.prefetch_create(nth);
+    return;
+  }
+  const std::size_t pool = pool_of(key.src_addr);
+  ports_of(pool, key.protocol).prefetch(to_host16(key.src_port));
+  const std::uint32_t external = config_.pool[pool];
+  by_external_.prefetch(endpoint_key(external, key.src_port, key.protocol));
+  const FlowKeyV4 reply{.src_addr = key.dst_addr, .dst_addr = external, .src_port = key.dst_port,
+                        .dst_port = key.src_port, .protocol = key.protocol};
+  sessions_.prefetch_create(nth, flow_hash(reply));
 }
 
 template <FlowTable Table, AgingPolicy Aging>

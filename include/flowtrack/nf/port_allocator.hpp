@@ -31,6 +31,14 @@ class PortAllocator {
   PortAllocator(std::uint16_t first, std::uint16_t last, Nanos quarantine, std::uint64_t seed);
 
   std::uint16_t allocate(std::uint16_t preferred, Nanos now);
+  // Brings towards the cache what allocate(preferred) reads and writes first: the preferred port's
+  // place in the free set, the free set's last entry (which a taken port swaps with) and the
+  // quarantine queue's front. A hint; changes nothing.
+  void prefetch(std::uint16_t preferred) const {
+    if (owns(preferred)) __builtin_prefetch(&position_[preferred - first_]);
+    if (!free_.empty()) __builtin_prefetch(&free_.back(), 1);
+    __builtin_prefetch(&queue_[queue_head_]);
+  }
   // Ends the use of a port handed out by allocate(); anything else is ignored.
   void release(std::uint16_t port, Nanos now);
 

@@ -115,6 +115,15 @@ class CuckooTable {
     __builtin_prefetch(&buckets_[alternate(primary, tag_of(hash))]);
   }
 
+  // The id the nth insert() from now will take if nothing is erased before (0: the next), or kNoFlow;
+  // and a prefetch of what an insert writes under an id (its key and hash). Hints, for bringing a
+  // creation's writes towards the cache ahead of it; never for deciding.
+  FlowId next_id(std::size_t nth) const { return ids_.peek(nth); }
+  void prefetch_entry(FlowId id) const {
+    __builtin_prefetch(&keys_[id], 1);
+    __builtin_prefetch(&hashes_[id], 1);
+  }
+
   InsertResult insert(const Key& key, std::uint32_t hash) {
     const std::uint16_t tag = tag_of(hash);
     const std::uint32_t primary = hash & mask_;
