@@ -1,6 +1,9 @@
 #include "flowtrack/nf/port_allocator.hpp"
 
+#include <bit>
 #include <stdexcept>
+
+#include "flowtrack/util/assert.hpp"
 
 namespace flowtrack {
 
@@ -8,46 +11,56 @@ PortAllocator::PortAllocator(std::uint16_t first, std::uint16_t last, Nanos quar
     : first_(first), last_(last), quarantine_(quarantine), rng_(seed) {
   if (first == 0 || first > last) throw std::invalid_argument("port allocator: need 1 <= first <= last");
   const std::size_t n = static_cast<std::size_t>(last - first) + 1;
-  in_use_flag_.assign(n, false);
-  position_.assign(n, kNotFree);
-  free_.reserve(n);
+  free_words_.assign((n + 63) / 64, 0);
+  free_in_block_.assign((free_words_.size() + kWordsPerBlock - 1) / kWordsPerBlock, 0);
+  holders_.assign(n, kNoHolder);
   queue_.resize(n);
   for (std::size_t slot = 0; slot < n; ++slot) add_free(static_cast<Slot>(slot));
 }
 
 void PortAllocator::add_free(Slot slot) {
-  position_[slot] = static_cast<Slot>(free_.size());
-  free_.push_back(slot);
+  free_words_[slot / 64] |= std::uint64_t{1} << (slot % 64);
+  ++free_in_block_[slot / 64 / kWordsPerBlock];
+  ++free_count_;
 }
 
 void PortAllocator::take_free(Slot slot) {
-  const Slot at = position_[slot];
-  const Slot last = free_.back();
-  free_[at] = last;
-  position_[last] = at;
-  free_.pop_back();
-  position_[slot] = kNotFree;
+  free_words_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
+  --free_in_block_[slot / 64 / kWordsPerBlock];
+  --free_count_;
+}
+
+PortAllocator::Slot PortAllocator::nth_free(std::size_t r) const {
+  FLOWTRACK_ASSERT(r < free_count_, "nth_free: r counts free slots");
+  std::size_t block = 0;
+  while (r >= free_in_block_[block]) r -= free_in_block_[block++];
+  std::size_t word = block * kWordsPerBlock;
+  for (;; ++word) {
+    const auto count = static_cast<std::size_t>(std::popcount(free_words_[word]));
+    if (r < count) break;
+    r -= count;
+  }
+  std::uint64_t bits = free_words_[word];
+  for (; r != 0; --r) bits &= bits - 1;  // drop the r lowest free slots of the word
+  return static_cast<Slot>(word * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
 }
 
 void PortAllocator::end_quarantines(Nanos now) {
   while (queue_length_ != 0 && queue_[queue_head_].free_at <= now) {
     add_free(queue_[queue_head_].slot);
-    queue_head_ = (queue_head_ + 1) % queue_.size();
+    if (++queue_head_ == queue_.size()) queue_head_ = 0;
     --queue_length_;
   }
 }
 
-std::uint16_t PortAllocator::allocate(std::uint16_t preferred, Nanos now) {
+std::uint16_t PortAllocator::allocate(std::uint16_t preferred, Nanos now, std::uint32_t holder) {
+  FLOWTRACK_ASSERT(holder != kNoHolder, "a port's holder is never kNoHolder, which marks a port not in use");
   end_quarantines(now);
-  if (free_.empty()) return 0;
-  Slot slot;
-  if (owns(preferred) && position_[preferred - first_] != kNotFree) {
-    slot = static_cast<Slot>(preferred - first_);
-  } else {
-    slot = free_[rng_.below(free_.size())];
-  }
+  if (free_count_ == 0) return 0;
+  const bool keep_preferred = owns(preferred) && is_free(static_cast<Slot>(preferred - first_));
+  const Slot slot = keep_preferred ? static_cast<Slot>(preferred - first_) : nth_free(rng_.below(free_count_));
   take_free(slot);
-  in_use_flag_[slot] = true;
+  holders_[slot] = holder;
   ++in_use_;
   return static_cast<std::uint16_t>(first_ + slot);
 }
@@ -55,14 +68,16 @@ std::uint16_t PortAllocator::allocate(std::uint16_t preferred, Nanos now) {
 void PortAllocator::release(std::uint16_t port, Nanos now) {
   if (!in_use(port)) return;
   const auto slot = static_cast<Slot>(port - first_);
-  in_use_flag_[slot] = false;
+  holders_[slot] = kNoHolder;
   --in_use_;
   if (quarantine_ == 0) {
     add_free(slot);
     return;
   }
   // A port in quarantine is neither in use nor free, so the queue never holds more than size() ports.
-  queue_[(queue_head_ + queue_length_) % queue_.size()] = {now + quarantine_, slot};
+  std::size_t tail = queue_head_ + queue_length_;
+  if (tail >= queue_.size()) tail -= queue_.size();
+  queue_[tail] = {now + quarantine_, slot};
   ++queue_length_;
 }
 

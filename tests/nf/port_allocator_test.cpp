@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <vector>
 
 #include "flowtrack/nf/port_allocator.hpp"
 
@@ -9,14 +10,15 @@ namespace flowtrack {
 namespace {
 
 constexpr Nanos kQuarantine = 120 * kNanosPerSecond;
+constexpr std::uint32_t kHolder = 7;
 
 TEST(PortAllocator, KeepsAFreePreferredPortElseDrawsAnotherFromTheSlice) {
   PortAllocator ports(1024, 2047, kQuarantine, 7);
-  EXPECT_EQ(ports.allocate(1500, 0), 1500);
-  const std::uint16_t other = ports.allocate(1500, 0);  // taken: another one
+  EXPECT_EQ(ports.allocate(1500, 0, kHolder), 1500);
+  const std::uint16_t other = ports.allocate(1500, 0, kHolder);  // taken: another one
   EXPECT_NE(other, 1500);
   EXPECT_TRUE(ports.owns(other));
-  const std::uint16_t outside = ports.allocate(80, 0);  // not in the slice: another one
+  const std::uint16_t outside = ports.allocate(80, 0, kHolder);  // not in the slice: another one
   EXPECT_TRUE(ports.owns(outside));
   EXPECT_EQ(ports.in_use_count(), 3u);
 }
@@ -25,47 +27,79 @@ TEST(PortAllocator, HandsOutEveryPortOnceThenNothingUntilOneComesBack) {
   PortAllocator ports(60000, 60099, kQuarantine, 1);
   std::set<std::uint16_t> seen;
   for (int i = 0; i < 100; ++i) {
-    const std::uint16_t p = ports.allocate(0, 0);
+    const std::uint16_t p = ports.allocate(0, 0, kHolder);
     ASSERT_NE(p, 0);
     EXPECT_TRUE(seen.insert(p).second) << "port " << p << " handed out twice";
   }
   EXPECT_EQ(seen.size(), 100u);
-  for (int i = 0; i < 1000; ++i) EXPECT_EQ(ports.allocate(60050, i), 0) << "exhausted";
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(ports.allocate(60050, i, kHolder), 0) << "exhausted";
   ports.release(60042, 10 * kNanosPerSecond);
-  EXPECT_EQ(ports.allocate(0, 10 * kNanosPerSecond + kQuarantine - 1), 0) << "still in quarantine";
-  EXPECT_EQ(ports.allocate(0, 10 * kNanosPerSecond + kQuarantine), 60042);
+  EXPECT_EQ(ports.allocate(0, 10 * kNanosPerSecond + kQuarantine - 1, kHolder), 0) << "still in quarantine";
+  EXPECT_EQ(ports.allocate(0, 10 * kNanosPerSecond + kQuarantine, kHolder), 60042);
 }
 
 TEST(PortAllocator, QuarantinedPortsComeBackInReleaseOrderAndNeverEarly) {
   PortAllocator ports(1, 3, kQuarantine, 3);
-  for (std::uint16_t p = 1; p <= 3; ++p) ASSERT_EQ(ports.allocate(p, 0), p);
+  for (std::uint16_t p = 1; p <= 3; ++p) ASSERT_EQ(ports.allocate(p, 0, kHolder), p);
   ports.release(2, 1 * kNanosPerSecond);
   ports.release(3, 2 * kNanosPerSecond);
   ports.release(1, 3 * kNanosPerSecond);
   ports.release(1, 3 * kNanosPerSecond);  // not in use any more: ignored
-  EXPECT_EQ(ports.allocate(1, kQuarantine), 0);
-  EXPECT_EQ(ports.allocate(1, kQuarantine + 1 * kNanosPerSecond), 2);  // preferred 1 is not free yet
-  EXPECT_EQ(ports.allocate(1, kQuarantine + 2 * kNanosPerSecond), 3);
-  EXPECT_EQ(ports.allocate(1, kQuarantine + 3 * kNanosPerSecond), 1);
+  EXPECT_EQ(ports.allocate(1, kQuarantine, kHolder), 0);
+  EXPECT_EQ(ports.allocate(1, kQuarantine + 1 * kNanosPerSecond, kHolder), 2);  // preferred 1 is not free yet
+  EXPECT_EQ(ports.allocate(1, kQuarantine + 2 * kNanosPerSecond, kHolder), 3);
+  EXPECT_EQ(ports.allocate(1, kQuarantine + 3 * kNanosPerSecond, kHolder), 1);
 }
 
 TEST(PortAllocator, WithoutQuarantineAReleasedPortIsFreeAtOnce) {
   PortAllocator ports(5000, 5000, 0, 1);
-  EXPECT_EQ(ports.allocate(0, 0), 5000);
-  EXPECT_EQ(ports.allocate(0, 0), 0);
+  EXPECT_EQ(ports.allocate(0, 0, kHolder), 5000);
+  EXPECT_EQ(ports.allocate(0, 0, kHolder), 0);
   ports.release(5000, 0);
-  EXPECT_EQ(ports.allocate(5000, 0), 5000);
+  EXPECT_EQ(ports.allocate(5000, 0, kHolder), 5000);
 }
 
 TEST(PortAllocator, DrawsSpreadOverTheSlice) {
   PortAllocator ports(1024, 65535, 0, 11);
   std::set<std::uint16_t> halves[2];
   for (int i = 0; i < 2000; ++i) {
-    const std::uint16_t p = ports.allocate(0, 0);
+    const std::uint16_t p = ports.allocate(0, 0, kHolder);
     halves[p < 33280 ? 0 : 1].insert(p);
   }
   // Uniform draws put about half in each half of the slice (binomial: 1000 +- 22; 100 is > 4 sigma).
   EXPECT_NEAR(static_cast<double>(halves[0].size()), 1000.0, 100.0);
+}
+
+TEST(PortAllocator, APortNamesItsHolderWhileInUseOnly) {
+  PortAllocator ports(2000, 2099, kQuarantine, 5);
+  const std::uint16_t a = ports.allocate(2010, 0, 41);
+  const std::uint16_t b = ports.allocate(0, 0, 42);
+  EXPECT_EQ(ports.holder_of(a), 41u);
+  EXPECT_EQ(ports.holder_of(b), 42u);
+  EXPECT_EQ(ports.holder_of(1999), PortAllocator::kNoHolder);  // outside the slice
+  ports.release(a, 0);
+  EXPECT_EQ(ports.holder_of(a), PortAllocator::kNoHolder);  // in quarantine
+  EXPECT_FALSE(ports.in_use(a));
+  EXPECT_EQ(ports.holder_of(b), 42u);
+}
+
+TEST(PortAllocator, EveryFreePortIsEquallyLikelyWhateverTheFreeSetLooksLike) {
+  // A slice of 8 192 ports (two blocks of the free set) with the first 6 000 in use: a draw must pick
+  // each of the 2 192 free ports with the same odds, not favour the ones after long runs of used ports.
+  PortAllocator ports(1, 8192, 0, 13);
+  for (std::uint16_t p = 1; p <= 6000; ++p) ASSERT_EQ(ports.allocate(p, 0, kHolder), p);
+  std::vector<int> hits(8193, 0);
+  constexpr int kDraws = 219200;  // 100 a free port
+  for (int i = 0; i < kDraws; ++i) {
+    const std::uint16_t p = ports.allocate(0, 0, kHolder);
+    ASSERT_GT(p, 6000);
+    ++hits[p];
+    ports.release(p, 0);
+  }
+  double chi2 = 0;
+  for (std::uint16_t p = 6001; p <= 8192; ++p) chi2 += (hits[p] - 100.0) * (hits[p] - 100.0) / 100.0;
+  // 2 191 degrees of freedom: mean 2 191, sd 66; 2 191 + 6 sd is far beyond any fair draw.
+  EXPECT_LT(chi2, 2191 + 6 * 66);
 }
 
 }  // namespace

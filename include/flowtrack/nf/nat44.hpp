@@ -152,6 +152,13 @@ class Nat44 {
     return flow_hash(FlowKeyV4{.src_addr = inside_addr}) % config_.pool.size();
   }
   PortAllocator& ports_of(std::size_t pool, std::uint8_t protocol) { return allocators_[allocator_index(pool, protocol)]; }
+  // The mapping of an external endpoint (network order), kNone if none: its port's holder.
+  std::uint32_t mapping_at(std::uint32_t external_addr, std::uint16_t external_port, std::uint8_t protocol) const {
+    const std::size_t pool = pool_index(external_addr);
+    if (pool == kNotInPool) return kNone;
+    const std::uint32_t holder = ports_of(pool, protocol).holder_of(to_host16(external_port));
+    return holder == PortAllocator::kNoHolder ? kNone : holder;
+  }
   const PortAllocator& ports_of(std::size_t pool, std::uint8_t protocol) const {
     return allocators_[allocator_index(pool, protocol)];
   }
@@ -210,7 +217,8 @@ class Nat44 {
   ConnTracker<Table, NatSession, Aging> sessions_;
   std::vector<NatMapping> mappings_;
   IdPool mapping_ids_;
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> by_inside_, by_external_;  // endpoint -> mapping id
+  absl::flat_hash_map<std::uint64_t, std::uint32_t> by_inside_;  // inside endpoint -> mapping id
+  // (The external endpoints' mappings are the holders of their ports: mapping_at().)
   absl::flat_hash_map<std::uint64_t, std::uint32_t> remotes_;  // (mapping, remote address) -> sessions
   // (inside address, protocol) -> its mappings; kept only with a quota, an entry per subscriber with one.
   absl::flat_hash_map<std::uint64_t, std::uint32_t> subscriber_mappings_;

@@ -25,7 +25,6 @@ Nat44<Table, Aging>::Nat44(const NatConfig& config, unsigned core, unsigned core
   slice_first_ = static_cast<std::uint16_t>(config.port_first + core * slice);
   slice_last_ = core + 1 == cores ? config.port_last : static_cast<std::uint16_t>(slice_first_ + slice - 1);
   by_inside_.reserve(config.max_mappings);
-  by_external_.reserve(config.max_mappings);
   remotes_.reserve(config.filtering == NatFiltering::address_dependent ? config.max_sessions : 0);
   subscriber_mappings_.reserve(config.port_quota != 0 ? config.max_mappings : 0);
   for (std::size_t p = 0; p < config.pool.size(); ++p) {
@@ -55,7 +54,9 @@ void Nat44<Table, Aging>::prefetch_mappings(std::span<const NfPacket> burst) con
     } else if (sides_[i] == Side::out) {
       prefetch_outbound_opening(key, openings++);
     } else {
-      by_external_.prefetch(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
+      if (const std::size_t pool = pool_index(key.dst_addr); pool != kNotInPool) {
+        ports_of(pool, key.protocol).prefetch_holder(to_host16(key.dst_port));
+      }
     }
   }
 }
@@ -66,8 +67,8 @@ void Nat44<Table, Aging>::prefetch_outbound_opening(const FlowKeyV4& key, std::s
   by_inside_.prefetch(endpoint_key(key.src_addr, key.src_port, key.protocol));
   // If the inside endpoint has no mapping yet: the record of the id its mapping will take, and the
   // external endpoint it most likely gets (the inside port on the paired address: port_allocator.hpp
-  // keeps the inside port when it is free), whose allocator entries, entry in by_external_ and reply
-  // tuple's buckets the opening then writes.
+  // keeps the inside port when it is free), whose allocator entries and reply tuple's buckets the
+  // opening then writes.
   if (const FlowId id = mapping_ids_.peek(nth); id != kNoFlow) __builtin_prefetch(&mappings_[id], 1);
   if (key.protocol != ipproto::kTcp && key.protocol != ipproto::kUdp) {
     sessions_.prefetch_create(nth);
@@ -76,7 +77,6 @@ void Nat44<Table, Aging>::prefetch_outbound_opening(const FlowKeyV4& key, std::s
   const std::size_t pool = pool_of(key.src_addr);
   ports_of(pool, key.protocol).prefetch(to_host16(key.src_port));
   const std::uint32_t external = config_.pool[pool];
-  by_external_.prefetch(endpoint_key(external, key.src_port, key.protocol));
   const FlowKeyV4 reply{.src_addr = key.dst_addr, .dst_addr = external, .src_port = key.dst_port,
                         .dst_port = key.src_port, .protocol = key.protocol};
   sessions_.prefetch_create(nth, flow_hash(reply));
@@ -148,14 +148,13 @@ std::uint32_t Nat44<Table, Aging>::find_or_create_mapping(const FlowKeyV4& key, 
   const FlowId id = mapping_ids_.allocate();
   if (id == kNoFlow) return kNone;
   const std::size_t pool = pool_of(key.src_addr);
-  const std::uint16_t port = ports_of(pool, key.protocol).allocate(to_host16(key.src_port), now);
+  const std::uint16_t port = ports_of(pool, key.protocol).allocate(to_host16(key.src_port), now, id);
   if (port == 0) {
     mapping_ids_.release(id);
     return kNone;
   }
   mappings_[id] = {key.src_addr, config_.pool[pool], key.src_port, to_network16(port), key.protocol, 0};
   by_inside_.emplace(inside, id);
-  by_external_.emplace(endpoint_key(config_.pool[pool], to_network16(port), key.protocol), id);
   if (config_.port_quota != 0) ++subscriber_mappings_[subscriber];
   return id;
 }
@@ -177,7 +176,6 @@ void Nat44<Table, Aging>::drop_mapping_if_unused(std::uint32_t id, Nanos now) {
   NatMapping& m = mappings_[id];
   if (m.sessions != 0) return;
   by_inside_.erase(endpoint_key(m.inside_addr, m.inside_port, m.protocol));
-  by_external_.erase(endpoint_key(m.external_addr, m.external_port, m.protocol));
   ports_of(pool_index(m.external_addr), m.protocol).release(to_host16(m.external_port), now);
   mapping_ids_.release(id);
   if (config_.port_quota != 0) {
@@ -225,12 +223,11 @@ ConnMatch Nat44<Table, Aging>::open_outbound(NfPacket& packet, const FlowKeyV4& 
   // Hairpinning: the destination is a public endpoint of this NAT; the session leads to its inside host.
   std::uint32_t peer = kNone;
   if (is_public(key.dst_addr)) {
-    const auto it = by_external_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
-    if (it == by_external_.end()) {
+    peer = mapping_at(key.dst_addr, key.dst_port, key.protocol);
+    if (peer == kNone) {
       refused = counters_.drop(NfDrop::no_mapping);
       return {};
     }
-    peer = it->second;
   }
   NfDrop refusal = NfDrop::no_port;
   const std::uint32_t id = find_or_create_mapping(key, now, refusal);
@@ -285,12 +282,11 @@ template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
 ConnMatch Nat44<Table, Aging>::open_inbound(const NfPacket& packet, const FlowKeyV4& key, std::uint32_t hash, Nanos now,
                                            Verdict& refused) {
-  const auto it = by_external_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
-  if (it == by_external_.end()) {
+  const std::uint32_t id = mapping_at(key.dst_addr, key.dst_port, key.protocol);
+  if (id == kNone) {
     refused = counters_.drop(NfDrop::no_mapping);
     return {};
   }
-  const std::uint32_t id = it->second;
   if (config_.filtering == NatFiltering::address_dependent && !remotes_.contains(remote_key(id, key.src_addr))) {
     refused = counters_.drop(NfDrop::filtered);
     return {};
