@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <array>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -95,11 +96,12 @@ class ConnTracker {
     Nanos created = 0;
   };
 
-  // Room for max_connections connections (2 * max_connections table entries). `wheel` configures the
-  // timer wheel; other policies need no configuration.
+  // Room for max_connections connections (2 * max_connections table entries; below 2^31, so that a
+  // link packs a connection id with a direction bit). `wheel` configures the timer wheel; other
+  // policies need no configuration. Throws std::invalid_argument for 2^31 connections or more.
   explicit ConnTracker(std::size_t max_connections, const ConntrackTimeouts& timeouts = {},
                        TimerWheelConfig wheel = {.tick = 100 * kNanosPerMilli, .levels = 4, .start = 0})
-      : table_(2 * max_connections),
+      : table_(2 * checked_capacity(max_connections)),
         links_(table_.capacity()),
         conn_ids_(max_connections),
         connections_(max_connections),
@@ -272,14 +274,26 @@ class ConnTracker {
   }
 
  private:
-  struct Link {
-    ConnId conn = kNoConn;
-    Direction direction = Direction::original;
+  // A table entry's connection and direction in one 32-bit word (the id shifted left, the direction in
+  // the low bit): at a million connections the links are 8 MB, where a two-field struct took 16.
+  class Link {
+   public:
+    Link() = default;
+    Link(ConnId conn, Direction direction) : word_((conn << 1) | static_cast<std::uint32_t>(direction)) {}
+    ConnMatch match() const { return {word_ >> 1, static_cast<Direction>(word_ & 1u)}; }
+
+   private:
+    std::uint32_t word_ = ~std::uint32_t{0};
   };
+
+  static std::size_t checked_capacity(std::size_t max_connections) {
+    if (max_connections >= (std::size_t{1} << 31)) throw std::invalid_argument("conntrack: at most 2^31 - 1 connections");
+    return max_connections;
+  }
 
   ConnMatch match_of(FlowId id) const {
     if (id == kNoFlow) return {};
-    return {links_[id].conn, links_[id].direction};
+    return links_[id].match();
   }
 
   void remove(ConnId conn) {
