@@ -193,12 +193,19 @@ TEST(ConnTracker, DestroyIsIdempotentAndFreesBothTuples) {
 }
 
 // A whole campus trace: the first packet of each connection creates it, every later packet of either
-// direction finds it, and once every timeout has passed nothing is left.
-TEST(ConnTracker, CampusTraceResolvesEveryPacketAndLeavesNothingBehind) {
+// direction finds it, and once every timeout has passed nothing is left. Over a table of its own ids
+// (chained: the tracker links entries to connections) and a table of the tracker's ids (cuckoo).
+template <class Table>
+class ConnTrackerOver : public ::testing::Test {};
+using TrackedTables = ::testing::Types<ChainedTable<FlowKeyV4>, CuckooTable<FlowKeyV4>>;
+TYPED_TEST_SUITE(ConnTrackerOver, TrackedTables);
+
+TYPED_TEST(ConnTrackerOver, CampusTraceResolvesEveryPacketAndLeavesNothingBehind) {
+  static_assert(ConnTracker<TypeParam>::kNamedEntries == NamedIdTable<TypeParam>);
   CampusProfile profile;
   profile.flows = 3'000;
   const PacketStore trace = generate_campus(profile);
-  ConnTracker<ChainedTable<FlowKeyV4>> tracker(4'000, ConntrackTimeouts{}, {.tick = kNanosPerMilli, .levels = 4, .start = 0});
+  ConnTracker<TypeParam> tracker(4'000, ConntrackTimeouts{}, {.tick = kNanosPerMilli, .levels = 4, .start = 0});
   std::size_t created = 0, expired = 0;
   Nanos now = 0;
   for (std::size_t i = 0; i < trace.size(); ++i) {

@@ -8,12 +8,15 @@
 // per connection: it is created with capacity 2 * max_connections. A tuple equal to its own reply
 // (same address and port on both ends) is stored once. A connection is named by its ConnId, dense in
 // [0, max_connections) and handed out by the tracker's own id pool, so callers index their own
-// per-connection arrays by it; links_ maps every table entry's FlowId to (connection, direction).
+// per-connection arrays by it. A table that takes its caller's ids (NamedIdTable, e.g. cuckoo) stores
+// each tuple under 2 * connection + direction, so a hit names its connection at once; for any other
+// table links_ maps every entry's FlowId to (connection, direction), one more cache line per packet.
 // Sizing the per-connection arrays (records, timers) by connections rather than by table slots keeps
 // them 2-3x smaller than the table's id space, which is what decides how much of them stays in cache.
 //
-// Per packet the tracker touches the table, the link, the connection record and the aging policy's
-// record of the connection. The record keeps what every packet reads or writes (the caller's payload,
+// Per packet the tracker touches the table, the link (tables of their own ids only), the connection
+// record and the aging policy's record of the connection. The record keeps what every packet reads or
+// writes (the caller's payload,
 // protocol state, counters) in its first cache line and what only creation and removal need (the
 // tuples and their hashes) after it; records are cache-line aligned, so a packet touches one line of
 // its record. The caller may keep its own per-connection state inside the record (the Payload type,
@@ -79,6 +82,7 @@ class ConnTracker {
  public:
   using Key = typename Table::key_type;
   using AgingType = Aging;
+  static constexpr bool kNamedEntries = NamedIdTable<Table>;
 
   struct alignas(64) Connection {
     // Read or written by every packet: the first cache line.
@@ -102,7 +106,7 @@ class ConnTracker {
   explicit ConnTracker(std::size_t max_connections, const ConntrackTimeouts& timeouts = {},
                        TimerWheelConfig wheel = {.tick = 100 * kNanosPerMilli, .levels = 4, .start = 0})
       : table_(2 * checked_capacity(max_connections)),
-        links_(table_.capacity()),
+        links_(kNamedEntries ? 0 : table_.capacity()),
         conn_ids_(max_connections),
         connections_(max_connections),
         wheel_(make_aging(max_connections, wheel)),
@@ -111,13 +115,15 @@ class ConnTracker {
 
   ConnMatch find(const Key& key, std::uint32_t hash) const { return match_of(table_.find(key, hash)); }
 
-  // keys.size() <= kMaxBulk. The table's bulk lookup, then every hit's link prefetched before any is
-  // read, so that their cache misses overlap.
+  // keys.size() <= kMaxBulk. The table's bulk lookup, then (for a table of its own ids) every hit's link
+  // prefetched before any is read, so that their cache misses overlap.
   void find_bulk(std::span<const Key> keys, std::span<const std::uint32_t> hashes, std::span<ConnMatch> out) const {
     std::array<FlowId, kMaxBulk> ids;
     table_.find_bulk(keys, hashes, std::span(ids).first(keys.size()));
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      if (ids[i] != kNoFlow) __builtin_prefetch(&links_[ids[i]]);
+    if constexpr (!kNamedEntries) {
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (ids[i] != kNoFlow) __builtin_prefetch(&links_[ids[i]]);
+      }
     }
     for (std::size_t i = 0; i < keys.size(); ++i) out[i] = match_of(ids[i]);
   }
@@ -135,7 +141,12 @@ class ConnTracker {
   // can say where a key goes, the buckets of its reply tuple (the bulk lookup brought the original's). A
   // hint: nothing changes, and a wrong guess costs a wasted prefetch.
   void prefetch_create(std::size_t nth) const {
-    if constexpr (requires { table_.next_id(nth); }) {
+    const ConnId conn = conn_ids_.peek(nth);
+    if constexpr (kNamedEntries) {
+      if (conn == kNoConn) return;
+      table_.prefetch_entry(entry_id(conn, Direction::original));
+      table_.prefetch_entry(entry_id(conn, Direction::reply));
+    } else if constexpr (requires { table_.next_id(nth); }) {
       for (const std::size_t insert : {2 * nth, 2 * nth + 1}) {
         const FlowId id = table_.next_id(insert);
         if (id == kNoFlow) break;
@@ -143,7 +154,6 @@ class ConnTracker {
         table_.prefetch_entry(id);
       }
     }
-    const ConnId conn = conn_ids_.peek(nth);
     if (conn == kNoConn) return;
     const auto* record = reinterpret_cast<const char*>(&connections_[conn]);
     for (std::size_t line = 0; line < sizeof(Connection); line += 64) __builtin_prefetch(record + line, 1);
@@ -167,22 +177,27 @@ class ConnTracker {
       const ConnMatch existing = find(original, original_hash);
       return {existing, existing ? CreateStatus::exists : CreateStatus::full};
     }
-    const InsertResult first = table_.insert(original, original_hash);
+    // The id the connection will take: a table of its caller's ids stores its tuples under it.
+    const ConnId conn = conn_ids_.peek(0);
+    FLOWTRACK_ASSERT(conn != kNoConn, "size_ < max_connections here, so the pool has an id");
+    const InsertResult first = insert_entry(original, original_hash, conn, Direction::original);
     if (!first.ok()) return {{}, CreateStatus::full};
     if (!first.is_new()) return {match_of(first.id), CreateStatus::exists};
     FlowId reply_id = kNoFlow;  // stays kNoFlow for a tuple that is its own reply (stored once)
     if (!(reply == original)) {
-      const InsertResult second = table_.insert(reply, reply_hash);
+      const InsertResult second = insert_entry(reply, reply_hash, conn, Direction::reply);
       if (!second.is_new()) {
-        table_.erase(original, original_hash);  // leave the table as it was
+        erase_entry(original, original_hash);  // leave the table as it was
         return {{}, second.ok() ? CreateStatus::reply_taken : CreateStatus::full};
       }
       reply_id = second.id;
     }
-    const ConnId conn = conn_ids_.allocate();
-    FLOWTRACK_ASSERT(conn != kNoConn, "size_ < max_connections here, so the pool has an id");
-    links_[first.id] = {conn, Direction::original};
-    if (reply_id != kNoFlow) links_[reply_id] = {conn, Direction::reply};
+    [[maybe_unused]] const ConnId taken = conn_ids_.allocate();
+    FLOWTRACK_ASSERT(taken == conn, "allocate() hands out the id peek(0) named");
+    if constexpr (!kNamedEntries) {
+      links_[first.id] = {conn, Direction::original};
+      if (reply_id != kNoFlow) links_[reply_id] = {conn, Direction::reply};
+    }
     Connection& c = connections_[conn];
     c = Connection{};
     c.original = original;
@@ -279,7 +294,7 @@ class ConnTracker {
   class Link {
    public:
     Link() = default;
-    Link(ConnId conn, Direction direction) : word_((conn << 1) | static_cast<std::uint32_t>(direction)) {}
+    Link(ConnId conn, Direction direction) : word_(entry_id(conn, direction)) {}
     ConnMatch match() const { return {word_ >> 1, static_cast<Direction>(word_ & 1u)}; }
 
    private:
@@ -291,15 +306,40 @@ class ConnTracker {
     return max_connections;
   }
 
+  // A caller-named entry's id: the connection shifted left, the direction in the low bit (the same
+  // packing as Link, so that match_of reads both alike).
+  static FlowId entry_id(ConnId conn, Direction direction) {
+    return (conn << 1) | static_cast<std::uint32_t>(direction);
+  }
+
   ConnMatch match_of(FlowId id) const {
     if (id == kNoFlow) return {};
-    return links_[id].match();
+    if constexpr (kNamedEntries) {
+      return {id >> 1, static_cast<Direction>(id & 1u)};
+    } else {
+      return links_[id].match();
+    }
+  }
+
+  InsertResult insert_entry(const Key& key, std::uint32_t hash, ConnId conn, Direction direction) {
+    if constexpr (kNamedEntries) {
+      return table_.insert_named(key, hash, entry_id(conn, direction));
+    } else {
+      return table_.insert(key, hash);
+    }
+  }
+  void erase_entry(const Key& key, std::uint32_t hash) {
+    if constexpr (kNamedEntries) {
+      table_.erase_named(key, hash);
+    } else {
+      table_.erase(key, hash);
+    }
   }
 
   void remove(ConnId conn) {
     const Connection& c = connections_[conn];
-    table_.erase(c.original, c.original_hash);
-    if (!(c.reply == c.original)) table_.erase(c.reply, c.reply_hash);
+    erase_entry(c.original, c.original_hash);
+    if (!(c.reply == c.original)) erase_entry(c.reply, c.reply_hash);
     conn_ids_.release(conn);
     --size_;
     ++removals_;
@@ -314,7 +354,7 @@ class ConnTracker {
   }
 
   Table table_;
-  std::vector<Link> links_;               // by FlowId of either entry
+  std::vector<Link> links_;               // by FlowId of either entry; empty for a NamedIdTable
   IdPool conn_ids_;                       // hands out ConnIds: live exactly while the connection is
   std::vector<Connection> connections_;   // by ConnId
   Aging wheel_;                           // by ConnId: armed exactly while the connection lives

@@ -205,6 +205,8 @@ class Nat44 {
   static void rewrite_addresses(std::span<std::uint8_t> frame, const ParsedPacket& p, const FragmentTranslation& t);
   // The mapping of the packet's inside endpoint, created if need be; kNone with the reason when refused.
   std::uint32_t find_or_create_mapping(const FlowKeyV4& key, Nanos now, NfDrop& refusal);
+  // A new mapping for the packet's inside endpoint (quota, id, port), not yet in by_inside_.
+  std::uint32_t create_mapping(const FlowKeyV4& key, Nanos now, NfDrop& refusal);
   // Counts the refusal of a new mapping and, if configured, turns the packet into the ICMP answer.
   Verdict refuse(NfPacket& packet, NfDrop refusal);
   void drop_mapping_if_unused(std::uint32_t id, Nanos now);

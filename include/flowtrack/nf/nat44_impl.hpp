@@ -134,8 +134,22 @@ bool Nat44<Table, Aging>::remember_first_fragment(const NfPacket& packet, Nanos 
 template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
 std::uint32_t Nat44<Table, Aging>::find_or_create_mapping(const FlowKeyV4& key, Nanos now, NfDrop& refusal) {
-  const std::uint64_t inside = endpoint_key(key.src_addr, key.src_port, key.protocol);
-  if (const auto it = by_inside_.find(inside); it != by_inside_.end()) return it->second;
+  // One probe of the inside map for both the lookup and the insert: the slot is claimed at once and
+  // given back if no mapping can be made (nothing is inserted into the map in between).
+  const auto [slot, claimed] = by_inside_.try_emplace(endpoint_key(key.src_addr, key.src_port, key.protocol), kNone);
+  if (!claimed) return slot->second;
+  const std::uint32_t id = create_mapping(key, now, refusal);
+  if (id == kNone) {
+    by_inside_.erase(slot);
+  } else {
+    slot->second = id;
+  }
+  return id;
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+std::uint32_t Nat44<Table, Aging>::create_mapping(const FlowKeyV4& key, Nanos now, NfDrop& refusal) {
   const std::uint64_t subscriber = endpoint_key(key.src_addr, 0, key.protocol);
   if (config_.port_quota != 0) {
     const auto it = subscriber_mappings_.find(subscriber);
@@ -154,7 +168,6 @@ std::uint32_t Nat44<Table, Aging>::find_or_create_mapping(const FlowKeyV4& key, 
     return kNone;
   }
   mappings_[id] = {key.src_addr, config_.pool[pool], key.src_port, to_network16(port), key.protocol, 0};
-  by_inside_.emplace(inside, id);
   if (config_.port_quota != 0) ++subscriber_mappings_[subscriber];
   return id;
 }

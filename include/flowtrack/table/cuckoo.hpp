@@ -30,6 +30,9 @@
 //    state array does with a freed id while a reader may still use it is the caller's business (the
 //    sync layer defers reuse by a grace period).
 //
+// Ids: the table's own (insert: an id stack), or its caller's (insert_named, the NamedIdTable contract of
+// flow_table.hpp: the connection tracker names each entry after its connection and direction).
+//
 // Footprint: 8 bytes of bucket per slot, plus key + hash + 4-byte id stack per capacity (and 4 bytes per
 // bucket of version stripes, at most 32 KiB, in optimistic mode).
 #pragma once
@@ -45,6 +48,7 @@
 #include "flowtrack/table/cuckoo_path.hpp"
 #include "flowtrack/table/flow_table.hpp"
 #include "flowtrack/table/id_pool.hpp"
+#include "flowtrack/util/assert.hpp"
 #include "flowtrack/util/relaxed_atomic.hpp"
 
 namespace flowtrack {
@@ -125,31 +129,22 @@ class CuckooTable {
   }
 
   InsertResult insert(const Key& key, std::uint32_t hash) {
-    const std::uint16_t tag = tag_of(hash);
-    const std::uint32_t primary = hash & mask_;
-    const std::uint32_t other = alternate(primary, tag);
-    // The writer reads its own data without validation: nothing else changes it.
-    if (const FlowId found = find_in_pair(primary, other, tag, key); found != kNoFlow) {
-      return {found, InsertStatus::existed};
-    }
-    if (ids_.in_use() == ids_.capacity()) return {};
-    CuckooSlot place = free_slot(primary);
-    if (!place.valid()) place = free_slot(other);
-    if (!place.valid()) {
-      place = make_room<kSlots>(
-          primary, other, [&](std::uint32_t b) { return free_slot(b); },
-          [&](std::uint32_t b, std::uint32_t s) { return alternate(b, buckets_[b].tags[s]); },
-          [&](CuckooSlot from, CuckooSlot to) { move_entry(from, to); });
-    }
-    if (!place.valid()) return {};
-    const FlowId id = ids_.allocate();
-    store_key(keys_[id], key);
-    hashes_[id] = hash;
-    Bucket& bucket = buckets_[place.bucket];
-    WriteSection section(*this, place.bucket, place.bucket);
-    store_relaxed(bucket.ids[place.slot], id);
-    store_relaxed(bucket.tags[place.slot], tag);
-    return {id, InsertStatus::inserted};
+    FLOWTRACK_ASSERT(named_ == 0, "a table takes either its own ids or its caller's, never both");
+    return insert_as(key, hash, [this] { return ids_.allocate(); });
+  }
+
+  // The NamedIdTable contract of flow_table.hpp: the caller's id, the same buckets and key array.
+  InsertResult insert_named(const Key& key, std::uint32_t hash, FlowId id) {
+    FLOWTRACK_ASSERT(ids_.in_use() == 0, "a table takes either its own ids or its caller's, never both");
+    FLOWTRACK_ASSERT(id < keys_.size(), "a caller-named id lies below the capacity");
+    const InsertResult result = insert_as(key, hash, [id] { return id; });
+    if (result.is_new()) ++named_;
+    return result;
+  }
+  bool erase_named(const Key& key, std::uint32_t hash) {
+    if (retire(key, hash) == kNoFlow) return false;
+    --named_;
+    return true;
   }
 
   bool erase(const Key& key, std::uint32_t hash) {
@@ -201,7 +196,7 @@ class CuckooTable {
   }
 
   std::size_t scan_positions() const { return ids_.capacity(); }
-  std::size_t size() const { return ids_.in_use(); }
+  std::size_t size() const { return ids_.in_use() + named_; }
   std::size_t capacity() const { return ids_.capacity(); }
   std::size_t memory_bytes() const {
     return sizeof(*this) + buckets_.capacity() * sizeof(Bucket) + keys_.capacity() * sizeof(Key) +
@@ -217,6 +212,37 @@ class CuckooTable {
   static_assert(sizeof(Bucket) == 64);
 
   static constexpr std::size_t kMaxStripes = 8192;
+
+  // insert() and insert_named() differ only in where the new entry's id comes from: take_id(), called
+  // once the entry has a slot.
+  template <class TakeId>
+  InsertResult insert_as(const Key& key, std::uint32_t hash, TakeId&& take_id) {
+    const std::uint16_t tag = tag_of(hash);
+    const std::uint32_t primary = hash & mask_;
+    const std::uint32_t other = alternate(primary, tag);
+    // The writer reads its own data without validation: nothing else changes it.
+    if (const FlowId found = find_in_pair(primary, other, tag, key); found != kNoFlow) {
+      return {found, InsertStatus::existed};
+    }
+    if (size() == capacity()) return {};
+    CuckooSlot place = free_slot(primary);
+    if (!place.valid()) place = free_slot(other);
+    if (!place.valid()) {
+      place = make_room<kSlots>(
+          primary, other, [&](std::uint32_t b) { return free_slot(b); },
+          [&](std::uint32_t b, std::uint32_t s) { return alternate(b, buckets_[b].tags[s]); },
+          [&](CuckooSlot from, CuckooSlot to) { move_entry(from, to); });
+    }
+    if (!place.valid()) return {};
+    const FlowId id = take_id();
+    store_key(keys_[id], key);
+    hashes_[id] = hash;
+    Bucket& bucket = buckets_[place.bucket];
+    WriteSection section(*this, place.bucket, place.bucket);
+    store_relaxed(bucket.ids[place.slot], id);
+    store_relaxed(bucket.tags[place.slot], tag);
+    return {id, InsertStatus::inserted};
+  }
 
   // Brackets one writer change to buckets a and b (possibly the same) in optimistic mode: their
   // stripes' versions are odd inside the section, so readers overlapping it retry.
@@ -393,6 +419,7 @@ class CuckooTable {
   std::vector<Key> keys_;              // by id
   std::vector<std::uint32_t> hashes_;  // by id: scan erases by id
   IdPool ids_;
+  std::size_t named_ = 0;  // live caller-named entries (insert_named)
   // Optimistic mode only: one version per stripe of buckets (a power of two, so `& size - 1` picks it).
   mutable std::vector<std::atomic<std::uint32_t>> versions_;
 };

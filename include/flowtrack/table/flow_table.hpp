@@ -113,6 +113,22 @@ concept RetiringTable = FlowTable<T> && requires(T& table, const T& const_table,
   { const_table.stored_hash(id) } -> std::same_as<std::uint32_t>;
 };
 
+// A table that can store an entry under an id its caller chooses, so that the caller's own numbering
+// (the connection tracker's: twice the connection plus the direction) is what a lookup returns and no
+// id-to-owner array sits between a hit and the caller's state.
+//   insert_named(key, hash, id)  inserts under `id` (< capacity(), held by no live entry); an existing
+//                                key returns its own id with InsertStatus::existed, a full table
+//                                InsertStatus::full, and the table is then unchanged.
+//   erase_named(key, hash)       removes an entry inserted so; false when the key is absent.
+// A table instance takes either its own ids (insert, erase, scan) or its caller's (these two), never
+// both: scan() walks the ids the table handed out, so it does not see caller-named entries.
+template <class T>
+concept NamedIdTable = FlowTable<T> && requires(T& table, const typename T::key_type& key, std::uint32_t hash,
+                                                FlowId id) {
+  { table.insert_named(key, hash, id) } -> std::same_as<InsertResult>;
+  { table.erase_named(key, hash) } -> std::same_as<bool>;
+};
+
 // find_bulk for a table without a staged one: find() key by key, after whatever prefetching the table
 // did. Returns the hit mask.
 template <class Table, class Key>
