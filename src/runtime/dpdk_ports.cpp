@@ -2,7 +2,7 @@
 
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
-#include <rte_mempool.h>
+#include <rte_ring.h>
 
 #include <atomic>
 #include <chrono>
@@ -17,11 +17,6 @@
 namespace flowtrack {
 namespace {
 
-// Sized for the rings and the bursts in flight: RX and TX descriptors of two ports, two bursts, the
-// per-lcore cache. 2^n - 1 is the mempool's most compact size.
-constexpr unsigned kPoolSize = 8191;
-constexpr unsigned kPoolCache = 256;
-constexpr std::uint16_t kDescriptors = 1024;
 // An idle worker (its polls receive nothing) sleeps this long after kIdlePolls empty polls in a row, so
 // that a quiet data plane does not hold a core at 100 % (at the price of this much latency for the
 // first packet after a pause).
@@ -30,48 +25,6 @@ constexpr unsigned kIdlePolls = 256;
 constexpr int kTxAttempts = 4;  // a TX queue that takes part of a burst is offered the rest this often
 
 std::uint8_t* data_of(rte_mbuf* m) { return rte_pktmbuf_mtod(m, std::uint8_t*); }
-
-MacAddress mac_of(std::uint16_t port) {
-  rte_ether_addr address{};
-  rte_eth_macaddr_get(port, &address);
-  MacAddress mac;
-  std::memcpy(mac.data(), address.addr_bytes, mac.size());
-  return mac;
-}
-
-std::string available_ports() {
-  std::string names;
-  std::uint16_t id = 0;
-  RTE_ETH_FOREACH_DEV(id) {
-    char name[RTE_ETH_NAME_MAX_LEN];
-    if (rte_eth_dev_get_name_by_port(id, name) == 0) names += fmt::format("{}{}", names.empty() ? "" : ", ", name);
-  }
-  return names.empty() ? "none: give one to EAL, such as --vdev=net_af_packet0,iface=veth0" : names;
-}
-
-// Configures and starts `device` with one RX/TX queue pair fed by `pool`; returns its port id.
-std::uint16_t start_port(const std::string& device, rte_mempool* pool) {
-  std::uint16_t id = 0;
-  if (rte_eth_dev_get_port_by_name(device.c_str(), &id) != 0) {
-    throw std::runtime_error(fmt::format("no DPDK port named '{}' (ports: {})", device, available_ports()));
-  }
-  auto check = [&](int rc, const char* what) {
-    if (rc < 0) throw std::runtime_error(fmt::format("port {}: {} failed: {}", device, what, rte_strerror(-rc)));
-  };
-  rte_eth_conf conf{};
-  check(rte_eth_dev_configure(id, 1, 1, &conf), "configure");
-  std::uint16_t rx_descriptors = kDescriptors, tx_descriptors = kDescriptors;
-  check(rte_eth_dev_adjust_nb_rx_tx_desc(id, &rx_descriptors, &tx_descriptors), "descriptor count");
-  const int socket = rte_eth_dev_socket_id(id);
-  const unsigned node = socket < 0 ? SOCKET_ID_ANY : static_cast<unsigned>(socket);
-  check(rte_eth_rx_queue_setup(id, 0, rx_descriptors, node, nullptr, pool), "RX queue setup");
-  check(rte_eth_tx_queue_setup(id, 0, tx_descriptors, node, nullptr), "TX queue setup");
-  check(rte_eth_dev_start(id), "start");
-  // Frames to the function's own addresses carry the port's MAC; promiscuous mode (where the PMD has it)
-  // only matters for frames this data plane drops anyway (not_our_mac), so a refusal is not an error.
-  rte_eth_promiscuous_enable(id);
-  return id;
-}
 
 }  // namespace
 
@@ -85,6 +38,7 @@ std::string_view port_drop_name(PortDrop drop) {
     case PortDrop::arp_unresolved: return "arp_unresolved";
     case PortDrop::no_mbuf: return "no_mbuf";
     case PortDrop::tx_full: return "tx_full";
+    case PortDrop::handoff_full: return "handoff_full";
     case PortDrop::count_: break;
   }
   return "unknown";
@@ -94,34 +48,23 @@ Nanos DpdkPorts::now() {
   return static_cast<Nanos>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
-DpdkPorts::DpdkPorts(const DataplaneConfig& config, std::vector<std::uint32_t> owned, std::vector<std::uint32_t> next_hops)
-    : next_hops_(std::move(next_hops)) {
-  static std::atomic<unsigned> pools{0};  // mempool names are global to the process
-  const std::string name = fmt::format("flowtrack_ports{}", pools++);
-  pool_ = rte_pktmbuf_pool_create(name.c_str(), kPoolSize, kPoolCache, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-  if (pool_ == nullptr) throw std::runtime_error(fmt::format("cannot create the mbuf pool: {}", rte_strerror(rte_errno)));
-  try {
-    std::vector<Layer2Port> addresses;
-    for (const DataplanePortConfig& p : config.ports) {
-      ports_.push_back({.id = start_port(p.device, pool_)});
-      devices_.push_back(p.device);
-      addresses.push_back({mac_of(ports_.back().id), p.address, p.prefix_length, p.gateway});
-    }
-    layer2_ = Layer2(std::move(addresses), std::move(owned));
-    for (const DataplaneNeighbor& n : config.neighbors) layer2_.configure_neighbour(n.address, n.mac);
-    for (const DataplanePortConfig& p : config.ports) {
-      if (p.gateway != 0) next_hops_.push_back(p.gateway);
-    }
-    refresh_neighbours(now());
-  } catch (...) {
-    close();
-    throw;
+DpdkPorts::DpdkPorts(DpdkPortGroup& group, unsigned worker, std::vector<std::uint32_t> owned, std::vector<std::uint32_t> next_hops)
+    : group_(group), worker_(worker), polls_ports_(worker < group.rx_queues()), next_hops_(std::move(next_hops)) {
+  const DataplaneConfig& config = group.config();
+  std::vector<Layer2Port> addresses;
+  for (std::size_t p = 0; p < config.ports.size(); ++p) {
+    ports_.push_back({.id = group.port_id(p)});
+    addresses.push_back({group.mac(p), config.ports[p].address, config.ports[p].prefix_length, config.ports[p].gateway});
   }
+  layer2_ = Layer2(std::move(addresses), std::move(owned));
+  for (const DataplaneNeighbor& n : config.neighbors) layer2_.configure_neighbour(n.address, n.mac);
+  for (const DataplanePortConfig& p : config.ports) {
+    if (p.gateway != 0) next_hops_.push_back(p.gateway);
+  }
+  refresh_neighbours(now());
 }
 
 DpdkPorts::~DpdkPorts() { close(); }
-
-std::size_t DpdkPorts::mbufs_in_use() const { return pool_ == nullptr ? 0 : rte_mempool_in_use_count(pool_); }
 
 std::size_t DpdkPorts::next(std::span<NfPacket> burst) {
   finish_burst();
@@ -133,12 +76,16 @@ std::size_t DpdkPorts::next(std::span<NfPacket> burst) {
     return 0;
   }
   for (;;) {
+    if (cut_tick_.load(std::memory_order_relaxed) && cut_tick_.exchange(false, std::memory_order_relaxed)) return 0;
     const Nanos t = now();
-    std::size_t n = 0;
-    for (std::size_t k = 0; k < ports_.size() && n < capacity; ++k) {
+    if (group_.arp_board().has_news(board_seen_)) learn_from_board();
+    std::size_t n = take_handed(burst.first(capacity), t);
+    if (n != 0) idle = 0;
+    for (std::size_t k = 0; polls_ports_ && k < ports_.size() && n < capacity; ++k) {
       const auto p = static_cast<std::uint16_t>((next_port_ + k) % ports_.size());
       std::array<rte_mbuf*, kMaxBurst> got;
-      const std::uint16_t received = rte_eth_rx_burst(ports_[p].id, 0, got.data(), static_cast<std::uint16_t>(capacity - n));
+      const std::uint16_t received =
+          rte_eth_rx_burst(ports_[p].id, static_cast<std::uint16_t>(worker_), got.data(), static_cast<std::uint16_t>(capacity - n));
       counters_.rx += received;
       if (received != 0) idle = 0;
       const MacAddress& mine = layer2_.ports()[p].mac;
@@ -163,17 +110,12 @@ std::size_t DpdkPorts::next(std::span<NfPacket> burst) {
           drop(m, PortDrop::not_our_mac);
           continue;
         }
-        NfPacket& packet = burst[n];
-        packet.frame = {data, length};
-        packet.capacity = length + rte_pktmbuf_tailroom(m);
-        packet.wire_length = rte_pktmbuf_pkt_len(m);
-        packet.time = t;
-        packet.slot = static_cast<std::uint32_t>(n);
-        burst_[n++] = m;
+        if (hand_off(m)) continue;
+        add_to_burst(burst, m, t);
+        ++n;
       }
     }
     next_port_ = (next_port_ + 1) % ports_.size();
-    burst_size_ = n;
     counters_.to_function += n;
     handed_packets_ = n != 0;
     if (n != 0) return n;
@@ -181,6 +123,48 @@ std::size_t DpdkPorts::next(std::span<NfPacket> burst) {
     if (t >= deadline_) return 0;
     if (++idle >= kIdlePolls) std::this_thread::sleep_for(kIdleSleep);
   }
+}
+
+void DpdkPorts::add_to_burst(std::span<NfPacket> burst, rte_mbuf* m, Nanos now) {
+  const std::uint16_t length = rte_pktmbuf_data_len(m);
+  NfPacket& packet = burst[burst_size_];
+  packet.frame = {data_of(m), length};
+  packet.capacity = length + rte_pktmbuf_tailroom(m);
+  packet.wire_length = rte_pktmbuf_pkt_len(m);
+  packet.time = now;
+  packet.slot = static_cast<std::uint32_t>(burst_size_);
+  burst_[burst_size_++] = m;
+}
+
+std::size_t DpdkPorts::take_handed(std::span<NfPacket> burst, Nanos now) {
+  if (group_.workers() == 1) return 0;
+  std::array<rte_mbuf*, kMaxBurst> got;
+  const unsigned taken = rte_ring_dequeue_burst(group_.inbox(worker_), reinterpret_cast<void**>(got.data()),
+                                                static_cast<unsigned>(burst.size()), nullptr);
+  for (unsigned i = 0; i < taken; ++i) add_to_burst(burst, got[i], now);
+  return taken;
+}
+
+bool DpdkPorts::hand_off(rte_mbuf* m) {
+  const PacketOwner& owner = group_.owner();
+  if (owner.rule() == PacketOwner::Rule::where_received) return false;
+  const std::span<const std::uint8_t> ipv4{data_of(m) + kEthernetHeaderSize, rte_pktmbuf_data_len(m) - kEthernetHeaderSize};
+  const unsigned to = owner.owner(ipv4, worker_);
+  if (to == worker_) return false;
+  if (rte_ring_enqueue(group_.inbox(to), m) != 0) {
+    drop(m, PortDrop::handoff_full);
+  } else {
+    ++counters_.handed_off;
+  }
+  return true;
+}
+
+void DpdkPorts::learn_from_board() {
+  const Nanos t = now();
+  group_.arp_board().read_since(board_seen_, [&](const ArpBoard::Posted& posted) {
+    layer2_.on_arp(posted.port, posted.message, t);  // the reply, if any, was sent by the receiver
+  });
+  if (!waiting_.empty()) release_waiting();
 }
 
 void DpdkPorts::finish_burst() {
@@ -278,6 +262,7 @@ void DpdkPorts::receive_arp(std::uint16_t port, rte_mbuf* m, Nanos now) {
     return;
   }
   const auto reply = layer2_.on_arp(port, *message, now);
+  if (group_.workers() > 1) group_.arp_board().post({port, *message, now});
   if (!waiting_.empty()) release_waiting();  // the message may have taught us a next hop they wait for
   // The request's mbuf becomes the reply (padded to the Ethernet minimum: a veth hands over 42 bytes).
   if (!reply || (rte_pktmbuf_data_len(m) < kArpFrameSize &&
@@ -303,7 +288,7 @@ void DpdkPorts::ask(std::uint32_t address, Nanos now) {
 }
 
 rte_mbuf* DpdkPorts::fresh(std::size_t length) {
-  rte_mbuf* m = length <= UINT16_MAX ? rte_pktmbuf_alloc(pool_) : nullptr;
+  rte_mbuf* m = length <= UINT16_MAX ? rte_pktmbuf_alloc(group_.pool()) : nullptr;
   if (m != nullptr && rte_pktmbuf_append(m, static_cast<std::uint16_t>(length)) != nullptr) return m;
   if (m != nullptr) rte_pktmbuf_free(m);  // no room for `length` bytes in one mbuf
   ++counters_.drops[static_cast<std::size_t>(PortDrop::no_mbuf)];
@@ -326,7 +311,7 @@ void DpdkPorts::flush(std::uint16_t port) {
   Port& p = ports_[port];
   std::uint16_t sent = 0;
   for (int attempt = 0; attempt < kTxAttempts && sent < p.tx_count; ++attempt) {
-    sent += rte_eth_tx_burst(p.id, 0, p.tx.data() + sent, static_cast<std::uint16_t>(p.tx_count - sent));
+    sent += rte_eth_tx_burst(p.id, static_cast<std::uint16_t>(worker_), p.tx.data() + sent, static_cast<std::uint16_t>(p.tx_count - sent));
   }
   counters_.tx += sent;
   for (std::size_t i = sent; i < p.tx_count; ++i) drop(p.tx[i], PortDrop::tx_full);
@@ -338,22 +323,12 @@ void DpdkPorts::drop(rte_mbuf* m, PortDrop reason) {
   rte_pktmbuf_free(m);
 }
 
-std::size_t DpdkPorts::close() {
-  if (closed_) return missing_at_close_;
+void DpdkPorts::close() {
+  if (closed_) return;
   closed_ = true;
   for (const Waiting& w : waiting_) drop(w.mbuf, PortDrop::arp_unresolved);
   waiting_.clear();
-  if (!ports_.empty()) finish_burst();
-  for (const Port& p : ports_) {
-    rte_eth_dev_stop(p.id);
-    rte_eth_dev_close(p.id);
-  }
-  const std::size_t missing = missing_at_close_ = mbufs_in_use();
-  // A pool with mbufs still out is left allocated: freeing it would let their later release write into
-  // freed memory. The count is the leak, reported by the caller.
-  if (missing == 0) rte_mempool_free(pool_);
-  pool_ = nullptr;
-  return missing;
+  finish_burst();
 }
 
 }  // namespace flowtrack

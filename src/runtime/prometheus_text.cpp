@@ -51,6 +51,8 @@ std::string prometheus_text(const LiveCounters& c) {
   write_single(out, "flowtrack_connections", "gauge", "Connections live now.", c.connections_live);
   write_single(out, "flowtrack_arp_replies_sent_total", "counter", "ARP requests answered for owned addresses.", c.arp_answered);
   write_single(out, "flowtrack_arp_requests_sent_total", "counter", "ARP requests sent for next hops.", c.arp_asked);
+  write_single(out, "flowtrack_packets_handed_off_total", "counter", "IPv4 frames a worker handed to the worker that owns them.",
+               c.handed_off);
   if (!c.backends.empty()) {
     write_labelled(out, "flowtrack_backend_connections_total", "counter", "Connections sent to each backend.", "backend",
              c.backends);

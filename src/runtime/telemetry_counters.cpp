@@ -44,6 +44,7 @@ int counters_command(const char*, const char*, rte_tel_data* info) {
   rte_tel_data_add_dict_u64(info, "connections_live", c.connections_live);
   rte_tel_data_add_dict_u64(info, "arp_answered", c.arp_answered);
   rte_tel_data_add_dict_u64(info, "arp_asked", c.arp_asked);
+  rte_tel_data_add_dict_u64(info, "handed_off", c.handed_off);
   return 0;
 }
 

@@ -49,17 +49,35 @@ TEST(LiveCli, AConfigurationWithoutPortsIsNamed) {
   EXPECT_NE(r.output.find("dataplane: missing"), std::string::npos) << r.output;
 }
 
-TEST(LiveCli, StopsOnSigtermWithItsReportAndEveryMbufBack) {
+// `extra` on flowtrack's command line; the JSON report of a run on net_null stopped by SIGTERM after a
+// second. The shell runs flowtrack in the background, stops it and waits for it: its exit status is
+// the command's.
+nlohmann::json stopped_run(const std::string& extra) {
   const std::string config = test::temp_config("null.toml", kNullPort);
-  // The shell runs flowtrack in the background, stops it after a second, and waits for it: its exit
-  // status is the command's.
-  const auto r = run_cli("run --nf fwd --json --config " + config + " --dpdk '" + kEal +
+  const auto r = run_cli("run --nf fwd --json --config " + config + " " + extra + " --dpdk '" + kEal +
                          " --vdev=net_null0' 2>&1 & pid=$!; sleep 1; kill -TERM $pid; wait $pid");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json report = testing::first_json_object(r.output);
-  ASSERT_FALSE(report.is_null()) << r.output;
+  EXPECT_FALSE(report.is_null()) << r.output;
+  return report;
+}
+
+TEST(LiveCli, StopsOnSigtermWithItsReportAndEveryMbufBack) {
+  const nlohmann::json report = stopped_run("");
+  ASSERT_FALSE(report.is_null());
   EXPECT_EQ(report["mbufs_missing"], 0);
   EXPECT_GT(report["packets_in"].get<std::uint64_t>(), 0u);  // net_null's frames, not IPv4: dropped, counted
+  EXPECT_EQ(report["drops"]["not_ipv4"], report["packets_in"]);
+}
+
+// Two workers, each polling its own RX queue: every one stops on the signal, their counters are summed,
+// and every mbuf is back.
+TEST(LiveCli, TwoWorkersStopTogetherWithOneReportAndEveryMbufBack) {
+  const nlohmann::json report = stopped_run("--workers 2");
+  ASSERT_FALSE(report.is_null());
+  EXPECT_EQ(report["workers"], 2);
+  EXPECT_EQ(report["mbufs_missing"], 0);
+  EXPECT_GT(report["packets_in"].get<std::uint64_t>(), 0u);
   EXPECT_EQ(report["drops"]["not_ipv4"], report["packets_in"]);
 }
 

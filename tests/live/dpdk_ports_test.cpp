@@ -11,11 +11,15 @@
 #include <rte_ring.h>
 
 #include <cstring>
+#include <set>
 #include <vector>
 
+#include "flowtrack/nf/nat44.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
+#include "flowtrack/packet/parser.hpp"
 #include "flowtrack/packet/frame_builder.hpp"
 #include "flowtrack/runtime/burst_loop.hpp"
+#include "flowtrack/table/cuckoo.hpp"
 #include "flowtrack/table/dpdk_eal_start.hpp"
 #include "support/addresses.hpp"
 
@@ -33,29 +37,32 @@ void start_eal() {
   ASSERT_TRUE(started);
 }
 
-// A ring port: what the test enqueues on `rx` the port receives; what the port sends lands on `tx`.
+// A ring port: what the test enqueues on `rx[q]` the port receives on queue q; what the port sends on
+// queue q lands on `tx[q]`.
 struct RingPort {
   std::string name;    // the rings'
   std::string device;  // the port's: the ring PMD prefixes the name it is given
-  rte_ring* rx = nullptr;
-  rte_ring* tx = nullptr;
+  std::vector<rte_ring*> rx, tx;
 
-  explicit RingPort(const std::string& port_name) : name(port_name), device("net_ring_" + port_name) {
-    rx = rte_ring_create((name + "_rx").c_str(), 256, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-    tx = rte_ring_create((name + "_tx").c_str(), 256, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-    EXPECT_NE(rx, nullptr);
-    EXPECT_NE(tx, nullptr);
-    EXPECT_GE(rte_eth_from_rings(name.c_str(), &rx, 1, &tx, 1, SOCKET_ID_ANY), 0);
+  explicit RingPort(const std::string& port_name, unsigned queues = 1) : name(port_name), device("net_ring_" + port_name) {
+    for (unsigned q = 0; q < queues; ++q) {
+      const std::string suffix = std::to_string(q);
+      rx.push_back(rte_ring_create((name + "_rx" + suffix).c_str(), 256, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ));
+      tx.push_back(rte_ring_create((name + "_tx" + suffix).c_str(), 256, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ));
+      EXPECT_NE(rx.back(), nullptr);
+      EXPECT_NE(tx.back(), nullptr);
+    }
+    EXPECT_GE(rte_eth_from_rings(name.c_str(), rx.data(), queues, tx.data(), queues, SOCKET_ID_ANY), 0);
   }
   ~RingPort() {
-    rte_ring_free(rx);
-    rte_ring_free(tx);
+    for (rte_ring* r : rx) rte_ring_free(r);
+    for (rte_ring* r : tx) rte_ring_free(r);
   }
 
-  // Everything the port sent, in order.
-  std::vector<rte_mbuf*> sent() const {
+  // Everything the port sent on queue q, in order.
+  std::vector<rte_mbuf*> sent(unsigned q = 0) const {
     std::vector<rte_mbuf*> out(256);
-    out.resize(rte_ring_dequeue_burst(tx, reinterpret_cast<void**>(out.data()), 256, nullptr));
+    out.resize(rte_ring_dequeue_burst(tx[q], reinterpret_cast<void**>(out.data()), 256, nullptr));
     return out;
   }
 };
@@ -69,8 +76,16 @@ class DpdkPortsTest : public ::testing::Test {
     const std::string tag = std::to_string(run++);
     wire_ = rte_pktmbuf_pool_create(("wire" + tag).c_str(), 511, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
     ASSERT_NE(wire_, nullptr);
-    clients_ = std::make_unique<RingPort>("clients" + tag);
-    backends_ = std::make_unique<RingPort>("backends" + tag);
+    wire_ports(1);
+  }
+  // The two ring ports, with `queues` RX/TX queue pairs each.
+  void wire_ports(unsigned queues) {
+    static int ports = 0;
+    const std::string tag = std::to_string(ports++);
+    backends_.reset();
+    clients_.reset();
+    clients_ = std::make_unique<RingPort>("clients" + tag, queues);
+    backends_ = std::make_unique<RingPort>("backends" + tag, queues);
     config_.ports = {{clients_->device, test::ipv4("10.1.0.1"), 24, 0}, {backends_->device, test::ipv4("10.2.0.1"), 24, 0}};
   }
   void TearDown() override {
@@ -81,11 +96,11 @@ class DpdkPortsTest : public ::testing::Test {
     rte_mempool_free(wire_);
   }
 
-  rte_mbuf* inject(RingPort& port, std::span<const std::uint8_t> frame) {
+  rte_mbuf* inject(RingPort& port, std::span<const std::uint8_t> frame, unsigned queue = 0) {
     rte_mbuf* m = rte_pktmbuf_alloc(wire_);
     EXPECT_NE(m, nullptr);
     std::memcpy(rte_pktmbuf_append(m, static_cast<std::uint16_t>(frame.size())), frame.data(), frame.size());
-    EXPECT_EQ(rte_ring_enqueue(port.rx, m), 0);
+    EXPECT_EQ(rte_ring_enqueue(port.rx[queue], m), 0);
     return m;
   }
   static std::span<const std::uint8_t> bytes(rte_mbuf* m) { return {rte_pktmbuf_mtod(m, const std::uint8_t*), rte_pktmbuf_data_len(m)}; }
@@ -142,7 +157,8 @@ TEST_F(DpdkPortsTest, ForwardedPacketsLeaveInTheMbufsTheyCameInRewrittenInPlace)
   StatelessLb lb(one_service());
   std::vector<rte_mbuf*> injected;
   {
-    DpdkPorts ports(config_, {test::ipv4("10.1.0.100")}, {test::ipv4("10.2.0.11")});
+    DpdkPortGroup group(config_, 1, {});
+    DpdkPorts ports(group, 0, {test::ipv4("10.1.0.100")}, {test::ipv4("10.2.0.11")});
     const MacAddress port_a = ports.layer2().ports()[0].mac, port_b = ports.layer2().ports()[1].mac;
 
     // Starting, the ports asked for the backend, on its side, from their own pool.
@@ -184,14 +200,16 @@ TEST_F(DpdkPortsTest, ForwardedPacketsLeaveInTheMbufsTheyCameInRewrittenInPlace)
     }
     free_all(forwarded);
     EXPECT_EQ(ports.counters().to_function, 8u);
-    EXPECT_EQ(ports.close(), 0u);
+    ports.close();
+    EXPECT_EQ(group.close(), 0u);
   }
   EXPECT_EQ(lb.counters().forwarded, 8u);
 }
 
 TEST_F(DpdkPortsTest, EveryDroppedFrameIsFreedAndCountedByReason) {
   StatelessLb lb(one_service());
-  DpdkPorts ports(config_, {test::ipv4("10.1.0.100")}, {});
+  DpdkPortGroup group(config_, 1, {});
+  DpdkPorts ports(group, 0, {test::ipv4("10.1.0.100")}, {});
   const MacAddress port_a = ports.layer2().ports()[0].mac;
   free_all(backends_->sent());
 
@@ -220,12 +238,14 @@ TEST_F(DpdkPortsTest, EveryDroppedFrameIsFreedAndCountedByReason) {
   ASSERT_EQ(asked.size(), 1u);
   EXPECT_EQ(parse_arp(bytes(asked[0]))->target_ip, test::ipv4("10.2.0.99"));
   free_all(asked);
-  EXPECT_EQ(ports.close(), 0u);
+  ports.close();
+  EXPECT_EQ(group.close(), 0u);
 }
 
 TEST_F(DpdkPortsTest, PacketsToAnUnresolvedNextHopLeaveOnceItAnswers) {
   StatelessLb lb(one_service());
-  DpdkPorts ports(config_, {}, {});
+  DpdkPortGroup group(config_, 1, {});
+  DpdkPorts ports(group, 0, {}, {});
   const MacAddress port_a = ports.layer2().ports()[0].mac, port_b = ports.layer2().ports()[1].mac;
   rte_mbuf* first = inject(*clients_, tcp_from_client(port_a, 1, "10.2.0.99"));
   rte_mbuf* second = inject(*clients_, tcp_from_client(port_a, 2, "10.2.0.99"));
@@ -241,15 +261,18 @@ TEST_F(DpdkPortsTest, PacketsToAnUnresolvedNextHopLeaveOnceItAnswers) {
   EXPECT_EQ(destination_mac(sent[0]), kBackend);
   free_all(sent);
   EXPECT_EQ(ports.counters().drops[static_cast<std::size_t>(PortDrop::arp_unresolved)], 0u);
-  EXPECT_EQ(ports.close(), 0u);
+  ports.close();
+  EXPECT_EQ(group.close(), 0u);
 }
 
 TEST_F(DpdkPortsTest, CloseCountsTheMbufsThatDidNotComeBack) {
-  DpdkPorts ports(config_, {}, {test::ipv4("10.2.0.11")});
+  DpdkPortGroup group(config_, 1, {});
+  DpdkPorts ports(group, 0, {}, {test::ipv4("10.2.0.11")});
   const std::vector<rte_mbuf*> asked = backends_->sent();  // the ARP request, still out
   ASSERT_EQ(asked.size(), 1u);
-  EXPECT_EQ(ports.mbufs_in_use(), 1u);
-  EXPECT_EQ(ports.close(), 1u);
+  EXPECT_EQ(group.mbufs_in_use(), 1u);
+  ports.close();
+  EXPECT_EQ(group.close(), 1u);
   free_all(asked);  // back into the pool close() kept for it
 }
 
@@ -275,7 +298,8 @@ struct HoldFirst {
 
 TEST_F(DpdkPortsTest, ReleasedHeldPacketsLeaveInFreshMbufsOfThePortsPool) {
   HoldFirst nf;
-  DpdkPorts ports(config_, {}, {test::ipv4("10.2.0.11")});
+  DpdkPortGroup group(config_, 1, {});
+  DpdkPorts ports(group, 0, {}, {test::ipv4("10.2.0.11")});
   const MacAddress port_a = ports.layer2().ports()[0].mac, port_b = ports.layer2().ports()[1].mac;
   free_all(backends_->sent());
   inject(*backends_, arp_frame(port_b, {ArpMessage::kReply, kBackend, test::ipv4("10.2.0.11"), port_b, test::ipv4("10.2.0.1")}));
@@ -292,18 +316,125 @@ TEST_F(DpdkPortsTest, ReleasedHeldPacketsLeaveInFreshMbufsOfThePortsPool) {
   EXPECT_EQ(to_host16(parsed.key4.src_port), 1);
   EXPECT_EQ(destination_mac(sent[1]), kBackend);
   free_all(sent);
-  EXPECT_EQ(ports.close(), 0u);
+  ports.close();
+  EXPECT_EQ(group.close(), 0u);
 }
 
 TEST_F(DpdkPortsTest, AnUnknownDeviceIsAClearError) {
   DataplaneConfig bad = config_;
   bad.ports[1].device = "net_nonexistent0";
   try {
-    DpdkPorts ports(bad, {}, {});
+    DpdkPortGroup group(bad, 1, {});
     FAIL() << "no error";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("no DPDK port named 'net_nonexistent0'"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(DpdkPortsTest, APortWithFewerTxQueuesThanWorkersIsAClearError) {
+  try {
+    DpdkPortGroup group(config_, 2, {});
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("has 1 TX queue(s); 2 workers need one each"), std::string::npos) << e.what();
+  }
+}
+
+// Two workers, each its own NAT instance (its slice of the external ports) on its own queue pair of
+// both ports, and the NIC spreading frames over the queues regardless of who owns them: every frame
+// must still reach the worker whose NAT holds its session, outbound (by inside address) and inbound
+// (by the external port it is addressed to), over the hand-off rings. The server's ARP answer arrives
+// on one worker's queue only; the other learns it from the ARP board.
+TEST_F(DpdkPortsTest, TwoWorkersEachFrameReachesTheWorkerThatOwnsItsSessionWhateverQueueItArrivesOn) {
+  using Nat = Nat44<CuckooTable<FlowKeyV4>>;
+  wire_ports(2);
+  NatConfig nat;
+  nat.inside_network = test::ipv4("10.1.0.0");
+  nat.inside_prefix_length = 24;
+  nat.pool = {test::ipv4("10.2.0.100")};
+  nat.port_first = 20000;
+  nat.port_last = 20999;
+  nat.max_sessions = nat.max_mappings = 1024;
+  constexpr unsigned kWorkers = 2;
+  DpdkPortGroup group(config_, kWorkers, PacketOwner::nat(kWorkers, nat));
+  ASSERT_EQ(group.rx_queues(), kWorkers);
+  std::vector<std::unique_ptr<Nat>> nats;
+  std::vector<std::unique_ptr<DpdkPorts>> ports;
+  for (unsigned w = 0; w < kWorkers; ++w) {
+    nats.push_back(std::make_unique<Nat>(nat, w, kWorkers));
+    ports.push_back(std::make_unique<DpdkPorts>(group, w, std::vector{test::ipv4("10.2.0.100")}, std::vector{test::ipv4("10.2.0.11")}));
+  }
+  const MacAddress port_a = group.mac(0), port_b = group.mac(1);
+  for (unsigned q = 0; q < kWorkers; ++q) free_all(backends_->sent(q));  // each worker's ARP request
+  inject(*backends_, arp_frame(port_b, {ArpMessage::kReply, kBackend, test::ipv4("10.2.0.11"), port_b, test::ipv4("10.2.0.1")}), 1);
+  run(*nats[1], *ports[1]);  // worker 1 takes the answer in and posts it on the board
+  const auto run_all = [&] {
+    for (int round = 0; round < 3; ++round) {  // a frame handed over in one round is served in the next
+      for (unsigned w = 0; w < kWorkers; ++w) run(*nats[w], *ports[w]);
+    }
+  };
+
+  // Outbound: 40 clients, each first asking for its gateway's MAC as a host does (so the NAT learns
+  // the client's), then a SYN, both on the queue its number picks, owner or not.
+  constexpr int kClients = 40;
+  const auto client = [](int c) { return test::ipv4(("10.1.0." + std::to_string(10 + c)).c_str()); };
+  for (int c = 0; c < kClients; ++c) {
+    inject(*clients_, arp_frame(kBroadcastMac, {ArpMessage::kRequest, kClient, client(c), MacAddress{}, test::ipv4("10.1.0.1")}),
+           static_cast<unsigned>(c) % kWorkers);
+  }
+  run_all();
+  for (unsigned q = 0; q < kWorkers; ++q) free_all(clients_->sent(q));  // the ARP replies
+  for (int c = 0; c < kClients; ++c) {
+    FrameSpec spec = FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(client(c)), ntohl(test::ipv4("10.2.0.11")), 5000, 80, ipproto::kTcp), tcpflag::kSyn);
+    spec.src_mac = kClient;
+    spec.dst_mac = port_a;
+    inject(*clients_, build_frame(spec), static_cast<unsigned>(c) % kWorkers);
+  }
+  run_all();
+  // Each translated SYN leaves on the TX queue of the worker that translated it, from that worker's
+  // slice; the replies are sent back on the other queue.
+  std::set<std::uint16_t> external_ports;
+  for (unsigned q = 0; q < kWorkers; ++q) {
+    for (rte_mbuf* m : backends_->sent(q)) {
+      ParsedPacket out;
+      ASSERT_EQ(parse_frame(bytes(m), LinkType::ethernet, out), ParseStatus::ok);
+      EXPECT_EQ(out.key4.src_addr, test::ipv4("10.2.0.100"));
+      const std::uint16_t external = to_host16(out.key4.src_port);
+      EXPECT_GE(external, nats[q]->port_first());
+      EXPECT_LE(external, nats[q]->port_last());
+      EXPECT_EQ(destination_mac(m), kBackend);  // worker 0 too: it learnt the MAC from the board
+      external_ports.insert(external);
+      FrameSpec reply = FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(test::ipv4("10.2.0.11")), ntohl(test::ipv4("10.2.0.100")), 80, external, ipproto::kTcp),
+                                        tcpflag::kSyn | tcpflag::kAck);
+      reply.src_mac = kBackend;
+      reply.dst_mac = port_b;
+      inject(*backends_, build_frame(reply), (q + 1) % kWorkers);
+      rte_pktmbuf_free(m);
+    }
+  }
+  ASSERT_EQ(external_ports.size(), static_cast<std::size_t>(kClients));
+  run_all();
+  // Every reply found its session and went back to its client, translated.
+  std::set<std::uint32_t> answered;
+  for (unsigned q = 0; q < kWorkers; ++q) {
+    for (rte_mbuf* m : clients_->sent(q)) {
+      ParsedPacket back;
+      ASSERT_EQ(parse_frame(bytes(m), LinkType::ethernet, back), ParseStatus::ok);
+      EXPECT_EQ(to_host16(back.key4.dst_port), 5000);
+      answered.insert(back.key4.dst_addr);
+      rte_pktmbuf_free(m);
+    }
+  }
+  EXPECT_EQ(answered.size(), static_cast<std::size_t>(kClients));
+  std::uint64_t handed = 0;
+  for (unsigned w = 0; w < kWorkers; ++w) {
+    handed += ports[w]->counters().handed_off;
+    for (const std::uint64_t d : nats[w]->counters().drops) EXPECT_EQ(d, 0u);
+    for (const std::uint64_t d : ports[w]->counters().drops) EXPECT_EQ(d, 0u);
+  }
+  EXPECT_GT(handed, 0u);  // half the frames came in on a queue their owner does not poll, or near it
+  for (auto& p : ports) p->close();
+  EXPECT_EQ(group.close(), 0u);
 }
 
 }  // namespace

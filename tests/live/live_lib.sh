@@ -10,7 +10,10 @@
 #                              $work/NAME/big at /big if it is there; log in $work/NAME/access.log
 #   live_spawn NS COMMAND...   COMMAND in the background in namespace NS, killed at exit
 #   live_start_flowtrack NS NF CONFIG IF0 IF1   flowtrack run --json on af_packet ports IF0, IF1
-#                              (under $live_flowtrack_prefix, such as "taskset -c 1", if set)
+#                              (under $live_flowtrack_prefix, such as "taskset -c 1", if set), with
+#                              $live_workers workers (LIVE_WORKERS, default 1), each its own queue
+#                              pair of both ports (af_packet qpairs: the kernel's fanout spreads
+#                              frames over them by flow, so replies often land on another worker)
 #   live_stop_flowtrack        SIGINT, wait; $flowtrack_status, report in $work/report.json
 #   live_counters_agree NS     the running flowtrack's counters read three ways agree: `flowtrack ctl
 #                              counters` ($work/ctl.sock), DPDK telemetry (dpdk-telemetry.py) and
@@ -25,6 +28,7 @@ live_namespaces=()
 live_nginx_names=()
 live_pids=()
 live_flowtrack_prefix=
+live_workers=${LIVE_WORKERS:-1}
 
 live_skip() {
   echo "SKIP: $*"
@@ -127,8 +131,9 @@ live_start_flowtrack() {
   local ns=$1 nf=$2 config=$3
   # The run's own file prefix: its telemetry socket is /var/run/dpdk/$tag/dpdk_telemetry.v2.
   local eal="--no-huge --no-pci --no-shconf --file-prefix=$tag -l 0 -m 256 --log-level=error"
-  eal+=" --vdev=net_af_packet0,iface=$4 --vdev=net_af_packet1,iface=$5"
-  ip netns exec "$tag-$ns" $live_flowtrack_prefix "$bin" run --nf "$nf" --config "$config" --json --dpdk "$eal" \
+  eal+=" --vdev=net_af_packet0,iface=$4,qpairs=$live_workers --vdev=net_af_packet1,iface=$5,qpairs=$live_workers"
+  ip netns exec "$tag-$ns" $live_flowtrack_prefix "$bin" run --nf "$nf" --config "$config" --workers "$live_workers" \
+    --json --dpdk "$eal" \
     > "$work/report.json" 2> "$work/flowtrack.err" &
   flowtrack_pid=$!
   local _
@@ -182,10 +187,11 @@ for line in open(f"{work}/agree.prometheus"):
     m = re.fullmatch(r'([a-z_]+)(?:\{[a-z]+="(.*)"\})? ([0-9]+)', line.strip())
     if m:
         prometheus[(m[1], m[2])] = int(m[3])
-fields = ["packets_in", "packets_to_function", "packets_out", "connections", "connections_live", "arp_answered", "arp_asked"]
+fields = ["packets_in", "packets_to_function", "packets_out", "connections", "connections_live", "arp_answered", "arp_asked",
+          "handed_off"]
 names = ["flowtrack_packets_received_total", "flowtrack_packets_to_function_total", "flowtrack_packets_sent_total",
          "flowtrack_connections_total", "flowtrack_connections", "flowtrack_arp_replies_sent_total",
-         "flowtrack_arp_requests_sent_total"]
+         "flowtrack_arp_requests_sent_total", "flowtrack_packets_handed_off_total"]
 counters = telemetry.get("/flowtrack/counters", {})
 wrong = [f"telemetry {f}" for f in fields if counters.get(f) != ctl[f]]
 wrong += [f"prometheus {n}" for f, n in zip(fields, names) if prometheus.get((n, None)) != ctl[f]]

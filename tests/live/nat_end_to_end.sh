@@ -10,7 +10,8 @@
 # see the pool address only, and after the idle timeouts (2 s here) the mappings must be gone
 # (flowtrack's report: no live session).
 #
-# Then port exhaustion: flowtrack again, with two external ports per protocol. Two UDP flows and two
+# Then port exhaustion: flowtrack again, with two external ports per protocol (per worker: the client's
+# worker has two). Two UDP flows and two
 # TCP connections (HTTP keep-alive) take them; a third of each is refused at once (icmp_on_exhaustion:
 # the client gets "administratively prohibited", no timeout) and counted as no_port in `flowtrack ctl
 # counters`, while the first two go on answering. The counters read through DPDK telemetry and as
@@ -115,8 +116,10 @@ for echo in $udp_seen; do
 done
 live_report_check 'r["mbufs_missing"] == 0' 'r["connections"] >= 102' 'r["connections_live"] == 0' 'r["arp_answered"] > 0'
 
-# Port exhaustion: the same network, a pool of two ports.
-sed -e 's/^pool = .*/&\nports = [40000, 40001]\nicmp_on_exhaustion = true/' \
+# Port exhaustion: the same network, two ports per worker (each worker allocates from its own slice,
+# and one inside address is always served by one worker: the client gets two).
+last_port=$((40000 + 2 * live_workers - 1))
+sed -e "s/^pool = .*/&\nports = [40000, $last_port]\nicmp_on_exhaustion = true/" \
   -e "s|^stats_interval = 1|&\ncontrol_socket = \"$work/ctl.sock\"\nmetrics = \"127.0.0.1:9469\"|" "$work/nat.toml" > "$work/nat-tiny.toml"
 live_start_flowtrack nf nat "$work/nat-tiny.toml" f0 f1
 exhaustion=$(ip netns exec "$tag-client" python3 -c '
@@ -150,10 +153,11 @@ live_counters_agree nf
 live_stop_flowtrack
 udp_flows=($(sed -n 1p <<< "$exhaustion"))
 tcp_flows=($(sed -n 2p <<< "$exhaustion"))
-echo "nat port exhaustion (ports 40000-40001): UDP ${udp_flows[*]}; HTTP ${tcp_flows[*]} (first, second, third flow, then the first two again)"
+echo "nat port exhaustion (ports 40000-$last_port, $live_workers worker(s)): UDP ${udp_flows[*]}; HTTP ${tcp_flows[*]} (first, second, third flow, then the first two again)"
 echo "  ctl counters: $counters"
-[[ ${udp_flows[0]} == 10.20.2.100:4000[01] && ${udp_flows[1]} == 10.20.2.100:4000[01] && ${udp_flows[0]} != "${udp_flows[1]}" ]] ||
-  live_fail "UDP: the first two flows did not get the pool's two ports"
+in_pool() { [[ $1 == 10.20.2.100:* ]] && ((${1#*:} >= 40000 && ${1#*:} <= last_port)); }
+in_pool "${udp_flows[0]}" && in_pool "${udp_flows[1]}" && [[ ${udp_flows[0]} != "${udp_flows[1]}" ]] ||
+  live_fail "UDP: the first two flows did not get two ports of the pool"
 [[ ${udp_flows[2]} == refused:* ]] || live_fail "UDP: the third flow was not refused: ${udp_flows[2]}"
 [[ ${udp_flows[3]} == "${udp_flows[0]}" && ${udp_flows[4]} == "${udp_flows[1]}" ]] || live_fail "UDP: the first two flows stopped working"
 [[ ${tcp_flows[*]} == "200 200 refused:"*" 200 200" ]] || live_fail "TCP: expected 200 200 refused 200 200"

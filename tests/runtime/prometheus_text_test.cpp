@@ -24,6 +24,7 @@ LiveCounters lb_counters() {
   c.connections_live = 4;
   c.arp_answered = 2;
   c.arp_asked = 5;
+  c.handed_off = 6;
   c.backends = {{"b1", 40}, {"b\"2\\", 80}};
   c.backends_live = {{"b1", 1}, {"b\"2\\", 3}};
   return c;
@@ -41,6 +42,7 @@ TEST(PrometheusText, CountersAndGaugesCarryTheirValues) {
   EXPECT_TRUE(has_line(text, "flowtrack_connections 4"));
   EXPECT_TRUE(has_line(text, "flowtrack_arp_replies_sent_total 2"));
   EXPECT_TRUE(has_line(text, "flowtrack_arp_requests_sent_total 5"));
+  EXPECT_TRUE(has_line(text, "flowtrack_packets_handed_off_total 6"));
 }
 
 TEST(PrometheusText, DropsAreOneCounterLabelledByReason) {
@@ -86,7 +88,7 @@ TEST(PrometheusText, EveryLineIsValidExposition) {
     ASSERT_TRUE(std::regex_match(line, m, sample)) << "not exposition: " << line;
     EXPECT_EQ(m[1], family) << line;
   }
-  EXPECT_EQ(typed.size(), 11u);
+  EXPECT_EQ(typed.size(), 12u);
 }
 
 }  // namespace

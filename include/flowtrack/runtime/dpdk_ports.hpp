@@ -1,25 +1,33 @@
-// DPDK ports as the burst loop's source and output (runtime/burst_loop.hpp), for a live data plane: one
-// or two ports, one RX/TX queue pair each, polled by one worker. This header includes no DPDK header
-// (the mbufs are opaque here); dpdk_ports.cpp is the one file that talks to DPDK.
+// A worker's view of a live data plane's DPDK ports (dpdk_port_group.hpp starts them) as the burst
+// loop's source and output (runtime/burst_loop.hpp): its RX queue on every port (if it has one), its TX
+// queue on every port, and its hand-off ring. This header includes no DPDK header (the mbufs are opaque
+// here); dpdk_ports.cpp is the one file that talks to DPDK for it.
 //
 // Zero copy: next() hands the function each received IPv4 frame where the NIC (or PMD) put it, the
 // NfPacket's frame pointing into its mbuf; verdict() sends that same mbuf on (rewritten in place by the
 // function, its Ethernet addresses by layer 2) or frees it. Only what did not arrive in an mbuf is
 // copied into a fresh one: a held packet a function releases (the NAT's fragments), an ARP request.
 //
+// Several workers: a received IPv4 frame another worker owns (packet_owner.hpp) goes, mbuf and all,
+// into that worker's hand-off ring (counted: handed_off; a full ring drops it: handoff_full); next()
+// takes what the others handed this worker before it polls its queues.
+//
 // Layer 2 (runtime/layer2.hpp): ARP frames never reach the function: requests for owned addresses are
-// answered in place (the request's mbuf becomes the reply), senders are learnt. A packet leaves by the
-// port its destination routes to, from that port's MAC to its next hop's; an unknown next hop is asked
-// for (rate limited) and the packet waits for the answer (at most kMaxWaiting packets, each at most
+// answered in place (the request's mbuf becomes the reply), senders are learnt, and the message is
+// posted on the group's ARP board for the other workers to learn from too. A packet leaves by the port
+// its destination routes to, from that port's MAC to its next hop's; an unknown next hop is asked for
+// (rate limited) and the packet waits for the answer (at most kMaxWaiting packets, each at most
 // kWaitLimit, as a host queues a few packets on an incomplete neighbour entry; beyond that it is
 // dropped as `arp_unresolved`).
 //
 // Every mbuf is either in the current burst (until its verdict, or the next next() call, which frees
-// those the loop dropped before the function: unparsable), in a TX buffer (until the burst ends), or
-// back in the pool. close() stops the ports and returns how many mbufs did not come back.
+// those the loop dropped before the function: unparsable), in a TX buffer (until the burst ends), in a
+// hand-off ring, or back in the pool. close() gives back what this worker holds; the group's close()
+// then counts the mbufs that did not come back.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -29,10 +37,10 @@
 #include "flowtrack/nf/dataplane_config.hpp"
 #include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/packet/link_type.hpp"
+#include "flowtrack/runtime/dpdk_port_group.hpp"
 #include "flowtrack/runtime/layer2.hpp"
 
 struct rte_mbuf;
-struct rte_mempool;
 
 namespace flowtrack {
 
@@ -46,6 +54,7 @@ enum class PortDrop : std::uint8_t {
   arp_unresolved,  // a packet whose next hop did not answer ARP in time, or found the waiting room full
   no_mbuf,         // a copy (held packet, ARP request) found no mbuf, or none with room for it
   tx_full,         // the port's TX queue took less than the burst
+  handoff_full,    // the owner's hand-off ring was full (several workers)
   count_,
 };
 inline constexpr std::size_t kPortDropCount = static_cast<std::size_t>(PortDrop::count_);
@@ -55,6 +64,7 @@ struct PortCounters {
   std::uint64_t rx = 0, tx = 0;          // frames, every port, ARP included
   std::uint64_t to_function = 0;         // IPv4 frames handed to the function
   std::uint64_t arp_answered = 0, arp_asked = 0;
+  std::uint64_t handed_off = 0;          // IPv4 frames put in another worker's hand-off ring
   std::array<std::uint64_t, kPortDropCount> drops{};
 };
 
@@ -63,21 +73,24 @@ class DpdkPorts {
   static constexpr std::size_t kMaxWaiting = 64;
   static constexpr Nanos kWaitLimit = kNanosPerSecond;
 
-  // Starts every port of `config` (EAL must be up: table/dpdk_eal.hpp). `owned`: the function's
-  // addresses to answer ARP for; `next_hops`: addresses (backends, ...) to resolve before traffic needs
-  // them. Throws std::runtime_error naming the port and the problem.
-  DpdkPorts(const DataplaneConfig& config, std::vector<std::uint32_t> owned, std::vector<std::uint32_t> next_hops);
+  // Worker `worker` of `group`. `owned`: the function's addresses to answer ARP for; `next_hops`:
+  // addresses (backends, ...) to resolve before traffic needs them.
+  DpdkPorts(DpdkPortGroup& group, unsigned worker, std::vector<std::uint32_t> owned, std::vector<std::uint32_t> next_hops);
   ~DpdkPorts();
   DpdkPorts(const DpdkPorts&) = delete;
   DpdkPorts& operator=(const DpdkPorts&) = delete;
 
-  // The source: the received IPv4 frames of every port, up to burst.size(), time-stamped now (the
+  // The source: the frames handed to this worker, then the received IPv4 frames it owns of every port,
+  // up to burst.size(), time-stamped now (the
   // wall clock, Nanos since an arbitrary epoch: the same as now()). Polls until it has some, or returns
   // 0 once the deadline (set_deadline) has passed: after an empty poll, or at once if the call before
   // returned packets (so that ports that never go quiet still let the caller in at every deadline).
   LinkType link_type() const { return LinkType::ethernet; }
   std::size_t next(std::span<NfPacket> burst);
   void set_deadline(Nanos deadline) { deadline_ = deadline; }
+  // Makes the next poll return 0 as if the deadline had passed, so that the worker's loop ends its tick
+  // now (worker 0 uses it to have a pool change taken before it answers). Any thread may call it.
+  void cut_tick() { cut_tick_.store(true, std::memory_order_relaxed); }
   static Nanos now();
 
   // The output (BurstOutput).
@@ -92,12 +105,11 @@ class DpdkPorts {
   const PortCounters& counters() const { return counters_; }
   const Layer2& layer2() const { return layer2_; }
   std::size_t port_count() const { return ports_.size(); }
-  std::string_view device(std::size_t port) const { return devices_[port]; }
-  std::size_t mbufs_in_use() const;
+  std::string_view device(std::size_t port) const { return group_.device(port); }
 
-  // Sends what is buffered, stops and closes the ports, frees the pool; returns how many mbufs were
-  // missing from the pool once the ports were closed (0 unless one leaked). Later calls return the same.
-  std::size_t close();
+  // Sends what is buffered, frees the packets this worker holds (the current burst, those waiting for a
+  // next hop). The ports keep running for the other workers; the group stops them. Later calls do nothing.
+  void close();
 
  private:
   struct Port {
@@ -108,6 +120,10 @@ class DpdkPorts {
 
   void finish_burst();
   void flush(std::uint16_t port);
+  std::size_t take_handed(std::span<NfPacket> burst, Nanos now);  // from the hand-off ring into the burst
+  void add_to_burst(std::span<NfPacket> burst, rte_mbuf* mbuf, Nanos now);
+  bool hand_off(rte_mbuf* mbuf);                                   // true: another worker owns it
+  void learn_from_board();                                         // the others' ARP messages
   void receive_arp(std::uint16_t port, rte_mbuf* mbuf, Nanos now);  // answers in the same mbuf, or frees it
   void send(rte_mbuf* mbuf, std::size_t l3_offset);               // routes, then transmits, waits or frees
   void transmit(rte_mbuf* mbuf, const Egress& egress, const MacAddress& next_hop);  // layer 2, TX buffer
@@ -118,9 +134,11 @@ class DpdkPorts {
   rte_mbuf* fresh(std::size_t length);  // a new mbuf of `length` bytes, or null (counted: no_mbuf)
   void drop(rte_mbuf* mbuf, PortDrop reason);
 
+  DpdkPortGroup& group_;
+  unsigned worker_;
+  bool polls_ports_;  // it has an RX queue on every port (worker < group.rx_queues())
   Layer2 layer2_;
   std::vector<Port> ports_;
-  std::vector<std::string> devices_;
   std::vector<std::uint32_t> next_hops_;
   struct Waiting {
     rte_mbuf* mbuf;
@@ -128,15 +146,15 @@ class DpdkPorts {
     Nanos since;
   };
   std::vector<Waiting> waiting_;  // for their next hop's MAC, oldest first
-  rte_mempool* pool_ = nullptr;
   std::array<rte_mbuf*, kMaxBurst> burst_{};  // the current burst's mbufs, by NfPacket::slot; null once decided
   std::size_t burst_size_ = 0;
   std::size_t next_port_ = 0;  // the port polled first next time, so no port starves the other
+  std::uint64_t board_seen_ = 0;  // ARP board messages learnt from
   Nanos deadline_ = 0;
   bool handed_packets_ = false;  // the last next() returned packets
+  std::atomic<bool> cut_tick_{false};
   PortCounters counters_;
   bool closed_ = false;
-  std::size_t missing_at_close_ = 0;
 };
 
 }  // namespace flowtrack

@@ -24,6 +24,7 @@ struct LiveCounters {
   std::uint64_t connections = 0;               // created since the start
   std::uint64_t connections_live = 0;
   std::uint64_t arp_answered = 0, arp_asked = 0;
+  std::uint64_t handed_off = 0;                // IPv4 frames one worker handed to their owner
   std::map<std::string, std::uint64_t> backends, backends_live;  // lb: connections per backend, ever and now
 };
 

@@ -3,7 +3,7 @@
 //
 //   /flowtrack/counters   {"nf": "nat", "packets_in": ..., "packets_to_function": ..., "packets_out": ...,
 //                          "connections": ..., "connections_live": ..., "arp_answered": ...,
-//                          "arp_asked": ..., "drops": <their sum>}
+//                          "arp_asked": ..., "handed_off": ..., "drops": <their sum>}
 //   /flowtrack/drops      {"<reason>": n, ...}: the drops by reason
 //   /flowtrack/backends   {"<backend>": n, ...}: lb only, connections sent to each backend (a
 //                          name's characters other than letters, digits, '_' and '/', which

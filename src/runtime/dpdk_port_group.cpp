@@ -1,0 +1,168 @@
+#include "flowtrack/runtime/dpdk_port_group.hpp"
+
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <fmt/format.h>
+#include <stdexcept>
+
+#include "flowtrack/nf/network_function.hpp"
+
+namespace flowtrack {
+namespace {
+
+constexpr std::uint16_t kDescriptors = 1024;
+constexpr unsigned kInboxSize = 1024;  // a power of two: rte_ring's size (it holds one less)
+constexpr unsigned kPoolCache = 256;
+// Enough mbufs for every descriptor ring, every worker's bursts, TX buffers, hand-off ring and waiting
+// room, and the per-lcore cache; at least the one-worker pool of 8191 (2^n - 1 is the mempool's most
+// compact size).
+unsigned pool_size(std::size_t ports, unsigned rx_queues, unsigned workers) {
+  const std::size_t need = ports * (std::size_t{rx_queues} + workers) * kDescriptors +
+                           std::size_t{workers} * (kInboxSize + (ports + 2) * kMaxBurst + 64) + kPoolCache;
+  unsigned size = 8191;
+  while (size < need) size = size * 2 + 1;
+  return size;
+}
+
+// The symmetric Toeplitz key: a 16-bit pattern repeated, so that swapping source and destination (both
+// addresses and ports) leaves the hash unchanged and both directions land on one queue.
+constexpr std::uint8_t kSymmetricKeyByte[2] = {0x6d, 0x5a};
+constexpr std::size_t kToeplitzKeySize = 40;
+
+MacAddress mac_of(std::uint16_t port) {
+  rte_ether_addr address{};
+  rte_eth_macaddr_get(port, &address);
+  MacAddress mac;
+  std::memcpy(mac.data(), address.addr_bytes, mac.size());
+  return mac;
+}
+
+std::string available_ports() {
+  std::string names;
+  std::uint16_t id = 0;
+  RTE_ETH_FOREACH_DEV(id) {
+    char name[RTE_ETH_NAME_MAX_LEN];
+    if (rte_eth_dev_get_name_by_port(id, name) == 0) names += fmt::format("{}{}", names.empty() ? "" : ", ", name);
+  }
+  return names.empty() ? "none: give one to EAL, such as --vdev=net_af_packet0,iface=veth0" : names;
+}
+
+std::uint16_t port_by_name(const std::string& device) {
+  std::uint16_t id = 0;
+  if (rte_eth_dev_get_port_by_name(device.c_str(), &id) != 0) {
+    throw std::runtime_error(fmt::format("no DPDK port named '{}' (ports: {})", device, available_ports()));
+  }
+  return id;
+}
+
+void check(int rc, const std::string& device, const char* what) {
+  if (rc < 0) throw std::runtime_error(fmt::format("port {}: {} failed: {}", device, what, rte_strerror(-rc)));
+}
+
+// How many RX queues `device` can give `workers` workers; it must give each a TX queue.
+std::uint16_t rx_queues_of(std::uint16_t id, const std::string& device, unsigned workers) {
+  rte_eth_dev_info info{};
+  check(rte_eth_dev_info_get(id, &info), device, "device info");
+  if (info.max_tx_queues < workers) {
+    throw std::runtime_error(fmt::format("port {} has {} TX queue(s); {} workers need one each (net_af_packet: qpairs={})",
+                                         device, info.max_tx_queues, workers, workers));
+  }
+  return static_cast<std::uint16_t>(std::min<unsigned>(workers, std::max<unsigned>(info.max_rx_queues, 1)));
+}
+
+// Configures and starts `device` with `rx_queues` RX queues (RSS over them where the PMD hashes) and
+// one TX queue per worker, fed by `pool`.
+void start_port(std::uint16_t id, const std::string& device, std::uint16_t rx_queues, unsigned workers, rte_mempool* pool) {
+  rte_eth_dev_info info{};
+  check(rte_eth_dev_info_get(id, &info), device, "device info");
+  rte_eth_conf conf{};
+  std::uint8_t key[kToeplitzKeySize];
+  for (std::size_t i = 0; i < kToeplitzKeySize; ++i) key[i] = kSymmetricKeyByte[i % 2];
+  const std::uint64_t hashed = info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP);
+  if (rx_queues > 1 && hashed != 0) {
+    conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+    conf.rx_adv_conf.rss_conf.rss_hf = hashed;
+    if (info.hash_key_size == kToeplitzKeySize) {
+      conf.rx_adv_conf.rss_conf.rss_key = key;
+      conf.rx_adv_conf.rss_conf.rss_key_len = kToeplitzKeySize;
+    }
+  }
+  check(rte_eth_dev_configure(id, rx_queues, static_cast<std::uint16_t>(workers), &conf), device, "configure");
+  std::uint16_t rx_descriptors = kDescriptors, tx_descriptors = kDescriptors;
+  check(rte_eth_dev_adjust_nb_rx_tx_desc(id, &rx_descriptors, &tx_descriptors), device, "descriptor count");
+  const int socket = rte_eth_dev_socket_id(id);
+  const unsigned node = socket < 0 ? SOCKET_ID_ANY : static_cast<unsigned>(socket);
+  for (std::uint16_t q = 0; q < rx_queues; ++q) check(rte_eth_rx_queue_setup(id, q, rx_descriptors, node, nullptr, pool), device, "RX queue setup");
+  for (std::uint16_t q = 0; q < workers; ++q) check(rte_eth_tx_queue_setup(id, q, tx_descriptors, node, nullptr), device, "TX queue setup");
+  check(rte_eth_dev_start(id), device, "start");
+  // Frames to the function's own addresses carry the port's MAC; promiscuous mode (where the PMD has it)
+  // only matters for frames this data plane drops anyway (not_our_mac), so a refusal is not an error.
+  rte_eth_promiscuous_enable(id);
+}
+
+}  // namespace
+
+DpdkPortGroup::DpdkPortGroup(const DataplaneConfig& config, unsigned workers, PacketOwner owner)
+    : config_(config), workers_(std::max(workers, 1u)), owner_(std::move(owner)) {
+  static std::atomic<unsigned> groups{0};  // mempool and ring names are global to the process
+  const unsigned group = groups++;
+  std::vector<std::uint16_t> ids;
+  rx_queues_ = static_cast<std::uint16_t>(workers_);
+  for (const DataplanePortConfig& p : config.ports) {
+    ids.push_back(port_by_name(p.device));
+    rx_queues_ = std::min(rx_queues_, rx_queues_of(ids.back(), p.device, workers_));
+  }
+  if (owner_.rule() == PacketOwner::Rule::spread && rx_queues_ == workers_) owner_ = PacketOwner{};
+  const std::string pool_name = fmt::format("flowtrack_ports{}", group);
+  pool_ = rte_pktmbuf_pool_create(pool_name.c_str(), pool_size(ids.size(), rx_queues_, workers_), kPoolCache, 0,
+                                  RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+  if (pool_ == nullptr) throw std::runtime_error(fmt::format("cannot create the mbuf pool: {}", rte_strerror(rte_errno)));
+  try {
+    for (unsigned w = 0; w < workers_; ++w) {
+      const std::string name = fmt::format("flowtrack_in{}_{}", group, w);
+      inboxes_.push_back(rte_ring_create(name.c_str(), kInboxSize, SOCKET_ID_ANY, RING_F_SC_DEQ));
+      if (inboxes_.back() == nullptr) throw std::runtime_error(fmt::format("cannot create a hand-off ring: {}", rte_strerror(rte_errno)));
+    }
+    for (std::size_t p = 0; p < ids.size(); ++p) {
+      start_port(ids[p], config.ports[p].device, rx_queues_, workers_, pool_);
+      ports_.push_back({ids[p], mac_of(ids[p])});
+    }
+  } catch (...) {
+    close();
+    throw;
+  }
+}
+
+DpdkPortGroup::~DpdkPortGroup() { close(); }
+
+std::size_t DpdkPortGroup::mbufs_in_use() const { return pool_ == nullptr ? 0 : rte_mempool_in_use_count(pool_); }
+
+std::size_t DpdkPortGroup::close() {
+  if (closed_) return missing_at_close_;
+  closed_ = true;
+  for (rte_ring* inbox : inboxes_) {
+    if (inbox == nullptr) continue;
+    void* m = nullptr;
+    while (rte_ring_dequeue(inbox, &m) == 0) rte_pktmbuf_free(static_cast<rte_mbuf*>(m));
+    rte_ring_free(inbox);
+  }
+  inboxes_.clear();
+  for (const Port& p : ports_) {
+    rte_eth_dev_stop(p.id);
+    rte_eth_dev_close(p.id);
+  }
+  const std::size_t missing = missing_at_close_ = mbufs_in_use();
+  // A pool with mbufs still out is left allocated: freeing it would let their later release write into
+  // freed memory. The count is the leak, reported by the caller.
+  if (missing == 0 && pool_ != nullptr) rte_mempool_free(pool_);
+  pool_ = nullptr;
+  return missing;
+}
+
+}  // namespace flowtrack
