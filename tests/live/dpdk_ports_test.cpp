@@ -117,6 +117,19 @@ class DpdkPortsTest : public ::testing::Test {
   void free_all(const std::vector<rte_mbuf*>& mbufs) {
     for (rte_mbuf* m : mbufs) rte_pktmbuf_free(m);
   }
+  // each(queue, mbuf, parsed) for every frame `port` sent on its first `queues` queues, which must all
+  // parse; each is freed after.
+  template <class Each>
+  void each_sent(RingPort& port, unsigned queues, Each&& each) {
+    for (unsigned q = 0; q < queues; ++q) {
+      for (rte_mbuf* m : port.sent(q)) {
+        ParsedPacket parsed;
+        EXPECT_EQ(parse_frame(bytes(m), LinkType::ethernet, parsed), ParseStatus::ok);
+        each(q, m, parsed);
+        rte_pktmbuf_free(m);
+      }
+    }
+  }
 
   // Runs the loop until the ports have been idle for a poll.
   template <class Nf>
@@ -320,24 +333,26 @@ TEST_F(DpdkPortsTest, ReleasedHeldPacketsLeaveInFreshMbufsOfThePortsPool) {
   EXPECT_EQ(group.close(), 0u);
 }
 
+// What starting a group of `workers` on `config` throws (empty when it starts).
+std::string group_error(const DataplaneConfig& config, unsigned workers) {
+  try {
+    DpdkPortGroup group(config, workers, {});
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST_F(DpdkPortsTest, AnUnknownDeviceIsAClearError) {
   DataplaneConfig bad = config_;
   bad.ports[1].device = "net_nonexistent0";
-  try {
-    DpdkPortGroup group(bad, 1, {});
-    FAIL() << "no error";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("no DPDK port named 'net_nonexistent0'"), std::string::npos) << e.what();
-  }
+  const std::string error = group_error(bad, 1);
+  EXPECT_NE(error.find("no DPDK port named 'net_nonexistent0'"), std::string::npos) << error;
 }
 
 TEST_F(DpdkPortsTest, APortWithFewerTxQueuesThanWorkersIsAClearError) {
-  try {
-    DpdkPortGroup group(config_, 2, {});
-    FAIL() << "no error";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("has 1 TX queue(s); 2 workers need one each"), std::string::npos) << e.what();
-  }
+  const std::string error = group_error(config_, 2);
+  EXPECT_NE(error.find("has 1 TX queue(s); 2 workers need one each"), std::string::npos) << error;
 }
 
 // Two workers, each its own NAT instance (its slice of the external ports) on its own queue pair of
@@ -385,7 +400,8 @@ TEST_F(DpdkPortsTest, TwoWorkersEachFrameReachesTheWorkerThatOwnsItsSessionWhate
   run_all();
   for (unsigned q = 0; q < kWorkers; ++q) free_all(clients_->sent(q));  // the ARP replies
   for (int c = 0; c < kClients; ++c) {
-    FrameSpec spec = FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(client(c)), ntohl(test::ipv4("10.2.0.11")), 5000, 80, ipproto::kTcp), tcpflag::kSyn);
+    FrameSpec spec =
+        FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(client(c)), ntohl(test::ipv4("10.2.0.11")), 5000, 80, ipproto::kTcp), tcpflag::kSyn);
     spec.src_mac = kClient;
     spec.dst_mac = port_a;
     inject(*clients_, build_frame(spec), static_cast<unsigned>(c) % kWorkers);
@@ -394,37 +410,28 @@ TEST_F(DpdkPortsTest, TwoWorkersEachFrameReachesTheWorkerThatOwnsItsSessionWhate
   // Each translated SYN leaves on the TX queue of the worker that translated it, from that worker's
   // slice; the replies are sent back on the other queue.
   std::set<std::uint16_t> external_ports;
-  for (unsigned q = 0; q < kWorkers; ++q) {
-    for (rte_mbuf* m : backends_->sent(q)) {
-      ParsedPacket out;
-      ASSERT_EQ(parse_frame(bytes(m), LinkType::ethernet, out), ParseStatus::ok);
-      EXPECT_EQ(out.key4.src_addr, test::ipv4("10.2.0.100"));
-      const std::uint16_t external = to_host16(out.key4.src_port);
-      EXPECT_GE(external, nats[q]->port_first());
-      EXPECT_LE(external, nats[q]->port_last());
-      EXPECT_EQ(destination_mac(m), kBackend);  // worker 0 too: it learnt the MAC from the board
-      external_ports.insert(external);
-      FrameSpec reply = FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(test::ipv4("10.2.0.11")), ntohl(test::ipv4("10.2.0.100")), 80, external, ipproto::kTcp),
-                                        tcpflag::kSyn | tcpflag::kAck);
-      reply.src_mac = kBackend;
-      reply.dst_mac = port_b;
-      inject(*backends_, build_frame(reply), (q + 1) % kWorkers);
-      rte_pktmbuf_free(m);
-    }
-  }
+  const std::uint32_t server = test::ipv4("10.2.0.11"), pool = test::ipv4("10.2.0.100");
+  each_sent(*backends_, kWorkers, [&](unsigned q, rte_mbuf* m, const ParsedPacket& out) {
+    EXPECT_EQ(out.key4.src_addr, pool);
+    const std::uint16_t external = to_host16(out.key4.src_port);
+    EXPECT_GE(external, nats[q]->port_first());
+    EXPECT_LE(external, nats[q]->port_last());
+    EXPECT_EQ(destination_mac(m), kBackend);  // worker 0 too: it learnt the MAC from the board
+    external_ports.insert(external);
+    FrameSpec reply = FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(server), ntohl(pool), 80, external, ipproto::kTcp),
+                                      tcpflag::kSyn | tcpflag::kAck);
+    reply.src_mac = kBackend;
+    reply.dst_mac = port_b;
+    inject(*backends_, build_frame(reply), (q + 1) % kWorkers);
+  });
   ASSERT_EQ(external_ports.size(), static_cast<std::size_t>(kClients));
   run_all();
   // Every reply found its session and went back to its client, translated.
   std::set<std::uint32_t> answered;
-  for (unsigned q = 0; q < kWorkers; ++q) {
-    for (rte_mbuf* m : clients_->sent(q)) {
-      ParsedPacket back;
-      ASSERT_EQ(parse_frame(bytes(m), LinkType::ethernet, back), ParseStatus::ok);
-      EXPECT_EQ(to_host16(back.key4.dst_port), 5000);
-      answered.insert(back.key4.dst_addr);
-      rte_pktmbuf_free(m);
-    }
-  }
+  each_sent(*clients_, kWorkers, [&](unsigned, rte_mbuf*, const ParsedPacket& back) {
+    EXPECT_EQ(to_host16(back.key4.dst_port), 5000);
+    answered.insert(back.key4.dst_addr);
+  });
   EXPECT_EQ(answered.size(), static_cast<std::size_t>(kClients));
   std::uint64_t handed = 0;
   for (unsigned w = 0; w < kWorkers; ++w) {
