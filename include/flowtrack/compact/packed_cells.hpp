@@ -33,10 +33,14 @@ class PackedCells {
   // cell may touch are loaded, so the read has no branch (a straddling cell is an unpredictable one).
   static std::uint64_t packed_cell(const std::uint64_t* words, std::size_t i, unsigned width, std::uint64_t mask) {
     const std::size_t bit = i * width;
-    const unsigned shift = bit % 64;
-    const std::uint64_t low = load_relaxed(words[bit / 64]), high = load_relaxed(words[bit / 64 + 1]);
+    return bits_from(words + bit / 64, bit % 64) & mask;
+  }
+  // The 64 bits from bit `shift` (0..63) of *word on, the rest taken from the next word: a cell whose
+  // first bit is there, unmasked (bulk lookups that found word and shift in an earlier pass).
+  static std::uint64_t bits_from(const std::uint64_t* word, unsigned shift) {
+    const std::uint64_t low = load_relaxed(word[0]), high = load_relaxed(word[1]);
     const unsigned __int128 both = static_cast<unsigned __int128>(high) << 64 | low;  // one double shift
-    return static_cast<std::uint64_t>(both >> shift) & mask;
+    return static_cast<std::uint64_t>(both >> shift);
   }
 
   // Writer only. Other cells sharing the words keep their values.
