@@ -98,14 +98,11 @@ void ConcuryLookup::hash_pass(const LbQuery* q, std::size_t from, std::size_t n,
   for (std::size_t i = from; i < n; ++i) {
     const Hot& v = hot_[q[i].vip];
     const OthelloCells c = othello_cells(seeded_hash(q[i].key, load_relaxed(v.seed)), v.size_a, v.size_b);
-    const std::size_t bit_a = std::size_t{c.a} * width.bits(), bit_b = std::size_t{c.b} * width.bits();
-    cells.word_a[i] = v.cells + bit_a / 64;
-    cells.word_b[i] = v.cells + bit_b / 64;
-    cells.shift_a[i] = bit_a % 64;
-    cells.shift_b[i] = bit_b % 64;
+    cells.a[i] = PackedCells::bit_address(v.cells, std::size_t{c.a} * width.bits());
+    cells.b[i] = PackedCells::bit_address(v.cells, std::size_t{c.b} * width.bits());
     cells.row[i] = v.dips;
-    __builtin_prefetch(cells.word_a[i]);
-    __builtin_prefetch(cells.word_b[i]);
+    __builtin_prefetch(PackedCells::word_at(cells.a[i]));
+    __builtin_prefetch(PackedCells::word_at(cells.b[i]));
   }
 }
 
@@ -122,8 +119,7 @@ void ConcuryLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint16
     const std::uint32_t generation = __atomic_load_n(&generation_, __ATOMIC_ACQUIRE);
     hash_pass(q, avx2_ ? hash_pass_avx2(q, n, cells) : 0, n, cells, width);
     for (std::size_t i = 0; i < n; ++i) {
-      code[i] = static_cast<std::uint32_t>(
-          (PackedCells::bits_from(cells.word_a[i], cells.shift_a[i]) ^ PackedCells::bits_from(cells.word_b[i], cells.shift_b[i])) & mask);
+      code[i] = static_cast<std::uint32_t>((PackedCells::bits_at(cells.a[i]) ^ PackedCells::bits_at(cells.b[i])) & mask);
       __builtin_prefetch(cells.row[i] + code[i]);
     }
     for (std::size_t i = 0; i < n; ++i) out[i] = load_relaxed(cells.row[i][code[i]]);

@@ -1,10 +1,10 @@
 // The first pass of ConcuryLookup's bulk lookups in AVX2 lanes, four keys a step
 // (ConcuryLookup::hash_pass_avx2): each key's VIP record, its seeded hash, its two cells, their lines
-// prefetched. It gives the scalar pass's words and shifts bit for bit (tests/compact/
+// prefetched. It gives the scalar pass's cell bit addresses bit for bit (tests/compact/
 // concury_bulk_paths_test.cpp), and the chunk's other passes (read the cells, then the row) are the
 // scalar code for both paths. In lanes: the seeded hash's finaliser (hash/seeded_hash.hpp) with its
 // 64-bit multiplies as three 32x32->64 lane products each (AVX2 has no 64-bit lane multiply),
-// othello_cells' multiply-high reductions, the cells' words and shifts.
+// othello_cells' multiply-high reductions, the cells' bit addresses and their lines.
 //
 // Only this pass is in lanes: the cells and the row are read by scalar loads, because AVX2 gathers
 // measured slower here (AMD EPYC, family 25) than the scalar loads they replace (compact.md, seventh
@@ -63,8 +63,6 @@ __attribute__((target("avx2"))) std::size_t ConcuryLookup::hash_pass_avx2(const 
   const std::size_t in_lanes = n - n % 4;
   const __m256i width = _mm256_set1_epi64x(dcode_bits_);
   const __m256i low_halves = _mm256_set1_epi64x(0xffffffff);
-  const __m256i sixty_three = _mm256_set1_epi64x(63);
-  const __m256i even_then_odd = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
   for (std::size_t i = 0; i < in_lanes; i += 4) {
     const Hot* vip[4] = {&hot_[q[i].vip], &hot_[q[i + 1].vip], &hot_[q[i + 2].vip], &hot_[q[i + 3].vip]};
     // Each record's first 16 bytes are its cells' and its row's addresses; records 0 and 2, 1 and 3
@@ -91,18 +89,14 @@ __attribute__((target("avx2"))) std::size_t ConcuryLookup::hash_pass_avx2(const 
     const __m256i a = _mm256_srli_epi64(_mm256_mul_epu32(h, size_ab), 32);
     const __m256i b = _mm256_add_epi64(_mm256_and_si256(size_ab, low_halves),
                                        _mm256_srli_epi64(_mm256_mul_epu32(_mm256_srli_epi64(h, 32), _mm256_srli_epi64(size_ab, 32)), 32));
-    const __m256i bit_a = _mm256_mul_epu32(a, width), bit_b = _mm256_mul_epu32(b, width);
-    const __m256i word_a = _mm256_add_epi64(cells, _mm256_slli_epi64(_mm256_srli_epi64(bit_a, 6), 3));
-    const __m256i word_b = _mm256_add_epi64(cells, _mm256_slli_epi64(_mm256_srli_epi64(bit_b, 6), 3));
-    prefetch_lanes(word_a);
-    prefetch_lanes(word_b);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.word_a + i), word_a);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.word_b + i), word_b);
-    // The shifts (below 64): a's four in the low half of one register, b's in the high half.
-    const __m256i shifts = _mm256_or_si256(_mm256_and_si256(bit_a, sixty_three), _mm256_slli_epi64(_mm256_and_si256(bit_b, sixty_three), 32));
-    const __m256i shift_ab = _mm256_permutevar8x32_epi32(shifts, even_then_odd);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out.shift_a + i), _mm256_castsi256_si128(shift_ab));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out.shift_b + i), _mm256_extracti128_si256(shift_ab, 1));
+    // Bit addresses (PackedCells::bit_address) and the words they fall in.
+    const __m256i cells_bit = _mm256_slli_epi64(cells, 3);
+    const __m256i bit_a = _mm256_add_epi64(cells_bit, _mm256_mul_epu32(a, width));
+    const __m256i bit_b = _mm256_add_epi64(cells_bit, _mm256_mul_epu32(b, width));
+    prefetch_lanes(_mm256_slli_epi64(_mm256_srli_epi64(bit_a, 6), 3));
+    prefetch_lanes(_mm256_slli_epi64(_mm256_srli_epi64(bit_b, 6), 3));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.a + i), bit_a);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.b + i), bit_b);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.row + i), _mm256_unpackhi_epi64(heads02, heads13));
   }
   return in_lanes;

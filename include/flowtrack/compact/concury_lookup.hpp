@@ -96,12 +96,10 @@ class ConcuryLookup {
   template <class Width>
   static std::uint32_t dcode_of(const Hot& vip, std::uint64_t key, Width width);
   static constexpr std::size_t kChunk = 32;  // keys validated together by a bulk lookup
-  // A chunk's keys between its first pass and the others: for each key, the word holding its cell a's
-  // first bit and that bit's place in it, the same for cell b, and its VIP's row.
+  // A chunk's keys between its first pass and the others: for each key, the bit addresses of its
+  // two cells (PackedCells::bit_address) and its VIP's row.
   struct ChunkCells {
-    const std::uint64_t* word_a[kChunk];
-    const std::uint64_t* word_b[kChunk];
-    std::uint32_t shift_a[kChunk], shift_b[kChunk];
+    std::uint64_t a[kChunk], b[kChunk];
     const std::uint16_t* row[kChunk];
   };
   template <class Width>

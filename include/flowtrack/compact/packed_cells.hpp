@@ -35,12 +35,23 @@ class PackedCells {
     const std::size_t bit = i * width;
     return bits_from(words + bit / 64, bit % 64) & mask;
   }
-  // The 64 bits from bit `shift` (0..63) of *word on, the rest taken from the next word: a cell whose
-  // first bit is there, unmasked (bulk lookups that found word and shift in an earlier pass).
+  // The 64 bits from bit `shift` % 64 of *word on, the rest taken from the next word: a cell whose
+  // first bit is there, unmasked.
   static std::uint64_t bits_from(const std::uint64_t* word, unsigned shift) {
     const std::uint64_t low = load_relaxed(word[0]), high = load_relaxed(word[1]);
     const unsigned __int128 both = static_cast<unsigned __int128>(high) << 64 | low;  // one double shift
-    return static_cast<std::uint64_t>(both >> shift);
+    return static_cast<std::uint64_t>(both >> (shift % 64));
+  }
+  // The same, the bit given by its bit address: the address of the word array (8-byte aligned) times
+  // 8 plus the bit's index in the array. One integer that a bulk lookup's first pass can hand on.
+  static std::uint64_t bit_address(const std::uint64_t* words, std::size_t bit) {
+    return reinterpret_cast<std::uintptr_t>(words) * 8 + bit;
+  }
+  static const std::uint64_t* word_at(std::uint64_t bit_address) {
+    return reinterpret_cast<const std::uint64_t*>(bit_address / 64 * 8);
+  }
+  static std::uint64_t bits_at(std::uint64_t bit_address) {
+    return bits_from(word_at(bit_address), static_cast<unsigned>(bit_address));
   }
 
   // Writer only. Other cells sharing the words keep their values.
