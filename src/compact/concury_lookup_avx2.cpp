@@ -60,6 +60,8 @@ __attribute__((target("avx2"))) inline void prefetch_lanes(__m256i addresses) {
 
 __attribute__((target("avx2"))) std::size_t ConcuryLookup::hash_pass_avx2(const LbQuery* q, std::size_t n,
                                                                            ChunkCells& out) const {
+  static_assert(offsetof(Hot, cells) == 0 && offsetof(Hot, dips) == 8, "a record's first 16 bytes: cells, row");
+  static_assert(offsetof(Hot, size_b) == offsetof(Hot, size_a) + 4, "both sizes in one 8-byte load");
   const std::size_t in_lanes = n - n % 4;
   const __m256i width = _mm256_set1_epi64x(dcode_bits_);
   const __m256i low_halves = _mm256_set1_epi64x(0xffffffff);

@@ -43,7 +43,8 @@ class PackedCells {
     return static_cast<std::uint64_t>(both >> (shift % 64));
   }
   // The same, the bit given by its bit address: the address of the word array (8-byte aligned) times
-  // 8 plus the bit's index in the array. One integer that a bulk lookup's first pass can hand on.
+  // 8 plus the bit's index in the array (x86-64 user addresses are below 2^47: the product fits). One
+  // integer that a bulk lookup's first pass can hand on to the pass that reads the cell.
   static std::uint64_t bit_address(const std::uint64_t* words, std::size_t bit) {
     return reinterpret_cast<std::uintptr_t>(words) * 8 + bit;
   }
