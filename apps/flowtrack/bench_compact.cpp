@@ -150,7 +150,7 @@ void run_compact_bench(CompactBenchOptions o) {
     for (const auto& structure : o.structures) {
       const std::vector<unsigned> seed_bits = structure == "ludo" ? o.seed_bits : std::vector<unsigned>{o.seed_bits.front()};
       for (const unsigned bits : seed_bits) {
-        Summary s{structure, {keys, o.value_bits, bits, o.fingerprint_bits, o.vips, o.dips, 1, {}, o.dynamic_seconds, o.dip_change_every, o.control_thread}, {}};
+        Summary s{structure, {keys, o.value_bits, bits, o.fingerprint_bits, o.vips, o.dips, 1, {}, o.dynamic_seconds, o.dip_change_every, o.control_thread, o.concury_scalar}, {}};
         if (structure == "concury") s.setup.arrivals = o.arrivals;
         for (unsigned rep = 0; rep < o.reps; ++rep) {
           s.setup.seed = rep + 1;

@@ -18,6 +18,7 @@ struct CompactBenchOptions {
   std::vector<double> arrivals;  // concury under load: new connections per second (none: not measured)
   double dynamic_seconds = 10, dip_change_every = 10;
   bool control_thread = true;  // concury under load: its control plane on a thread of its own
+  bool concury_scalar = false;  // concury's bulk lookups on the scalar path, not AVX2
   bool quick = false;
   bool json = false;
 };

@@ -377,6 +377,8 @@ CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
   r.bytes = lookup.bytes();
   r.bits_per_key = bits_per_key(r.bytes, s.keys);
   r.formula_bits_per_key = 2.33 * kDcodeBits + (64 + (1u << kDcodeBits) * 16.0) * s.vips / static_cast<double>(s.keys);
+  if (s.concury_scalar) lookup.set_bulk_path(ConcuryLookup::BulkPath::scalar);
+  r.extra.set("bulk_path", lookup.bulk_path() == ConcuryLookup::BulkPath::avx2 ? "avx2" : "scalar");
   const std::vector<LbQuery> queries = lb_queries(s, w);
   measure_lb_lookups(r, lookup, queries);
   for (std::size_t i = 0; i < s.keys; ++i) {

@@ -23,6 +23,7 @@ struct CompactBenchSetup {
   std::vector<double> arrivals;
   double dynamic_seconds = 10, dip_change_every = 10;
   bool control_thread = true;
+  bool concury_scalar = false;  // Concury's bulk lookups on the scalar path even where the CPU has AVX2
 };
 
 // Concury's lookups at one arrival rate, against its lookups with nothing arriving (same run).

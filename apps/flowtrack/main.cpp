@@ -75,6 +75,8 @@ void add_compact_bench(CLI::App& bench) {
       ->check(CLI::Range(0.01, 3600.0));
   cmd->add_flag("!--same-core", o->control_thread,
                 "concury under load: its control plane on the lookups' core between bursts, not on a thread of its own");
+  cmd->add_flag("--concury-scalar", o->concury_scalar,
+                "concury's bulk lookups on the scalar path (default: the AVX2 path where the CPU has it)");
   cmd->add_flag("--quick", o->quick, "sizes 1K, 64K, 1M; 2 reps");
   cmd->add_flag("--json", o->json, "one JSON object per line");
   cmd->callback([o] { run_compact_bench(*o); });

@@ -12,7 +12,14 @@ namespace {
 constexpr unsigned kDefaultDcodeBits = 12;  // the thesis's Dcode width: the hot path's constant
 }  // namespace
 
-ConcuryLookup::ConcuryLookup(unsigned dcode_bits) : dcode_bits_(dcode_bits) {}
+ConcuryLookup::ConcuryLookup(unsigned dcode_bits) : dcode_bits_(dcode_bits), avx2_(avx2_supported()) {}
+
+bool ConcuryLookup::avx2_supported() { return __builtin_cpu_supports("avx2"); }
+
+void ConcuryLookup::set_bulk_path(BulkPath path) {
+  FLOWTRACK_ASSERT(path == BulkPath::scalar || avx2_supported(), "AVX2 only where the CPU has it");
+  avx2_ = path == BulkPath::avx2;
+}
 
 void ConcuryLookup::check(const ConcuryVipImage& image) const {
   [[maybe_unused]] const OthelloShape& s = image.codes.shape;
@@ -87,43 +94,45 @@ void ConcuryLookup::lookup_bulk(std::span<const LbQuery> queries, std::span<std:
 }
 
 template <class Width>
+void ConcuryLookup::hash_pass(const LbQuery* q, std::size_t from, std::size_t n, ChunkCells& cells, Width width) const {
+  for (std::size_t i = from; i < n; ++i) {
+    const Hot& v = hot_[q[i].vip];
+    const OthelloCells c = othello_cells(seeded_hash(q[i].key, load_relaxed(v.seed)), v.size_a, v.size_b);
+    cells.a[i] = PackedCells::bit_address(v.cells, std::size_t{c.a} * width.bits());
+    cells.b[i] = PackedCells::bit_address(v.cells, std::size_t{c.b} * width.bits());
+    cells.row[i] = v.dips;
+    __builtin_prefetch(PackedCells::word_at(cells.a[i]));
+    __builtin_prefetch(PackedCells::word_at(cells.b[i]));
+  }
+}
+
+template <class Width>
 void ConcuryLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips, std::span<std::uint32_t> dcodes,
                          Width width) const {
-  constexpr std::size_t kChunk = 32;
   const std::uint64_t mask = (1ull << width.bits()) - 1;
-  const Hot* vip[kChunk];
-  std::uint32_t a[kChunk], b[kChunk];
+  ChunkCells cells;
+  std::uint32_t code[kChunk];
   for (std::size_t base = 0; base < queries.size(); base += kChunk) {
     const std::size_t n = std::min(kChunk, queries.size() - base);
     const LbQuery* q = queries.data() + base;
     std::uint16_t* out = dips.data() + base;
     const std::uint32_t generation = __atomic_load_n(&generation_, __ATOMIC_ACQUIRE);
+    hash_pass(q, avx2_ ? hash_pass_avx2(q, n, cells) : 0, n, cells, width);
     for (std::size_t i = 0; i < n; ++i) {
-      const Hot& v = hot_[q[i].vip];
-      vip[i] = &v;
-      const OthelloCells c = othello_cells(seeded_hash(q[i].key, load_relaxed(v.seed)), v.size_a, v.size_b);
-      a[i] = c.a;
-      b[i] = c.b;
-      __builtin_prefetch(v.cells + std::size_t{c.a} * width.bits() / 64);
-      __builtin_prefetch(v.cells + std::size_t{c.b} * width.bits() / 64);
+      code[i] = static_cast<std::uint32_t>((PackedCells::bits_at(cells.a[i]) ^ PackedCells::bits_at(cells.b[i])) & mask);
+      __builtin_prefetch(cells.row[i] + code[i]);
     }
-    for (std::size_t i = 0; i < n; ++i) {
-      const Hot& v = *vip[i];
-      a[i] = static_cast<std::uint32_t>(PackedCells::packed_cell(v.cells, a[i], width.bits(), mask) ^
-                                        PackedCells::packed_cell(v.cells, b[i], width.bits(), mask));  // the Dcode
-      __builtin_prefetch(v.dips + a[i]);
-    }
-    for (std::size_t i = 0; i < n; ++i) out[i] = load_relaxed(vip[i]->dips[a[i]]);
+    for (std::size_t i = 0; i < n; ++i) out[i] = load_relaxed(cells.row[i][code[i]]);
     stripes_fence(std::memory_order_acquire);
     // A rewrite of some VIP raced with the chunk (rare): read the chunk again key by key.
     if (((generation & 1) | (load_relaxed(generation_) ^ generation)) != 0) {
       for (std::size_t i = 0; i < n; ++i) {
         const Answer again = answer(q[i].vip, q[i].key);
         out[i] = again.dip;
-        a[i] = again.dcode;
+        code[i] = again.dcode;
       }
     }
-    if (!dcodes.empty()) std::copy(a, a + n, dcodes.begin() + static_cast<std::ptrdiff_t>(base));
+    if (!dcodes.empty()) std::copy(code, code + n, dcodes.begin() + static_cast<std::ptrdiff_t>(base));
   }
 }
 

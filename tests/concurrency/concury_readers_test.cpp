@@ -2,7 +2,8 @@
 // threads looking up known connections, in bulk and one at a time, always get each connection's DIP,
 // never one of a half-copied rewrite, while the writer changes a VIP's weights over and over (each
 // change moves known connections to other Dcodes of their DIP's range, so the arrays and the row
-// change) and copies every new image in place. Runs under ThreadSanitizer in `make test`.
+// change) and copies every new image in place. Both bulk paths (scalar, and AVX2 where the CPU has it).
+// Runs under ThreadSanitizer in `make test`.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -15,10 +16,14 @@
 namespace flowtrack::compact {
 namespace {
 
-TEST(ConcuryReaders, KnownConnectionsKeepTheirDipInBulkAndSingleLookupsWhileRewritesAreCopiedIn) {
+class ConcuryReaders : public ::testing::TestWithParam<ConcuryLookup::BulkPath> {};
+
+TEST_P(ConcuryReaders, KnownConnectionsKeepTheirDipInBulkAndSingleLookupsWhileRewritesAreCopiedIn) {
+  if (GetParam() == ConcuryLookup::BulkPath::avx2 && !ConcuryLookup::avx2_supported()) GTEST_SKIP() << "no AVX2";
   constexpr std::uint32_t kVips = 2, kDips = 8, kConnections = 400;
   ConcuryControl control;
   ConcuryLookup lookup;
+  lookup.set_bulk_path(GetParam());
   std::vector<std::uint16_t> dips[kVips];
   for (std::uint32_t v = 0; v < kVips; ++v) {
     for (std::uint16_t d = 0; d < kDips; ++d) dips[v].push_back(static_cast<std::uint16_t>(100 * (v + 1) + d));
@@ -64,6 +69,9 @@ TEST(ConcuryReaders, KnownConnectionsKeepTheirDipInBulkAndSingleLookupsWhileRewr
   for (auto& t : readers) t.join();
   EXPECT_EQ(wrong.load(), 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(BulkPaths, ConcuryReaders,
+                         ::testing::Values(ConcuryLookup::BulkPath::scalar, ConcuryLookup::BulkPath::avx2));
 
 }  // namespace
 }  // namespace flowtrack::compact

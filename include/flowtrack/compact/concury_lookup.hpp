@@ -55,13 +55,23 @@ class ConcuryLookup {
   void lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips,
                    std::span<std::uint32_t> dcodes = {}) const;
 
+  // Which code runs lookup_bulk's first pass (hash, cells, prefetch): scalar, one key at a time, or
+  // AVX2, four keys a step (concury_lookup_avx2.cpp; the scalar code then takes a chunk's last n % 4
+  // keys). Both give the same answers bit for bit. A new structure takes AVX2 when the CPU has it
+  // (checked at run time); tests and the bench may choose either.
+  enum class BulkPath { scalar, avx2 };
+  static bool avx2_supported();
+  void set_bulk_path(BulkPath path);
+  BulkPath bulk_path() const { return avx2_ ? BulkPath::avx2 : BulkPath::scalar; }
+
   ConcuryVipImage image(std::uint32_t vip) const;  // with no concurrent writer
   std::size_t vips() const { return hot_.size(); }
   std::size_t bytes() const;
 
  private:
   // What every lookup of a VIP reads before its cells (two VIPs a cache line). seed and epoch change
-  // under readers (relaxed, and acquire / release, atomic accesses); the rest only with no reader inside.
+  // under readers (relaxed, and acquire / release, atomic accesses); the rest only with no reader inside
+  // (the AVX2 pass reads cells and dips as one 16-byte load, so they stay first and adjacent).
   struct alignas(32) Hot {
     const std::uint64_t* cells;  // A's cells then B's, packed, dcode_bits each
     const std::uint16_t* dips;   // the row
@@ -85,12 +95,25 @@ class ConcuryLookup {
   };
   template <class Width>
   static std::uint32_t dcode_of(const Hot& vip, std::uint64_t key, Width width);
+  static constexpr std::size_t kChunk = 32;  // keys validated together by a bulk lookup
+  // A chunk's keys between its first pass and the others: for each key, the bit addresses of its
+  // two cells (PackedCells::bit_address) and its VIP's row.
+  struct ChunkCells {
+    std::uint64_t a[kChunk], b[kChunk];
+    const std::uint16_t* row[kChunk];
+  };
   template <class Width>
   void bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips, std::span<std::uint32_t> dcodes, Width width) const;
+  // The first pass over keys [from, n) of a chunk: hash each key, find its cells, prefetch their lines.
+  template <class Width>
+  void hash_pass(const LbQuery* q, std::size_t from, std::size_t n, ChunkCells& cells, Width width) const;
+  // The same for keys [0, n - n % 4) in AVX2 lanes; returns n - n % 4.
+  std::size_t hash_pass_avx2(const LbQuery* q, std::size_t n, ChunkCells& cells) const;
   void point(std::uint32_t vip);  // hot_[vip] from owned_[vip]
   void check(const ConcuryVipImage& image) const;
 
   unsigned dcode_bits_;
+  bool avx2_;  // lookup_bulk's one dispatch: which hash_pass
   std::vector<Hot> hot_;
   std::vector<std::uint32_t> epochs_;  // per VIP; odd while a rewrite is copied in
   std::uint32_t generation_ = 0;       // odd while a rewrite of any VIP is copied in

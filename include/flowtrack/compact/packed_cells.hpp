@@ -33,10 +33,26 @@ class PackedCells {
   // cell may touch are loaded, so the read has no branch (a straddling cell is an unpredictable one).
   static std::uint64_t packed_cell(const std::uint64_t* words, std::size_t i, unsigned width, std::uint64_t mask) {
     const std::size_t bit = i * width;
-    const unsigned shift = bit % 64;
-    const std::uint64_t low = load_relaxed(words[bit / 64]), high = load_relaxed(words[bit / 64 + 1]);
+    return bits_from(words + bit / 64, bit % 64) & mask;
+  }
+  // The 64 bits from bit `shift` % 64 of *word on, the rest taken from the next word: a cell whose
+  // first bit is there, unmasked.
+  static std::uint64_t bits_from(const std::uint64_t* word, unsigned shift) {
+    const std::uint64_t low = load_relaxed(word[0]), high = load_relaxed(word[1]);
     const unsigned __int128 both = static_cast<unsigned __int128>(high) << 64 | low;  // one double shift
-    return static_cast<std::uint64_t>(both >> shift) & mask;
+    return static_cast<std::uint64_t>(both >> (shift % 64));
+  }
+  // The same, the bit given by its bit address: the address of the word array (8-byte aligned) times
+  // 8 plus the bit's index in the array (x86-64 user addresses are below 2^47: the product fits). One
+  // integer that a bulk lookup's first pass can hand on to the pass that reads the cell.
+  static std::uint64_t bit_address(const std::uint64_t* words, std::size_t bit) {
+    return reinterpret_cast<std::uintptr_t>(words) * 8 + bit;
+  }
+  static const std::uint64_t* word_at(std::uint64_t bit_address) {
+    return reinterpret_cast<const std::uint64_t*>(bit_address / 64 * 8);
+  }
+  static std::uint64_t bits_at(std::uint64_t bit_address) {
+    return bits_from(word_at(bit_address), static_cast<unsigned>(bit_address));
   }
 
   // Writer only. Other cells sharing the words keep their values.

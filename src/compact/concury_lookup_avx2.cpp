@@ -1,0 +1,107 @@
+// The first pass of ConcuryLookup's bulk lookups in AVX2 lanes, four keys a step
+// (ConcuryLookup::hash_pass_avx2): each key's VIP record, its seeded hash, its two cells, their lines
+// prefetched. It gives the scalar pass's cell bit addresses bit for bit (tests/compact/
+// concury_bulk_paths_test.cpp), and the chunk's other passes (read the cells, then the row) are the
+// scalar code for both paths. In lanes: the seeded hash's finaliser (hash/seeded_hash.hpp) with its
+// 64-bit multiplies as three 32x32->64 lane products each (AVX2 has no 64-bit lane multiply),
+// othello_cells' multiply-high reductions, the cells' bit addresses and their lines.
+//
+// Only this pass is in lanes: the cells and the row are read by scalar loads, because AVX2 gathers
+// measured slower here (AMD EPYC, family 25) than the scalar loads they replace (compact.md, seventh
+// session). Concurrency as in the scalar pass: the seed is a relaxed scalar load; the rest of a VIP's
+// record read here changes only with no reader inside. The functions carry the target attribute so
+// that the file builds for any x86-64; ConcuryLookup calls them only where the CPU has AVX2.
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstring>
+
+#include "flowtrack/compact/concury_lookup.hpp"
+#include "flowtrack/util/relaxed_atomic.hpp"
+
+namespace flowtrack::compact {
+
+static_assert(sizeof(LbQuery) == 16 && offsetof(LbQuery, key) == 8, "two queries a 32-byte load, keys in the high halves");
+
+namespace {
+
+// x * c in every 64-bit lane, modulo 2^64: lo(x)lo(c) + (hi(x)lo(c) + lo(x)hi(c)) * 2^32.
+__attribute__((target("avx2"))) inline __m256i mul64_lanes(__m256i x, std::uint64_t c) {
+  const __m256i c_lo = _mm256_set1_epi64x(static_cast<long long>(c));  // products take each lane's low half
+  const __m256i c_hi = _mm256_set1_epi64x(static_cast<long long>(c >> 32));
+  const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(x, 32), c_lo), _mm256_mul_epu32(x, c_hi));
+  return _mm256_add_epi64(_mm256_mul_epu32(x, c_lo), _mm256_slli_epi64(cross, 32));
+}
+
+template <int kShift>
+__attribute__((target("avx2"))) inline __m256i xor_shift_lanes(__m256i x) {
+  return _mm256_xor_si256(x, _mm256_srli_epi64(x, kShift));
+}
+
+// seeded_hash(key, seed) of one 64-bit word, in every lane.
+__attribute__((target("avx2"))) inline __m256i seeded_hash_lanes(__m256i keys, __m256i seeds) {
+  using namespace seeded_hash_detail;
+  __m256i x = _mm256_xor_si256(_mm256_xor_si256(seeds, _mm256_set1_epi64x(static_cast<long long>(kMulA))), keys);
+  x = mul64_lanes(xor_shift_lanes<kShift1>(x), kMulA);
+  x = mul64_lanes(xor_shift_lanes<kShift2>(x), kMulB);
+  return xor_shift_lanes<kShift3>(x);
+}
+
+// Each lane's address towards the cache.
+__attribute__((target("avx2"))) inline void prefetch_lanes(__m256i addresses) {
+  const __m128i low = _mm256_castsi256_si128(addresses), high = _mm256_extracti128_si256(addresses, 1);
+  __builtin_prefetch(reinterpret_cast<const void*>(_mm_cvtsi128_si64(low)));
+  __builtin_prefetch(reinterpret_cast<const void*>(_mm_extract_epi64(low, 1)));
+  __builtin_prefetch(reinterpret_cast<const void*>(_mm_cvtsi128_si64(high)));
+  __builtin_prefetch(reinterpret_cast<const void*>(_mm_extract_epi64(high, 1)));
+}
+
+}  // namespace
+
+__attribute__((target("avx2"))) std::size_t ConcuryLookup::hash_pass_avx2(const LbQuery* q, std::size_t n,
+                                                                           ChunkCells& out) const {
+  static_assert(offsetof(Hot, cells) == 0 && offsetof(Hot, dips) == 8, "a record's first 16 bytes: cells, row");
+  static_assert(offsetof(Hot, size_b) == offsetof(Hot, size_a) + 4, "both sizes in one 8-byte load");
+  const std::size_t in_lanes = n - n % 4;
+  const __m256i width = _mm256_set1_epi64x(dcode_bits_);
+  const __m256i low_halves = _mm256_set1_epi64x(0xffffffff);
+  for (std::size_t i = 0; i < in_lanes; i += 4) {
+    const Hot* vip[4] = {&hot_[q[i].vip], &hot_[q[i + 1].vip], &hot_[q[i + 2].vip], &hot_[q[i + 3].vip]};
+    // Each record's first 16 bytes are its cells' and its row's addresses; records 0 and 2, 1 and 3
+    // in a register, then the cells' and the rows' addresses in lanes.
+    auto head = [&](int k) { return _mm_load_si128(reinterpret_cast<const __m128i*>(vip[k])); };
+    const __m256i heads02 = _mm256_inserti128_si256(_mm256_castsi128_si256(head(0)), head(2), 1);
+    const __m256i heads13 = _mm256_inserti128_si256(_mm256_castsi128_si256(head(1)), head(3), 1);
+    const __m256i cells = _mm256_unpacklo_epi64(heads02, heads13);
+    auto seed = [&](int k) { return static_cast<long long>(load_relaxed(vip[k]->seed)); };
+    auto sizes = [&](int k) {  // size_a in the low half, size_b in the high one
+      long long both;
+      std::memcpy(&both, &vip[k]->size_a, sizeof both);
+      return both;
+    };
+    const __m256i seeds = _mm256_set_epi64x(seed(3), seed(2), seed(1), seed(0));
+    const __m256i size_ab = _mm256_set_epi64x(sizes(3), sizes(2), sizes(1), sizes(0));
+    // Keys 0, 2, 1, 3 from two loads of two queries each, then in order.
+    const __m256i queries01 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + i));
+    const __m256i queries23 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + i + 2));
+    const __m256i keys = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(queries01, queries23), 0xd8);
+
+    // othello_cells: a = reduce(low half, size_a), b = size_a + reduce(high half, size_b).
+    const __m256i h = seeded_hash_lanes(keys, seeds);
+    const __m256i a = _mm256_srli_epi64(_mm256_mul_epu32(h, size_ab), 32);
+    const __m256i b = _mm256_add_epi64(_mm256_and_si256(size_ab, low_halves),
+                                       _mm256_srli_epi64(_mm256_mul_epu32(_mm256_srli_epi64(h, 32), _mm256_srli_epi64(size_ab, 32)), 32));
+    // Bit addresses (PackedCells::bit_address) and the words they fall in.
+    const __m256i cells_bit = _mm256_slli_epi64(cells, 3);
+    const __m256i bit_a = _mm256_add_epi64(cells_bit, _mm256_mul_epu32(a, width));
+    const __m256i bit_b = _mm256_add_epi64(cells_bit, _mm256_mul_epu32(b, width));
+    prefetch_lanes(_mm256_slli_epi64(_mm256_srli_epi64(bit_a, 6), 3));
+    prefetch_lanes(_mm256_slli_epi64(_mm256_srli_epi64(bit_b, 6), 3));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.a + i), bit_a);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.b + i), bit_b);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.row + i), _mm256_unpackhi_epi64(heads02, heads13));
+  }
+  return in_lanes;
+}
+
+}  // namespace flowtrack::compact
