@@ -105,8 +105,9 @@ TEST(ConcuryCli, BenchCompactUnderLoadReportsLookupsArrivalsAndDipChanges) {
       EXPECT_GT(j["lookup_mqps"].get<double>(), 0.0) << j;
       EXPECT_GT(j["static_mqps"].get<double>(), 0.0) << j;
       EXPECT_GE(j["dip_changes"].get<std::uint64_t>(), 1u) << j;
-      // 20 000 arrivals a second for 0.3 s, the last few perhaps still on their way.
-      EXPECT_GT(j["learnt"].get<std::uint64_t>() + j["reports_behind"].get<std::uint64_t>(), 5000u) << j;
+      // Every arrival of the window (20 000 a second for 0.3 s: 6 000, to a rounding of the product),
+      // learnt or still on its way, however slowly the run went.
+      EXPECT_GE(j["learnt"].get<std::uint64_t>() + j["reports_behind"].get<std::uint64_t>(), 5999u) << j;
     }
     EXPECT_EQ(dynamic, 1u) << r.output;
   }
