@@ -10,9 +10,9 @@
 #    generator (txonly, CPU 0) g0 --- f0 [forwarder, CPU 1] f1 --- s0 sink (drops what it gets)
 #
 #    The generator runs throughout; its median rate is the offered load: a forwarder at that rate is
-#    limited by the generator, not by itself. With RPS on f0 (the default, below) the forwarder's core
-#    pays the kernel's receive work too, and the generator offers several times what any forwarder
-#    carries: each forwarder's rate is then its own capacity on these ports.
+#    limited by the generator, not by itself. VETH_RPS=1 puts f0's receive work on the forwarder's core
+#    (RPS) so that the generator offers more than a forwarder carries; on this machine that drives the
+#    forwarder's core into receive livelock (docs/results/live.md), so it is off by default.
 #
 # Each forwarder runs SECONDS_PER_RUN (default 6) per repetition, REPS (default 3) repetitions
 # interleaved; the rate of a run is the median of its per-second output rates after the first two
@@ -31,11 +31,10 @@ live_init dpdk-testpmd taskset
 live_ns gen nf sink
 live_veth gen g0 nf f0
 live_veth nf f1 sink s0
-# RPS on f0 (the forwarder's receiving end): the kernel's receive work for the frames the generator
-# sends (veth, af_packet's copy into the forwarder's ring) runs on CPU 1, the forwarder's, instead of
-# the generator's CPU 0; each forwarder then pays the whole cost of its ports on its own core, and the
-# generator, left only its sends, can offer more than a forwarder carries. VETH_RPS=0: as before.
-if [[ ${VETH_RPS:-1} == 1 ]]; then
+# VETH_RPS=1: RPS on f0 (the forwarder's receiving end): the kernel's receive work for the frames the
+# generator sends (veth, af_packet's copy into the forwarder's ring) runs on CPU 1, the forwarder's,
+# instead of the generator's CPU 0, and the generator, left only its sends, offers more.
+if [[ ${VETH_RPS:-0} == 1 ]]; then
   ip netns exec "$tag-nf" sh -c 'echo 2 > /sys/class/net/f0/queues/rx-0/rps_cpus' || live_fail "cannot set RPS on f0"
 fi
 f0_mac=$(ip netns exec "$tag-nf" cat /sys/class/net/f0/address)
