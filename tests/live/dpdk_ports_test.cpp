@@ -38,21 +38,23 @@ void start_eal() {
 }
 
 // A ring port: what the test enqueues on `rx[q]` the port receives on queue q; what the port sends on
-// queue q lands on `tx[q]`.
+// queue q lands on `tx[q]`. It has `tx_queues` TX queues and `rx_queues` RX queues.
 struct RingPort {
   std::string name;    // the rings'
   std::string device;  // the port's: the ring PMD prefixes the name it is given
   std::vector<rte_ring*> rx, tx;
 
-  explicit RingPort(const std::string& port_name, unsigned queues = 1) : name(port_name), device("net_ring_" + port_name) {
-    for (unsigned q = 0; q < queues; ++q) {
-      const std::string suffix = std::to_string(q);
-      rx.push_back(rte_ring_create((name + "_rx" + suffix).c_str(), 256, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ));
-      tx.push_back(rte_ring_create((name + "_tx" + suffix).c_str(), 256, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ));
-      EXPECT_NE(rx.back(), nullptr);
+  RingPort(const std::string& port_name, unsigned tx_queues, unsigned rx_queues)
+      : name(port_name), device("net_ring_" + port_name) {
+    for (unsigned q = 0; q < tx_queues; ++q) {
+      tx.push_back(rte_ring_create((name + "_tx" + std::to_string(q)).c_str(), 256, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ));
       EXPECT_NE(tx.back(), nullptr);
     }
-    EXPECT_GE(rte_eth_from_rings(name.c_str(), rx.data(), queues, tx.data(), queues, SOCKET_ID_ANY), 0);
+    for (unsigned q = 0; q < rx_queues; ++q) {
+      rx.push_back(rte_ring_create((name + "_rx" + std::to_string(q)).c_str(), 256, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ));
+      EXPECT_NE(rx.back(), nullptr);
+    }
+    EXPECT_GE(rte_eth_from_rings(name.c_str(), rx.data(), rx_queues, tx.data(), tx_queues, SOCKET_ID_ANY), 0);
   }
   ~RingPort() {
     for (rte_ring* r : rx) rte_ring_free(r);
@@ -76,16 +78,16 @@ class DpdkPortsTest : public ::testing::Test {
     const std::string tag = std::to_string(run++);
     wire_ = rte_pktmbuf_pool_create(("wire" + tag).c_str(), 511, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
     ASSERT_NE(wire_, nullptr);
-    wire_ports(1);
+    wire_ports(1, 1);
   }
-  // The two ring ports, with `queues` RX/TX queue pairs each.
-  void wire_ports(unsigned queues) {
+  // The two ring ports, with `tx_queues` TX queues and `rx_queues` RX queues each.
+  void wire_ports(unsigned tx_queues, unsigned rx_queues) {
     static int ports = 0;
     const std::string tag = std::to_string(ports++);
     backends_.reset();
     clients_.reset();
-    clients_ = std::make_unique<RingPort>("clients" + tag, queues);
-    backends_ = std::make_unique<RingPort>("backends" + tag, queues);
+    clients_ = std::make_unique<RingPort>("clients" + tag, tx_queues, rx_queues);
+    backends_ = std::make_unique<RingPort>("backends" + tag, tx_queues, rx_queues);
     config_.ports = {{clients_->device, test::ipv4("10.1.0.1"), 24, 0}, {backends_->device, test::ipv4("10.2.0.1"), 24, 0}};
   }
   void TearDown() override {
@@ -140,6 +142,8 @@ class DpdkPortsTest : public ::testing::Test {
     run_burst_loop(nf, ports, ports, 32, counters, clock);
     return counters;
   }
+
+  void two_nat_workers(unsigned rx_queues);
 
   rte_mempool* wire_ = nullptr;
   std::unique_ptr<RingPort> clients_, backends_;
@@ -355,14 +359,16 @@ TEST_F(DpdkPortsTest, APortWithFewerTxQueuesThanWorkersIsAClearError) {
   EXPECT_NE(error.find("has 1 TX queue(s); 2 workers need one each"), std::string::npos) << error;
 }
 
-// Two workers, each its own NAT instance (its slice of the external ports) on its own queue pair of
-// both ports, and the NIC spreading frames over the queues regardless of who owns them: every frame
-// must still reach the worker whose NAT holds its session, outbound (by inside address) and inbound
-// (by the external port it is addressed to), over the hand-off rings. The server's ARP answer arrives
-// on one worker's queue only; the other learns it from the ARP board.
-TEST_F(DpdkPortsTest, TwoWorkersEachFrameReachesTheWorkerThatOwnsItsSessionWhateverQueueItArrivesOn) {
+// Two workers, each its own NAT instance (its slice of the external ports) on its own TX queue of
+// both ports, and `rx_queues` RX queues, over which the NIC spreads frames regardless of who owns them
+// (with one, worker 1 polls none and gets every frame it owns from worker 0: the software dispatch):
+// every frame must still reach the worker whose NAT holds its session, outbound (by inside address)
+// and inbound (by the external port it is addressed to), over the hand-off rings. The server's ARP
+// answer arrives on one queue only; the other worker learns it from the ARP board.
+void DpdkPortsTest::two_nat_workers(unsigned rx_queues) {
   using Nat = Nat44<CuckooTable<FlowKeyV4>>;
-  wire_ports(2);
+  constexpr unsigned kWorkers = 2;
+  wire_ports(kWorkers, rx_queues);
   NatConfig nat;
   nat.inside_network = test::ipv4("10.1.0.0");
   nat.inside_prefix_length = 24;
@@ -370,9 +376,8 @@ TEST_F(DpdkPortsTest, TwoWorkersEachFrameReachesTheWorkerThatOwnsItsSessionWhate
   nat.port_first = 20000;
   nat.port_last = 20999;
   nat.max_sessions = nat.max_mappings = 1024;
-  constexpr unsigned kWorkers = 2;
   DpdkPortGroup group(config_, kWorkers, PacketOwner::nat(kWorkers, nat));
-  ASSERT_EQ(group.rx_queues(), kWorkers);
+  ASSERT_EQ(group.rx_queues(), rx_queues);
   std::vector<std::unique_ptr<Nat>> nats;
   std::vector<std::unique_ptr<DpdkPorts>> ports;
   for (unsigned w = 0; w < kWorkers; ++w) {
@@ -381,8 +386,10 @@ TEST_F(DpdkPortsTest, TwoWorkersEachFrameReachesTheWorkerThatOwnsItsSessionWhate
   }
   const MacAddress port_a = group.mac(0), port_b = group.mac(1);
   for (unsigned q = 0; q < kWorkers; ++q) free_all(backends_->sent(q));  // each worker's ARP request
-  inject(*backends_, arp_frame(port_b, {ArpMessage::kReply, kBackend, test::ipv4("10.2.0.11"), port_b, test::ipv4("10.2.0.1")}), 1);
-  run(*nats[1], *ports[1]);  // worker 1 takes the answer in and posts it on the board
+  // The last queue's worker takes the answer in and posts it on the board.
+  const unsigned last = rx_queues - 1;
+  inject(*backends_, arp_frame(port_b, {ArpMessage::kReply, kBackend, test::ipv4("10.2.0.11"), port_b, test::ipv4("10.2.0.1")}), last);
+  run(*nats[last], *ports[last]);
   const auto run_all = [&] {
     for (int round = 0; round < 3; ++round) {  // a frame handed over in one round is served in the next
       for (unsigned w = 0; w < kWorkers; ++w) run(*nats[w], *ports[w]);
@@ -395,7 +402,7 @@ TEST_F(DpdkPortsTest, TwoWorkersEachFrameReachesTheWorkerThatOwnsItsSessionWhate
   const auto client = [](int c) { return test::ipv4(("10.1.0." + std::to_string(10 + c)).c_str()); };
   for (int c = 0; c < kClients; ++c) {
     inject(*clients_, arp_frame(kBroadcastMac, {ArpMessage::kRequest, kClient, client(c), MacAddress{}, test::ipv4("10.1.0.1")}),
-           static_cast<unsigned>(c) % kWorkers);
+           static_cast<unsigned>(c) % rx_queues);
   }
   run_all();
   for (unsigned q = 0; q < kWorkers; ++q) free_all(clients_->sent(q));  // the ARP replies
@@ -404,11 +411,11 @@ TEST_F(DpdkPortsTest, TwoWorkersEachFrameReachesTheWorkerThatOwnsItsSessionWhate
         FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(client(c)), ntohl(test::ipv4("10.2.0.11")), 5000, 80, ipproto::kTcp), tcpflag::kSyn);
     spec.src_mac = kClient;
     spec.dst_mac = port_a;
-    inject(*clients_, build_frame(spec), static_cast<unsigned>(c) % kWorkers);
+    inject(*clients_, build_frame(spec), static_cast<unsigned>(c) % rx_queues);
   }
   run_all();
   // Each translated SYN leaves on the TX queue of the worker that translated it, from that worker's
-  // slice; the replies are sent back on the other queue.
+  // slice; the replies come back on another RX queue than the SYN's worker's, where there are two.
   std::set<std::uint16_t> external_ports;
   const std::uint32_t server = test::ipv4("10.2.0.11"), pool = test::ipv4("10.2.0.100");
   each_sent(*backends_, kWorkers, [&](unsigned q, rte_mbuf* m, const ParsedPacket& out) {
@@ -416,13 +423,13 @@ TEST_F(DpdkPortsTest, TwoWorkersEachFrameReachesTheWorkerThatOwnsItsSessionWhate
     const std::uint16_t external = to_host16(out.key4.src_port);
     EXPECT_GE(external, nats[q]->port_first());
     EXPECT_LE(external, nats[q]->port_last());
-    EXPECT_EQ(destination_mac(m), kBackend);  // worker 0 too: it learnt the MAC from the board
+    EXPECT_EQ(destination_mac(m), kBackend);  // both workers: one learnt the MAC from the board
     external_ports.insert(external);
     FrameSpec reply = FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(server), ntohl(pool), 80, external, ipproto::kTcp),
                                       tcpflag::kSyn | tcpflag::kAck);
     reply.src_mac = kBackend;
     reply.dst_mac = port_b;
-    inject(*backends_, build_frame(reply), (q + 1) % kWorkers);
+    inject(*backends_, build_frame(reply), (q + 1) % rx_queues);
   });
   ASSERT_EQ(external_ports.size(), static_cast<std::size_t>(kClients));
   run_all();
@@ -443,6 +450,10 @@ TEST_F(DpdkPortsTest, TwoWorkersEachFrameReachesTheWorkerThatOwnsItsSessionWhate
   for (auto& p : ports) p->close();
   EXPECT_EQ(group.close(), 0u);
 }
+
+TEST_F(DpdkPortsTest, TwoWorkersEachFrameReachesTheWorkerThatOwnsItsSessionWhateverQueueItArrivesOn) { two_nat_workers(2); }
+
+TEST_F(DpdkPortsTest, AWorkerWithoutAnRxQueueGetsEveryFrameItOwnsFromTheOthers) { two_nat_workers(1); }
 
 }  // namespace
 }  // namespace flowtrack
