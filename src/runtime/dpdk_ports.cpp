@@ -148,8 +148,7 @@ std::size_t DpdkPorts::take_handed(std::span<NfPacket> burst, Nanos now) {
 bool DpdkPorts::hand_off(rte_mbuf* m) {
   const PacketOwner& owner = group_.owner();
   if (owner.rule() == PacketOwner::Rule::where_received) return false;
-  const std::span<const std::uint8_t> ipv4{data_of(m) + kEthernetHeaderSize, rte_pktmbuf_data_len(m) - kEthernetHeaderSize};
-  const unsigned to = owner.owner(ipv4, worker_);
+  const unsigned to = owner.owner({data_of(m), rte_pktmbuf_data_len(m)}, worker_);
   if (to == worker_) return false;
   if (rte_ring_enqueue(group_.inbox(to), m) != 0) {
     drop(m, PortDrop::handoff_full);

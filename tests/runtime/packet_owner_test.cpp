@@ -19,16 +19,9 @@ namespace flowtrack {
 namespace {
 
 constexpr unsigned kWorkers = 4;
-constexpr std::size_t kEthernet = 14;
-
-// The IPv4 packet (its header onwards) of a frame built from `spec`.
-std::vector<std::uint8_t> ipv4_of(const FrameSpec& spec) {
-  std::vector<std::uint8_t> frame = build_frame(spec);
-  return {frame.begin() + kEthernet, frame.end()};
-}
 
 std::vector<std::uint8_t> tcp(std::uint32_t source, std::uint16_t sport, std::uint32_t destination, std::uint16_t dport) {
-  return ipv4_of(FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(source), ntohl(destination), sport, dport, ipproto::kTcp), tcpflag::kAck));
+  return build_frame(FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(source), ntohl(destination), sport, dport, ipproto::kTcp), tcpflag::kAck));
 }
 
 TEST(PacketOwner, OneWorkerOwnsEverythingItReceives) {
@@ -85,12 +78,13 @@ TEST(PacketOwner, TheNatsInboundPacketsGoToTheWorkerWhoseSliceHoldsTheirPort) {
   // An echo reply by its identifier; an ICMP error by the external port of the packet it quotes.
   FrameSpec echo_reply = FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(server), ntohl(config.pool[0]), 2047, 0, ipproto::kIcmp), 0);
   echo_reply.icmp_type = 0;
-  EXPECT_EQ(owner.owner(ipv4_of(echo_reply), 0), kWorkers - 1);
-  const auto quoted = tcp(config.pool[0], 1030, server, 443);
+  EXPECT_EQ(owner.owner(build_frame(echo_reply), 0), kWorkers - 1);
+  const auto sent = tcp(config.pool[0], 1030, server, 443);
+  const std::span<const std::uint8_t> quoted = std::span(sent).subspan(14);  // from its IP header on
   FrameSpec error = FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(server), ntohl(config.pool[0]), 0, 0, ipproto::kIcmp), 0);
   error.icmp_type = 3;
   error.icmp_quoted = quoted;
-  EXPECT_EQ(owner.owner(ipv4_of(error), 2), 0u);
+  EXPECT_EQ(owner.owner(build_frame(error), 2), 0u);
   // Outbound: every flow of one inside address on one worker.
   const std::uint32_t inside = test::ipv4("10.0.0.9");
   const unsigned first = owner.owner(tcp(inside, 5000, server, 443), 0);
