@@ -12,6 +12,7 @@
 
 #include "flowtrack/aging/clock.hpp"
 #include "flowtrack/table/flow_table.hpp"
+#include "flowtrack/table/huge_page_allocator.hpp"
 
 namespace flowtrack {
 
@@ -45,7 +46,7 @@ class FlowDeadlines {
     Nanos deadline = kNever;
     Nanos timeout = kMaxTimeout;
   };
-  std::vector<Flow> flows_;
+  HugePageVector<Flow> flows_;
 };
 
 }  // namespace flowtrack

@@ -38,6 +38,7 @@
 
 #include "flowtrack/aging/aging_policy.hpp"
 #include "flowtrack/aging/flow_deadlines.hpp"
+#include "flowtrack/table/huge_page_allocator.hpp"
 
 namespace flowtrack {
 
@@ -104,7 +105,7 @@ class TimerWheel {
   Nanos tick_;
   unsigned levels_;
   FlowDeadlines deadlines_;
-  std::vector<Link> links_;
+  HugePageVector<Link> links_;
   std::vector<FlowId> heads_;       // first timer of each slot, levels_ * 256
   std::vector<SlotMap> occupied_;   // per level: bit i set iff slot i is non-empty
   std::uint64_t current_;           // every slot due at a tick before current_ has been processed

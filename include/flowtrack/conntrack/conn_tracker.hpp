@@ -47,6 +47,7 @@
 #include "flowtrack/conntrack/timeouts.hpp"
 #include "flowtrack/packet/parser.hpp"
 #include "flowtrack/table/flow_table.hpp"
+#include "flowtrack/table/huge_page_allocator.hpp"
 #include "flowtrack/table/id_pool.hpp"
 #include "flowtrack/util/assert.hpp"
 
@@ -354,9 +355,9 @@ class ConnTracker {
   }
 
   Table table_;
-  std::vector<Link> links_;               // by FlowId of either entry; empty for a NamedIdTable
+  HugePageVector<Link> links_;            // by FlowId of either entry; empty for a NamedIdTable
   IdPool conn_ids_;                       // hands out ConnIds: live exactly while the connection is
-  std::vector<Connection> connections_;   // by ConnId
+  HugePageVector<Connection> connections_;  // by ConnId
   Aging wheel_;                           // by ConnId: armed exactly while the connection lives
   ConntrackTimeouts timeouts_;
   std::size_t max_connections_;

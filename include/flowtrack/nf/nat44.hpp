@@ -51,7 +51,9 @@
 #include <absl/container/flat_hash_map.h>
 
 #include <array>
+#include <functional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "flowtrack/conntrack/conn_tracker.hpp"
@@ -65,6 +67,7 @@
 #include "flowtrack/nf/port_allocator.hpp"
 #include "flowtrack/packet/bytes.hpp"
 #include "flowtrack/packet/rewrite.hpp"
+#include "flowtrack/table/huge_page_allocator.hpp"
 #include "flowtrack/table/id_pool.hpp"
 
 namespace flowtrack {
@@ -81,6 +84,11 @@ struct NatSession {
   std::uint32_t mapping = kNone;          // the inside endpoint that opened it
   std::uint32_t hairpin_mapping = kNone;  // a hairpinned session: the mapping of the inside peer
 };
+
+// The per-packet maps of a large NAT: their slot arrays in huge pages, as the tracker's tables.
+template <class Key, class Value>
+using HugePageHashMap = absl::flat_hash_map<Key, Value, absl::Hash<Key>, std::equal_to<Key>,
+                                            HugePageAllocator<std::pair<const Key, Value>>>;
 
 // Table: the session table; Aging: the tracker's expiry policy (conn_tracker.hpp).
 template <FlowTable Table, AgingPolicy Aging = TimerWheel>
@@ -217,11 +225,11 @@ class Nat44 {
   std::uint32_t inside_net_, inside_mask_;  // host order
   std::uint16_t slice_first_, slice_last_;
   ConnTracker<Table, NatSession, Aging> sessions_;
-  std::vector<NatMapping> mappings_;
+  HugePageVector<NatMapping> mappings_;
   IdPool mapping_ids_;
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> by_inside_;  // inside endpoint -> mapping id
+  HugePageHashMap<std::uint64_t, std::uint32_t> by_inside_;  // inside endpoint -> mapping id
   // (The external endpoints' mappings are the holders of their ports: mapping_at().)
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> remotes_;  // (mapping, remote address) -> sessions
+  HugePageHashMap<std::uint64_t, std::uint32_t> remotes_;  // (mapping, remote address) -> sessions
   // (inside address, protocol) -> its mappings; kept only with a quota, an entry per subscriber with one.
   absl::flat_hash_map<std::uint64_t, std::uint32_t> subscriber_mappings_;
   std::vector<PortAllocator> allocators_;  // pool x {tcp, udp, icmp}

@@ -11,12 +11,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <span>
 #include <vector>
 
 #include "flowtrack/io/packet_store.hpp"
 #include "flowtrack/nf/nf_packet.hpp"
+#include "flowtrack/table/huge_page_allocator.hpp"
 
 namespace flowtrack {
 
@@ -36,8 +36,8 @@ class ReplaySource {
       offset += room;
     }
     // Allocated and written here, before any clock: page faults are the kernel's time, not the run's.
-    arena_ = std::make_unique_for_overwrite<std::uint8_t[]>(offset + 64);
-    base_ = arena_.get() + (64 - reinterpret_cast<std::uintptr_t>(arena_.get()) % 64) % 64;
+    arena_.resize(offset + 64);
+    base_ = arena_.data() + (64 - reinterpret_cast<std::uintptr_t>(arena_.data()) % 64) % 64;
     for (std::size_t k = 0; k < indices.size(); ++k) {
       std::memcpy(base_ + slots_[k].offset, trace[indices[k]].bytes.data(), slots_[k].length);
     }
@@ -87,8 +87,8 @@ class ReplaySource {
   };
 
   LinkType link_;
-  std::vector<Slot> slots_;
-  std::unique_ptr<std::uint8_t[]> arena_;
+  HugePageVector<Slot> slots_;
+  HugePageVector<std::uint8_t> arena_;  // in huge pages, as a NIC's buffers are in DPDK's
   std::uint8_t* base_ = nullptr;  // arena_, cache-line aligned
   std::size_t next_ = 0;
 };

@@ -47,6 +47,7 @@
 
 #include "flowtrack/table/cuckoo_path.hpp"
 #include "flowtrack/table/flow_table.hpp"
+#include "flowtrack/table/huge_page_allocator.hpp"
 #include "flowtrack/table/id_pool.hpp"
 #include "flowtrack/util/assert.hpp"
 #include "flowtrack/util/relaxed_atomic.hpp"
@@ -414,10 +415,10 @@ class CuckooTable {
     store_relaxed(source.tags[from.slot], std::uint16_t{0});
   }
 
-  std::vector<Bucket> buckets_;
+  HugePageVector<Bucket> buckets_;
   std::uint32_t mask_;
-  std::vector<Key> keys_;              // by id
-  std::vector<std::uint32_t> hashes_;  // by id: scan erases by id
+  HugePageVector<Key> keys_;              // by id
+  HugePageVector<std::uint32_t> hashes_;  // by id: scan erases by id
   IdPool ids_;
   std::size_t named_ = 0;  // live caller-named entries (insert_named)
   // Optimistic mode only: one version per stripe of buckets (a power of two, so `& size - 1` picks it).
