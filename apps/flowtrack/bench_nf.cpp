@@ -1,9 +1,11 @@
 // `flowtrack bench nf`: packets per second of each network function (the LB and the NAT replaying the
 // trace as captured on their client side, replay_rehearsal.hpp) on the campus trace multiplied by
 // shifted windows, for every connection table, tracker aging and scaling of the stateful ones, on 1..N
-// workers (nf_runner.hpp), in bursts of each --burst size, median of --reps. Reports each function
-// against the forwarder and each burst size against bursts of one (the per-packet path), both measured
-// in the same run (seed 000: the stateless LB ran ~60 % faster than the stateful one), ranks the
+// workers (nf_runner.hpp), in bursts of each --burst size, median of --reps (and the best of them,
+// for a shared machine). Reports each function against the forwarder and each burst size against
+// bursts of one (the per-packet path), both measured in the same run, the repetitions of all
+// configurations interleaved and each ratio the median of the repetitions' ratios (seed 000: the
+// stateless LB ran ~60 % faster than the stateful one), ranks the
 // stateful LB's configurations and sets each shared (spinlock) configuration against its sharded twin.
 // One more run of each configuration clocks its stages (parse, lookup, state, rewrite, aging: a clock
 // read per stage and burst, so it is not the run the Mpps come from).
@@ -41,11 +43,32 @@ std::vector<ServiceConfig> campus_services(const CampusProfile& profile) {
   return services;
 }
 
+// One configuration at one burst size: its repetitions' figures in run order, and what its last
+// repetition held and dropped (the same in every repetition: the trace and the function are).
 struct Row {
   NfChoice choice;
   std::size_t burst = 0;
   std::vector<double> mpps, cycles;
+  std::size_t live = 0;
+  std::map<std::string, std::uint64_t> drop_reasons;
 };
+
+const Row* find_row(const std::vector<Row>& rows, const NfChoice& choice, std::size_t burst) {
+  const auto it = std::ranges::find_if(rows, [&](const Row& r) {
+    const NfChoice& c = r.choice;
+    return r.burst == burst && c.nf == choice.nf && c.table == choice.table && c.aging == choice.aging &&
+           c.scaling == choice.scaling && c.workers == choice.workers;
+  });
+  return it == rows.end() ? nullptr : &*it;
+}
+
+// A row's Mpps against an anchor row's, repetition by repetition (the two ran in the same sweep of the
+// interleaved repetitions), then the median of those ratios.
+double paired_ratio(const Row& row, const Row& anchor) {
+  std::vector<double> ratios;
+  for (std::size_t r = 0; r < row.mpps.size(); ++r) ratios.push_back(row.mpps[r] / anchor.mpps[r]);
+  return median(std::move(ratios));
+}
 
 // Windows of a campus trace of `flows` connections for `connections` alive at once in a function: each
 // window adds `flows` connections, and the trackers hold a connection until its idle timeout, longer
@@ -172,92 +195,90 @@ void run_nf_bench(NfBenchOptions o) {
     fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7}\n", "nf", "table", "aging", "scaling",
                "wrk", "burst", "Mpps", "cyc/pkt", "vs fwd", "vs 1/bst", "live", "drops");
   }
+  std::map<unsigned, PacketPartition> partitions;  // by worker count
   std::vector<Row> rows;
-  std::map<std::pair<unsigned, std::size_t>, double> fwd_mpps;  // (workers, burst) -> Mpps
-  std::map<std::string, double> per_packet_mpps;                 // configuration -> Mpps at bursts of one
-  unsigned partitioned_for = 0;
-  PacketPartition partition;
   for (const NfChoice& choice : choices) {
-    if (partitioned_for != choice.workers) {
-      partition = partition_by_rss(trace, RssSteering(choice.workers));
-      partitioned_for = choice.workers;
+    if (!partitions.contains(choice.workers)) partitions.emplace(choice.workers, partition_by_rss(trace, RssSteering(choice.workers)));
+    for (const std::size_t burst : o.bursts) rows.push_back({choice, burst});
+  }
+  const auto run = [&](const NfChoice& choice, const NfRunOptions& options) {
+    try {
+      return run_nf(choice, configs, trace, partitions.at(choice.workers), options);
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("bench nf: {}", e.what()));
     }
-    for (const std::size_t burst : o.bursts) {
-      const auto run = [&](const NfRunOptions& options) {
-        try {
-          return run_nf(choice, configs, trace, partition, options);
-        } catch (const UserError& e) {
-          throw UserError(fmt::format("bench nf: {}", e.what()));
-        }
-      };
-      Row row{choice, burst, {}, {}};
-      std::size_t live = 0;
-      std::map<std::string, std::uint64_t> drop_reasons;
-      for (unsigned rep = 0; rep < o.reps; ++rep) {
-        const NfRun r = run({.burst = burst, .keep_output = false});
-        row.mpps.push_back(aggregate_mpps(r.workers));
-        row.cycles.push_back(cycles_per_packet(r.workers));
-        live = 0;
-        for (const WorkerResult& w : r.workers) live += w.peak_connections;
-        drop_reasons = r.drops_by_reason();
-      }
-      std::uint64_t drops = 0;
-      for (const auto& [reason, n] : drop_reasons) drops += n;
-      // The stage split is printed in JSON only: the text table leaves the extra run out.
-      const bool split = o.stages && o.json;
-      const NfRun clocked = split ? run({.burst = burst, .keep_output = false, .clock_stages = true}) : NfRun{};
-      // Concury's own check, in one more run: every connection one backend, none outside its pool.
-      std::map<std::string, std::uint64_t> checked;
-      if (choice.nf == "concury") {
-        NfChoice audited = choice;
-        audited.audit = true;
-        for (const WorkerResult& w : run_nf(audited, configs, trace, partition, {.burst = burst, .keep_output = false}).workers) {
-          for (const auto& [name, n] : w.function_counts) checked[name] += n;
-        }
-      }
-      const double mpps = median(row.mpps);
-      const std::string config = fmt::format("{}/{}/{}/{}/{}", choice.nf, choice.table, choice.aging, choice.scaling, choice.workers);
-      if (choice.nf == "fwd") fwd_mpps[{choice.workers, burst}] = mpps;
-      if (burst == 1) per_packet_mpps[config] = mpps;
-      const auto fwd = fwd_mpps.find({choice.workers, burst});
-      const double vs_fwd = fwd != fwd_mpps.end() ? mpps / fwd->second : 0;
-      const double vs_per_packet = per_packet_mpps.contains(config) ? mpps / per_packet_mpps[config] : 0;
-      if (o.json) {
-        JsonObject j;
-        j.set("nf", choice.nf)
-            .set("table", choice.table)
-            .set("aging", choice.aging)
-            .set("scaling", choice.scaling)
-            .set("workers", choice.workers)
-            .set("burst", burst)
-            .set("mpps", mpps)
-            .set("cycles_per_packet", median(row.cycles))
-            .set("vs_fwd", vs_fwd)
-            .set("vs_per_packet", vs_per_packet)
-            .set("live_connections", live)
-            .set("drops", drops)
-            .set("drop_reasons", drop_reasons)
-            .set("reps", o.reps)
-            .set("packets", trace.size())
-            .set("windows", o.windows);
-        if (!checked.empty()) j.set("violations", checked["violations"]).set("false_hits", checked["false_hits"]).set("repairs", checked["repairs"]);
-        for (std::size_t s = 0; s < kNfStageCount && split; ++s) {
-          const auto stage = static_cast<NfStage>(s);
-          j.set(fmt::format("cycles_{}", nf_stage_name(stage)), stage_cycles_per_packet(clocked.workers, stage));
-        }
-        j.print_line();
-      } else {
-        fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9} {:>7}\n", choice.nf,
-                   choice.table, choice.aging, choice.scaling, choice.workers, burst, mpps, median(row.cycles), vs_fwd,
-                   vs_per_packet, live, drops);
-        if (!checked.empty()) {
-          fmt::print("      concury's check (one more run): {} violations, {} false hits, {} repairs\n", checked["violations"],
-                     checked["false_hits"], checked["repairs"]);
-        }
-      }
-      std::fflush(stdout);
-      rows.push_back(std::move(row));
+  };
+  // Repetition r of every row runs before repetition r + 1 of any, so that the rows a ratio compares (a
+  // function and the forwarder, bursts and bursts of one) ran minutes apart at most, not a whole row's
+  // repetitions apart: on a shared machine the neighbours' load moves in phases longer than a run.
+  for (unsigned rep = 0; rep < o.reps; ++rep) {
+    for (Row& row : rows) {
+      const NfRun r = run(row.choice, {.burst = row.burst, .keep_output = false});
+      row.mpps.push_back(aggregate_mpps(r.workers));
+      row.cycles.push_back(cycles_per_packet(r.workers));
+      row.live = 0;
+      for (const WorkerResult& w : r.workers) row.live += w.peak_connections;
+      row.drop_reasons = r.drops_by_reason();
     }
+  }
+  for (const Row& row : rows) {
+    const NfChoice& choice = row.choice;
+    const std::size_t burst = row.burst;
+    std::uint64_t drops = 0;
+    for (const auto& [reason, n] : row.drop_reasons) drops += n;
+    // The stage split is printed in JSON only: the text table leaves the extra run out.
+    const bool split = o.stages && o.json;
+    const NfRun clocked = split ? run(choice, {.burst = burst, .keep_output = false, .clock_stages = true}) : NfRun{};
+    // Concury's own check, in one more run: every connection one backend, none outside its pool.
+    std::map<std::string, std::uint64_t> checked;
+    if (choice.nf == "concury") {
+      NfChoice audited = choice;
+      audited.audit = true;
+      for (const WorkerResult& w : run(audited, {.burst = burst, .keep_output = false}).workers) {
+        for (const auto& [name, n] : w.function_counts) checked[name] += n;
+      }
+    }
+    const double mpps = median(row.mpps);
+    const Row* fwd = find_row(rows, {"fwd", "-", "-", "sharded", choice.workers}, burst);
+    const Row* per_packet = find_row(rows, choice, 1);
+    const double vs_fwd = fwd != nullptr ? paired_ratio(row, *fwd) : 0;
+    const double vs_per_packet = per_packet != nullptr ? paired_ratio(row, *per_packet) : 0;
+    if (o.json) {
+      JsonObject j;
+      j.set("nf", choice.nf)
+          .set("table", choice.table)
+          .set("aging", choice.aging)
+          .set("scaling", choice.scaling)
+          .set("workers", choice.workers)
+          .set("burst", burst)
+          .set("mpps", mpps)
+          .set("cycles_per_packet", median(row.cycles))
+          .set("mpps_best", std::ranges::max(row.mpps))
+          .set("cycles_per_packet_best", std::ranges::min(row.cycles))
+          .set("vs_fwd", vs_fwd)
+          .set("vs_per_packet", vs_per_packet)
+          .set("live_connections", row.live)
+          .set("drops", drops)
+          .set("drop_reasons", row.drop_reasons)
+          .set("reps", o.reps)
+          .set("packets", trace.size())
+          .set("windows", o.windows);
+      if (!checked.empty()) j.set("violations", checked["violations"]).set("false_hits", checked["false_hits"]).set("repairs", checked["repairs"]);
+      for (std::size_t s = 0; s < kNfStageCount && split; ++s) {
+        const auto stage = static_cast<NfStage>(s);
+        j.set(fmt::format("cycles_{}", nf_stage_name(stage)), stage_cycles_per_packet(clocked.workers, stage));
+      }
+      j.print_line();
+    } else {
+      fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9} {:>7}\n", choice.nf,
+                 choice.table, choice.aging, choice.scaling, choice.workers, burst, mpps, median(row.cycles), vs_fwd,
+                 vs_per_packet, row.live, drops);
+      if (!checked.empty()) {
+        fmt::print("      concury's check (one more run): {} violations, {} false hits, {} repairs\n", checked["violations"],
+                   checked["false_hits"], checked["repairs"]);
+      }
+    }
+    std::fflush(stdout);
   }
   if (o.json) return;
   print_summary(rows, o.workers.back(), o.bursts.back());
