@@ -12,9 +12,7 @@ namespace {
 constexpr unsigned kDefaultDcodeBits = 12;  // the thesis's Dcode width: the hot path's constant
 }  // namespace
 
-ConcuryLookup::ConcuryLookup(unsigned dcode_bits) : dcode_bits_(dcode_bits), avx2_(avx2_supported()) {
-  FLOWTRACK_ASSERT(dcode_bits >= 1 && dcode_bits <= 16, "a run's first Dcode is 16 bits (dcode_runs.hpp)");
-}
+ConcuryLookup::ConcuryLookup(unsigned dcode_bits) : dcode_bits_(dcode_bits), avx2_(avx2_supported()) {}
 
 bool ConcuryLookup::avx2_supported() { return __builtin_cpu_supports("avx2"); }
 
@@ -31,15 +29,15 @@ void ConcuryLookup::check(const ConcuryVipImage& image) const {
 
 void ConcuryLookup::point(std::uint32_t vip) {
   const Owned& o = owned_[vip];
-  hot_[vip] = {o.cells.words().data(), o.runs.handle(), o.shape.seed, o.shape.size_a, o.shape.size_b};
+  hot_[vip] = {o.cells.words().data(), o.dips.data(), o.shape.seed, o.shape.size_a, o.shape.size_b};
 }
 
 std::uint32_t ConcuryLookup::add_vip(const ConcuryVipImage& image) {
   check(image);
-  owned_.push_back({image.codes.shape, image.codes.cells, DcodeRuns(image.dips)});
+  owned_.push_back({image.codes.shape, image.codes.cells, image.dips});
   hot_.resize(owned_.size());
   epochs_.resize(owned_.size(), 0);
-  // owned_ may have moved: the arrays did not (moved vectors and runs keep their buffers), but point again anyway.
+  // owned_ may have moved: the arrays did not (moved vectors keep their buffers), but point again anyway.
   for (std::uint32_t v = 0; v < owned_.size(); ++v) point(v);
   return static_cast<std::uint32_t>(owned_.size() - 1);
 }
@@ -47,9 +45,9 @@ std::uint32_t ConcuryLookup::add_vip(const ConcuryVipImage& image) {
 void ConcuryLookup::apply(std::uint32_t vip, const ConcuryVipImage& image) {
   check(image);
   Owned& owned = owned_[vip];
-  if (!owned.shape.same_geometry(image.codes.shape) || !owned.runs.holds(image.dips)) {
+  if (!owned.shape.same_geometry(image.codes.shape)) {
     // Another geometry: the caller guarantees no reader is inside (see the header).
-    owned = {image.codes.shape, image.codes.cells, DcodeRuns(image.dips)};
+    owned = {image.codes.shape, image.codes.cells, image.dips};
     point(vip);
     return;
   }
@@ -61,7 +59,7 @@ void ConcuryLookup::apply(std::uint32_t vip, const ConcuryVipImage& image) {
   owned.shape.seed = image.codes.shape.seed;
   store_relaxed(hot_[vip].seed, image.codes.shape.seed);
   owned.cells.assign_words(image.codes.cells.words());
-  owned.runs.assign(image.dips);
+  for (std::size_t d = 0; d < owned.dips.size(); ++d) store_relaxed(owned.dips[d], image.dips[d]);
   __atomic_store_n(&generation_, generation_ + 1, __ATOMIC_RELEASE);
   __atomic_store_n(&epoch, epoch + 1, __ATOMIC_RELEASE);
 }
@@ -80,7 +78,7 @@ ConcuryLookup::Answer ConcuryLookup::answer(std::uint32_t vip, std::uint64_t key
     if ((epoch & 1) != 0) continue;
     const std::uint32_t dcode = dcode_bits_ == kDefaultDcodeBits ? dcode_of(hot_[vip], key, FixedWidth<kDefaultDcodeBits>{})
                                                                 : dcode_of(hot_[vip], key, AnyWidth{dcode_bits_});
-    const std::uint16_t dip = DcodeRuns::dip_of(hot_[vip].runs, dcode);
+    const std::uint16_t dip = load_relaxed(hot_[vip].dips[dcode]);
     stripes_fence(std::memory_order_acquire);
     if (load_relaxed(epochs_[vip]) == epoch) return {dcode, dip};
   }
@@ -102,7 +100,7 @@ void ConcuryLookup::hash_pass(const LbQuery* q, std::size_t from, std::size_t n,
     const OthelloCells c = othello_cells(seeded_hash(q[i].key, load_relaxed(v.seed)), v.size_a, v.size_b);
     cells.a[i] = PackedCells::bit_address(v.cells, std::size_t{c.a} * width.bits());
     cells.b[i] = PackedCells::bit_address(v.cells, std::size_t{c.b} * width.bits());
-    cells.runs[i] = v.runs;
+    cells.row[i] = v.dips;
     __builtin_prefetch(PackedCells::word_at(cells.a[i]));
     __builtin_prefetch(PackedCells::word_at(cells.b[i]));
   }
@@ -122,8 +120,9 @@ void ConcuryLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint16
     hash_pass(q, avx2_ ? hash_pass_avx2(q, n, cells) : 0, n, cells, width);
     for (std::size_t i = 0; i < n; ++i) {
       code[i] = static_cast<std::uint32_t>((PackedCells::bits_at(cells.a[i]) ^ PackedCells::bits_at(cells.b[i])) & mask);
-      out[i] = DcodeRuns::dip_of(cells.runs[i], code[i]);
+      __builtin_prefetch(cells.row[i] + code[i]);
     }
+    for (std::size_t i = 0; i < n; ++i) out[i] = load_relaxed(cells.row[i][code[i]]);
     stripes_fence(std::memory_order_acquire);
     // A rewrite of some VIP raced with the chunk (rare): read the chunk again key by key.
     if (((generation & 1) | (load_relaxed(generation_) ^ generation)) != 0) {
@@ -138,12 +137,12 @@ void ConcuryLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint16
 }
 
 ConcuryVipImage ConcuryLookup::image(std::uint32_t vip) const {
-  return {{owned_[vip].shape, owned_[vip].cells}, owned_[vip].runs.row()};
+  return {{owned_[vip].shape, owned_[vip].cells}, owned_[vip].dips};
 }
 
 std::size_t ConcuryLookup::bytes() const {
   std::size_t total = sizeof(*this) + hot_.size() * (sizeof(Hot) + sizeof(std::uint32_t)) + owned_.size() * sizeof(Owned);
-  for (const Owned& v : owned_) total += v.cells.bytes() + v.runs.bytes();
+  for (const Owned& v : owned_) total += v.cells.bytes() + v.dips.size() * sizeof(std::uint16_t);
   return total;
 }
 

@@ -1,12 +1,12 @@
 // The first pass of ConcuryLookup's bulk lookups in AVX2 lanes, four keys a step
 // (ConcuryLookup::hash_pass_avx2): each key's VIP record, its seeded hash, its two cells, their lines
 // prefetched. It gives the scalar pass's cell bit addresses bit for bit (tests/compact/
-// concury_bulk_paths_test.cpp), and the chunk's other pass (read the cells, then search the row's runs)
-// is the scalar code for both paths. In lanes: the seeded hash's finaliser (hash/seeded_hash.hpp) with its
+// concury_bulk_paths_test.cpp), and the chunk's other passes (read the cells, then the row) are the
+// scalar code for both paths. In lanes: the seeded hash's finaliser (hash/seeded_hash.hpp) with its
 // 64-bit multiplies as three 32x32->64 lane products each (AVX2 has no 64-bit lane multiply),
 // othello_cells' multiply-high reductions, the cells' bit addresses and their lines.
 //
-// Only this pass is in lanes: the cells and the runs are read by scalar loads, because AVX2 gathers
+// Only this pass is in lanes: the cells and the row are read by scalar loads, because AVX2 gathers
 // measured slower here (AMD EPYC, family 25) than the scalar loads they replace (compact.md, seventh
 // session). Concurrency as in the scalar pass: the seed is a relaxed scalar load; the rest of a VIP's
 // record read here changes only with no reader inside. The functions carry the target attribute so
@@ -60,16 +60,15 @@ __attribute__((target("avx2"))) inline void prefetch_lanes(__m256i addresses) {
 
 __attribute__((target("avx2"))) std::size_t ConcuryLookup::hash_pass_avx2(const LbQuery* q, std::size_t n,
                                                                            ChunkCells& out) const {
-  static_assert(offsetof(Hot, cells) == 0 && offsetof(Hot, runs) == 8 && sizeof(DcodeRuns::Handle) == 8,
-                "a record's first 16 bytes: cells, runs");
+  static_assert(offsetof(Hot, cells) == 0 && offsetof(Hot, dips) == 8, "a record's first 16 bytes: cells, row");
   static_assert(offsetof(Hot, size_b) == offsetof(Hot, size_a) + 4, "both sizes in one 8-byte load");
   const std::size_t in_lanes = n - n % 4;
   const __m256i width = _mm256_set1_epi64x(dcode_bits_);
   const __m256i low_halves = _mm256_set1_epi64x(0xffffffff);
   for (std::size_t i = 0; i < in_lanes; i += 4) {
     const Hot* vip[4] = {&hot_[q[i].vip], &hot_[q[i + 1].vip], &hot_[q[i + 2].vip], &hot_[q[i + 3].vip]};
-    // Each record's first 16 bytes are its cells' address and its runs' handle; records 0 and 2, 1
-    // and 3 in a register, then the cells' addresses and the runs' handles in lanes.
+    // Each record's first 16 bytes are its cells' and its row's addresses; records 0 and 2, 1 and 3
+    // in a register, then the cells' and the rows' addresses in lanes.
     auto head = [&](int k) { return _mm_load_si128(reinterpret_cast<const __m128i*>(vip[k])); };
     const __m256i heads02 = _mm256_inserti128_si256(_mm256_castsi128_si256(head(0)), head(2), 1);
     const __m256i heads13 = _mm256_inserti128_si256(_mm256_castsi128_si256(head(1)), head(3), 1);
@@ -100,7 +99,7 @@ __attribute__((target("avx2"))) std::size_t ConcuryLookup::hash_pass_avx2(const 
     prefetch_lanes(_mm256_slli_epi64(_mm256_srli_epi64(bit_b, 6), 3));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.a + i), bit_a);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.b + i), bit_b);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.runs + i), _mm256_unpackhi_epi64(heads02, heads13));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.row + i), _mm256_unpackhi_epi64(heads02, heads13));
   }
   return in_lanes;
 }

@@ -1,39 +1,27 @@
 // Concury's lookup structure (the data plane of the Concury load balancer), per VIP: an Othello whose
-// value for a connection's 4-tuple is a Dcode (12 bits by default, at most 16), and a Dcode -> DIP row
-// in which every entry is a valid DIP of that VIP. A known connection gets the Dcode the control plane
-// stored for it; an unknown one gets an arbitrary Dcode, uniform because free cells hold random values,
-// hence a DIP with odds following the weights; and every packet of it the same Dcode while the arrays
-// are unchanged. Stateful and stateless packets take the same path: one hash, two cell reads, a search
-// of the VIP's row.
+// value for a connection's 4-tuple is a Dcode (12 bits by default), and a Dcode -> DIP row in which every
+// entry is a valid DIP of that VIP. A known connection gets the Dcode the control plane stored for it; an
+// unknown one gets an arbitrary Dcode, uniform because free cells hold random values, hence a DIP with
+// odds following the weights; and every packet of it the same Dcode while the arrays are unchanged.
+// Stateful and stateless packets take the same path: one hash, two cell reads, one row read.
 //
-// Layout: what a lookup of a VIP reads first (seed, sizes, the cells' address, the row's handle) is half
+// Layout: what a lookup of a VIP reads first (seed, sizes, the cells' and the row's addresses) is half
 // a cache line per VIP in one flat array, the VIPs' epochs another, so that a burst over many VIPs
-// touches no other memory before its cells. The row is kept as its runs (dcode_runs.hpp: the first
-// Dcode and the DIP of each stretch of one DIP, 4 bytes a run, a power of two of them): the control
-// plane's rows are one run per DIP (weighted_codes.hpp), so 32 DIPs take 128 bytes where the row took
-// 8 KiB, and the runs of every VIP stay in the L1 or L2 while the rows (1 MiB for 128 VIPs) did not.
-// A lookup then touches the two cells' lines, which miss beyond small arrays, and lines of the runs,
-// which mostly hit; image() gives the row back entry for entry. The arrays live beside, owned per VIP.
+// touches no other memory before its cells. The arrays themselves live beside, owned per VIP.
 //
 // Concurrency: sequence locks following the invariant of version_stripes.hpp (odd while a rewrite is
 // copied in): one per VIP, and one over the whole structure (its generation). A VIP rewrite (a pool or
-// weight change) with the same geometry is copied in place under both: the same Othello geometry
-// (OthelloShape::same_geometry) and a row of no more runs than the VIP's run capacity (fixed when its
-// runs were last allocated: the smallest power of two holding the runs of that row). A single lookup
-// validates its VIP's epoch, so it waits only for a copy of its own VIP; a bulk lookup validates a
-// chunk of 32 keys against the generation (one load before, one after) and reads a chunk that raced
-// with any rewrite again key by key, so it never waits for another VIP either. A rewrite of another
-// geometry (the arrays' size changed, or the row has more runs than the capacity: e.g. a DIP added to
-// a VIP of 32 runs, or a pin splitting one), and add_vip, need no reader inside: the callers
-// (ConcuryLb, the bench's concury runs) call apply() from the thread that does the lookups, between
-// bursts.
+// weight change) with the same geometry is copied in place under both. A single lookup validates its
+// VIP's epoch, so it waits only for a copy of its own VIP; a bulk lookup validates a chunk of 32 keys
+// against the generation (one load before, one after) and reads a chunk that raced with any rewrite
+// again key by key, so it never waits for another VIP either. A rewrite that changes the arrays' size,
+// and add_vip, need no reader inside.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
-#include "flowtrack/compact/dcode_runs.hpp"
 #include "flowtrack/compact/lb_query.hpp"
 #include "flowtrack/compact/othello_lookup.hpp"
 
@@ -61,9 +49,9 @@ class ConcuryLookup {
     std::uint16_t dip;
   };
   Answer answer(std::uint32_t vip, std::uint64_t key) const;
-  // A burst (a runtime burst of packets), in two passes over each chunk of 32 so that the cells' misses
-  // overlap: hash every key and prefetch its two cells; read the cells and search the runs of each
-  // Dcode's row. No branch per key. `dcodes`, when not empty, gets the Dcodes too.
+  // A burst (a runtime burst of packets), in three passes over each chunk of 32 so that the misses of a
+  // pass overlap: hash every key and prefetch its two cells; read the cells and prefetch the row entry
+  // of each Dcode; read the row. No branch per key. `dcodes`, when not empty, gets the Dcodes too.
   void lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips,
                    std::span<std::uint32_t> dcodes = {}) const;
 
@@ -76,24 +64,24 @@ class ConcuryLookup {
   void set_bulk_path(BulkPath path);
   BulkPath bulk_path() const { return avx2_ ? BulkPath::avx2 : BulkPath::scalar; }
 
-  ConcuryVipImage image(std::uint32_t vip) const;  // with no concurrent writer; the row as given
+  ConcuryVipImage image(std::uint32_t vip) const;  // with no concurrent writer
   std::size_t vips() const { return hot_.size(); }
   std::size_t bytes() const;
 
  private:
   // What every lookup of a VIP reads before its cells (two VIPs a cache line). seed and epoch change
   // under readers (relaxed, and acquire / release, atomic accesses); the rest only with no reader inside
-  // (the AVX2 pass reads cells and runs as one 16-byte load, so they stay first and adjacent).
+  // (the AVX2 pass reads cells and dips as one 16-byte load, so they stay first and adjacent).
   struct alignas(32) Hot {
     const std::uint64_t* cells;  // A's cells then B's, packed, dcode_bits each
-    DcodeRuns::Handle runs;      // the row
+    const std::uint16_t* dips;   // the row
     std::uint64_t seed;
     std::uint32_t size_a, size_b;
   };
   struct Owned {
     OthelloShape shape;
     PackedCells cells;
-    DcodeRuns runs;
+    std::vector<std::uint16_t> dips;
   };
   // The cell width, a constant for the default Dcode width (the compiler folds every multiply and mask
   // of the hot path), else read at run time; the same code serves both.
@@ -108,11 +96,11 @@ class ConcuryLookup {
   template <class Width>
   static std::uint32_t dcode_of(const Hot& vip, std::uint64_t key, Width width);
   static constexpr std::size_t kChunk = 32;  // keys validated together by a bulk lookup
-  // A chunk's keys between its two passes: for each key, the bit addresses of its two cells
-  // (PackedCells::bit_address) and its VIP's row.
+  // A chunk's keys between its first pass and the others: for each key, the bit addresses of its
+  // two cells (PackedCells::bit_address) and its VIP's row.
   struct ChunkCells {
     std::uint64_t a[kChunk], b[kChunk];
-    DcodeRuns::Handle runs[kChunk];
+    const std::uint16_t* row[kChunk];
   };
   template <class Width>
   void bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips, std::span<std::uint32_t> dcodes, Width width) const;
