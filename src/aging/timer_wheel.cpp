@@ -4,8 +4,6 @@
 #include <bit>
 #include <stdexcept>
 
-#include "flowtrack/util/assert.hpp"
-
 namespace flowtrack {
 
 namespace {
@@ -53,11 +51,8 @@ void TimerWheel::arm(FlowId id, Nanos now, Nanos timeout) {
 }
 
 void TimerWheel::set_timeout(FlowId id, Nanos now, Nanos timeout) {
-  // Armedness read from the deadline (the header's invariant), so that a deadline that grows, the
-  // common case, touches the deadline's line alone and not the link's.
+  if (!armed(id)) return;
   const Nanos before = deadlines_.deadline(id);
-  FLOWTRACK_ASSERT((before != kNever) == armed(id), "a flow is armed exactly while its deadline is set");
-  if (before == kNever) return;
   deadlines_.restart(id, now, timeout);
   // A later deadline is handled by lazy re-arm; an earlier one needs the timer moved forward in time.
   if (deadlines_.deadline(id) < before) {

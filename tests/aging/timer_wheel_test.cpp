@@ -207,31 +207,5 @@ TEST(TimerWheel, CancelAndReArmFromInsideTheCallback) {
   EXPECT_EQ(wheel.size(), 0u);
 }
 
-// set_timeout() learns from the deadline alone whether a flow is armed (timer_wheel.hpp): after expiry
-// or cancel the flow is unarmed, and neither a set_timeout() nor a touch() may arm it again or make it due.
-TEST(TimerWheel, AnExpiredOrCancelledFlowStaysUnarmedThroughSetTimeoutAndTouch) {
-  constexpr Nanos kTick = kNanosPerMilli;
-  TimerWheel wheel(2, {.tick = kTick});
-  wheel.arm(0, 0, 5 * kTick);
-  wheel.arm(1, 0, 50 * kTick);
-  EXPECT_EQ(wheel.advance(5 * kTick, ~std::size_t{0}, [](FlowId id) { EXPECT_EQ(id, 0u); }), 1u);
-  wheel.cancel(1);
-  for (FlowId id = 0; id < 2; ++id) {
-    EXPECT_FALSE(wheel.armed(id));
-    EXPECT_EQ(wheel.deadline(id), kNever);
-    wheel.set_timeout(id, 6 * kTick, kTick);  // shorter than before: the path that moves a timer
-    wheel.touch(id, 7 * kTick);
-    EXPECT_FALSE(wheel.armed(id));
-    EXPECT_EQ(wheel.deadline(id), kNever);
-  }
-  EXPECT_EQ(wheel.size(), 0u);
-  EXPECT_EQ(wheel.advance(1000 * kTick, ~std::size_t{0}, [](FlowId) { ADD_FAILURE() << "nothing is armed"; }), 0u);
-  // Armed again, the flow keeps time as a new one.
-  wheel.arm(0, 1000 * kTick, 3 * kTick);
-  wheel.set_timeout(0, 1001 * kTick, kTick);
-  EXPECT_EQ(wheel.advance(1001 * kTick, ~std::size_t{0}, [](FlowId) {}), 0u);
-  EXPECT_EQ(wheel.advance(1002 * kTick, ~std::size_t{0}, [](FlowId id) { EXPECT_EQ(id, 0u); }), 1u);
-}
-
 }  // namespace
 }  // namespace flowtrack

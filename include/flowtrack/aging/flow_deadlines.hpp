@@ -3,8 +3,7 @@
 // a single 16-byte record, so both fields always sit in the same cache line.
 //
 // Invariant: timeout <= kMaxTimeout and deadline is either kNever or now + timeout for some accepted
-// now < kMaxTime, so deadline arithmetic never wraps. A deadline is kNever from forget() (or the start)
-// until the next restart(): touch() leaves it so, and the timer wheel reads "armed" from it.
+// now < kMaxTime, so deadline arithmetic never wraps.
 #pragma once
 
 #include <algorithm>
@@ -29,11 +28,11 @@ class FlowDeadlines {
 
   void touch(FlowId id, Nanos now) {
     Flow& flow = flows_[id];
-    if (flow.deadline != kNever) flow.deadline = now + flow.timeout;
+    flow.deadline = now + flow.timeout;
   }
 
   void prefetch(FlowId id) const { __builtin_prefetch(&flows_[id], 1); }
-  // The flow will never be due, touched or not, until restarted.
+  // The flow will never be due, even if touched again, until restarted.
   void forget(FlowId id) { flows_[id] = {kNever, kMaxTimeout}; }
 
   Nanos deadline(FlowId id) const { return flows_[id].deadline; }

@@ -18,11 +18,9 @@
 // Accuracy: a flow expires at the first advance() whose tick reaches ceil(deadline / tick), that is
 // less than one tick after its deadline (plus however late the caller calls advance), never before it.
 //
-// Invariants: an armed flow's timer is processed no later than the tick ceil(deadline / tick). touch()
+// Invariant: an armed flow's timer is processed no later than the tick ceil(deadline / tick). touch()
 // keeps it because the clock never goes back (the deadline only grows); set_timeout() keeps it by moving
-// the timer when the deadline shrinks. A flow is armed exactly while its deadline is not kNever (cancel
-// and expiry forget the deadline), so set_timeout() learns whether the flow is armed from the deadline's
-// record alone: a packet that only lengthens its flow's timeout never touches the flow's link.
+// the timer when the deadline shrinks.
 //
 // Costs: touch: one load and one store in the flow's 16-byte deadline record. arm, cancel, a shorter
 // set_timeout: O(1) list splice plus a bitmap bit. advance: O(levels) per visited tick that has work,
@@ -63,9 +61,11 @@ class TimerWheel {
 
   void arm(FlowId id, Nanos now, Nanos timeout);
   void touch(FlowId id, Nanos now) { deadlines_.touch(id, now); }
-  // Brings what touch() and set_timeout() of `id` read towards the cache: its deadline, all they read
-  // unless the timeout shrinks (the link is then read too, and its neighbours' links, unprefetched).
-  void prefetch(FlowId id) const { deadlines_.prefetch(id); }
+  // Brings what touch() and set_timeout() of `id` read towards the cache (its deadline, its link).
+  void prefetch(FlowId id) const {
+    deadlines_.prefetch(id);
+    __builtin_prefetch(&links_[id]);
+  }
   void set_timeout(FlowId id, Nanos now, Nanos timeout);
   void cancel(FlowId id);
 
@@ -129,7 +129,6 @@ std::size_t TimerWheel::advance(Nanos now, std::size_t budget, OnExpire&& on_exp
         unlink(id);
         if (deadlines_.due(id, now)) {
           ++expired;
-          deadlines_.forget(id);  // unarmed: the deadline says so too (the invariant above)
           on_expire(id);
         } else {
           place(id);
