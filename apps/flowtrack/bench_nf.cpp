@@ -54,11 +54,7 @@ struct Row {
 };
 
 const Row* find_row(const std::vector<Row>& rows, const NfChoice& choice, std::size_t burst) {
-  const auto it = std::ranges::find_if(rows, [&](const Row& r) {
-    const NfChoice& c = r.choice;
-    return r.burst == burst && c.nf == choice.nf && c.table == choice.table && c.aging == choice.aging &&
-           c.scaling == choice.scaling && c.workers == choice.workers;
-  });
+  const auto it = std::ranges::find_if(rows, [&](const Row& r) { return r.burst == burst && r.choice == choice; });
   return it == rows.end() ? nullptr : &*it;
 }
 

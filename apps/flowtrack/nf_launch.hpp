@@ -23,6 +23,7 @@ struct NfChoice {
   std::string scaling = "sharded";  // sharded or spinlock (lb and nat; the stateless ones are sharded)
   unsigned workers = 1;
   bool audit = false;  // concury: check every connection against an exact map of its first backend
+  friend bool operator==(const NfChoice&, const NfChoice&) = default;
 };
 
 // The configuration of each function; only the chosen one's is read.

@@ -1,7 +1,8 @@
 // The data plane's large arrays (huge_page_allocator.hpp): a mapping starts on a huge-page boundary and
 // is zero filled and writable to its end; a vector keeps its contents while it grows past the huge-page
-// threshold and shrinks back under it (each buffer goes back to the allocator that gave it, which ASan
-// checks in the sanitizer trees).
+// threshold and shrinks back under it (each buffer goes back to the allocator that gave it: in the
+// release tree a mapping handed to free(), or a heap block to munmap, would crash; the sanitizer trees
+// keep every array on the heap, so there the vector test checks the heap path alone).
 #include "flowtrack/table/huge_page_allocator.hpp"
 
 #include <gtest/gtest.h>
