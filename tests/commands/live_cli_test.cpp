@@ -49,13 +49,18 @@ TEST(LiveCli, AConfigurationWithoutPortsIsNamed) {
   EXPECT_NE(r.output.find("dataplane: missing"), std::string::npos) << r.output;
 }
 
-// `extra` on flowtrack's command line; the JSON report of a run on net_null stopped by SIGTERM after a
-// second. The shell runs flowtrack in the background, stops it and waits for it: its exit status is
-// the command's.
+// `extra` on flowtrack's command line; the JSON report of a run on net_null stopped by SIGTERM. The
+// shell runs flowtrack in the background, waits for its "flowtrack live: nf" line (printed once the
+// signal handlers are in place and the workers start: EAL set-up alone can take over a second on a
+// loaded machine, and a signal before the handlers would kill the run without its report), lets it
+// forward for half a second, stops it and waits for it: its exit status is the command's.
 nlohmann::json stopped_run(const std::string& extra) {
   const std::string config = test::temp_config("null.toml", kNullPort);
+  const std::string log = config + ".log";
   const auto r = run_cli("run --nf fwd --json --config " + config + " " + extra + " --dpdk '" + kEal +
-                         " --vdev=net_null0' 2>&1 & pid=$!; sleep 1; kill -TERM $pid; wait $pid");
+                         " --vdev=net_null0' > " + log + " 2>&1 & pid=$!; for i in $(seq 1200); do grep -q 'flowtrack live: nf' " +
+                         log + " && break; sleep 0.05; done; sleep 0.5; kill -TERM $pid; wait $pid; status=$?; cat " + log +
+                         "; exit $status");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const nlohmann::json report = testing::first_json_object(r.output);
   EXPECT_FALSE(report.is_null()) << r.output;

@@ -104,8 +104,13 @@ TYPED_TEST_P(Conformance, RandomOperationsMatchAReferenceMap) {
         default:
           ASSERT_EQ(table.find(k, h), it == reference.end() ? kNoFlow : it->second);
       }
-      ASSERT_EQ(table.size(), reference.size());
+      // Every 16th operation: libcuckoo's size() sums all its lock stripes' counters, which made this
+      // one check most of the suite's time there under ASan; a miscount persists until it is seen.
+      if (op % 16 == 0) {
+        ASSERT_EQ(table.size(), reference.size()) << "after operation " << op;
+      }
     }
+    ASSERT_EQ(table.size(), reference.size());
     expect_same_contents(table, reference);
   }
 }
