@@ -41,27 +41,43 @@ void store_word(std::uint8_t* p, std::size_t at, std::uint16_t new_value, Checks
   store_raw(p + at, new_value);
 }
 
-// Writes an IPv4 address (network order) at `field` of the IP header and updates the header checksum;
-// returns the change, for the transport checksum that covers the address too.
-ChecksumDelta store_ipv4_addr(std::uint8_t* p, const ParsedPacket& packet, std::size_t field, std::uint32_t new_addr) {
-  const std::size_t at = packet.l3_offset + field;
-  ChecksumDelta delta;
-  delta.change32(load_raw<std::uint32_t>(p + at), new_addr);
-  store_raw(p + at, new_addr);
-  apply_to_checksum(p, packet.l3_offset + 10, false, delta);
-  return delta;
+// Where the TCP or UDP checksum of an IPv4 packet lies, or 0 when the packet has none that an address or
+// port change must update (another protocol, a non-first fragment, a capture cut before it).
+std::size_t tcp_udp_checksum_at(const ParsedPacket& packet) {
+  const std::uint8_t protocol = packet.key4.protocol;
+  if (packet.ip_version != 4 || !packet.has_ports || (protocol != ipproto::kTcp && protocol != ipproto::kUdp)) return 0;
+  const std::size_t at = packet.l4_offset + (protocol == ipproto::kUdp ? 6u : 16u);
+  return at + 2 <= packet.l3_end ? at : 0;
 }
 
+constexpr std::size_t kNoPort = ~std::size_t{0};
+
+// An IPv4 packet's address at `addr_field` of its IP header, and its TCP/UDP port at `port_field` of the
+// transport header unless that is kNoPort, take new values (network order). The IP header checksum
+// covers the address; the transport checksum at `l4_sum` (0: none, and then no port is written either),
+// both, the address through its pseudo header: one delta serves the two. Inlined into each rewrite so
+// that a known field folds away; what it needs of `packet` is read before the first store into the
+// frame, which the compiler must otherwise assume may have changed it.
+[[gnu::always_inline]] inline void rewrite_ipv4_fields(std::uint8_t* p, const ParsedPacket& packet, std::size_t addr_field,
+                                                       std::uint32_t new_addr, std::size_t l4_sum, std::size_t port_field,
+                                                       std::uint16_t new_port) {
+  const std::size_t l3 = packet.l3_offset, l4 = packet.l4_offset;
+  const bool udp = packet.key4.protocol == ipproto::kUdp;
+  std::uint8_t* const addr = p + l3 + addr_field;
+  ChecksumDelta delta;
+  delta.change32(load_raw<std::uint32_t>(addr), new_addr);
+  store_raw(addr, new_addr);
+  apply_to_checksum(p, l3 + 10, false, delta);
+  if (l4_sum == 0) return;
+  if (port_field != kNoPort) store_word(p, l4 + port_field, new_port, delta);
+  apply_to_checksum(p, l4_sum, udp, delta);
+}
+
+// The address alone. ICMPv4's checksum does not cover the addresses; TCP and UDP cover them.
 void rewrite_ipv4_addr(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::size_t field,
                        std::uint32_t new_addr) {
   if (packet.ip_version != 4) return;
-  std::uint8_t* p = frame.data();
-  const ChecksumDelta delta = store_ipv4_addr(p, packet, field, new_addr);
-  // ICMPv4's checksum does not cover the addresses; TCP and UDP cover them through the pseudo header.
-  if (const std::size_t l4_sum = transport_checksum_offset(packet, true); l4_sum != 0 &&
-                                                                          packet.protocol() != ipproto::kIcmp) {
-    apply_to_checksum(p, l4_sum, packet.protocol() == ipproto::kUdp, delta);
-  }
+  rewrite_ipv4_fields(frame.data(), packet, field, new_addr, tcp_udp_checksum_at(packet), kNoPort, 0);
 }
 
 void rewrite_port(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::size_t field,
@@ -73,6 +89,15 @@ void rewrite_port(std::span<std::uint8_t> frame, const ParsedPacket& packet, std
   ChecksumDelta delta;
   store_word(frame.data(), packet.l4_offset + field, new_port, delta);
   apply_to_checksum(frame.data(), l4_sum, protocol == ipproto::kUdp, delta);
+}
+
+// An endpoint rewrite without a TCP/UDP checksum to share (ICMP, a non-first fragment, a cut capture):
+// the address and the identifier (if any) on their own, out of the common path.
+[[gnu::noinline]] void rewrite_ipv4_addr_and_identifier(std::span<std::uint8_t> frame, const ParsedPacket& packet,
+                                                        std::size_t addr_field, std::uint32_t new_addr,
+                                                        std::uint16_t new_port) {
+  rewrite_ipv4_addr(frame, packet, addr_field, new_addr);
+  rewrite_icmp_identifier(frame, packet, new_port);
 }
 
 }  // namespace
@@ -104,33 +129,15 @@ void rewrite_icmp_identifier(std::span<std::uint8_t> frame, const ParsedPacket& 
 
 void rewrite_ipv4_endpoint(std::span<std::uint8_t> frame, const ParsedPacket& packet, Endpoint which,
                            std::uint32_t new_addr, std::uint16_t new_port) {
-  const bool source = which == Endpoint::source;
-  const std::uint8_t protocol = packet.key4.protocol;
-  const bool udp = protocol == ipproto::kUdp;
-  // Where the transport checksum lies for TCP (16) and UDP (6); checked against the packet's end below.
-  const std::size_t l4_sum = packet.l4_offset + (udp ? 6u : 16u);
-  if (packet.ip_version != 4 || !packet.has_ports || !(udp || protocol == ipproto::kTcp) || l4_sum + 2 > packet.l3_end) {
-    // No transport checksum to share: the address and the identifier (if any) on their own.
-    rewrite_ipv4_addr(frame, packet, source ? 12 : 16, new_addr);
-    rewrite_icmp_identifier(frame, packet, new_port);
+  // The source address and port come first in their headers, the destination's right after them.
+  const auto destination = static_cast<std::size_t>(which == Endpoint::destination);
+  const std::size_t addr_field = 12 + 4 * destination;
+  const std::size_t l4_sum = tcp_udp_checksum_at(packet);
+  if (l4_sum == 0) [[unlikely]] {
+    rewrite_ipv4_addr_and_identifier(frame, packet, addr_field, new_addr, new_port);
     return;
   }
-  std::uint8_t* const p = frame.data();
-  std::uint8_t* const addr = p + packet.l3_offset + (source ? 12u : 16u);
-  std::uint8_t* const ip_sum = p + packet.l3_offset + 10u;
-  std::uint8_t* const port = p + packet.l4_offset + (source ? 0u : 2u);
-  std::uint8_t* const transport_sum = p + l4_sum;
-  ChecksumDelta delta;
-  delta.change32(load_raw<std::uint32_t>(addr), new_addr);
-  store_raw(addr, new_addr);
-  store_raw(ip_sum, delta.applied_to(load_raw<std::uint16_t>(ip_sum)));  // the IP header covers the address
-  delta.change16(load_raw<std::uint16_t>(port), new_port);
-  store_raw(port, new_port);
-  // The transport checksum covers both (the address through its pseudo header). UDP: 0 is "none".
-  const auto current = load_raw<std::uint16_t>(transport_sum);
-  if (udp && current == 0) return;
-  const std::uint16_t updated = delta.applied_to(current);
-  store_raw(transport_sum, udp && updated == 0 ? std::uint16_t{0xffff} : updated);
+  rewrite_ipv4_fields(frame.data(), packet, addr_field, new_addr, l4_sum, 2 * destination, new_port);
 }
 
 void rewrite_quoted_endpoint(std::span<std::uint8_t> frame, const ParsedPacket& packet, QuotedEndpoint which,

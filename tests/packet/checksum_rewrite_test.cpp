@@ -51,6 +51,40 @@ TEST(Checksum, Rfc1624UpdateMatchesRecomputation) {
   }
 }
 
+// ChecksumDelta folds an address's two words as one 32-bit term: the checksum it gives equals the sum of
+// the word terms folded at the end (the 16-bit arithmetic of RFC 1624 eqn. 3), to the representation of
+// zero, over random and extreme words (0, 0xffff, all ones), so that no rewrite's output byte depends on it.
+TEST(Checksum, DeltaOfAWholeAddressEqualsItsTwoWords) {
+  std::mt19937 rng(11);
+  const auto value = [&](std::uint32_t mask) -> std::uint32_t {
+    switch (rng() % 4) {
+      case 0: return 0;
+      case 1: return mask;
+      case 2: return rng() % 2 == 0 ? 0xffffu & mask : 0xffff0000u & mask;
+      default: return rng() & mask;
+    }
+  };
+  for (int round = 0; round < 20000; ++round) {
+    const std::uint32_t old_addr = value(0xffffffff), new_addr = value(0xffffffff);
+    const auto old_port = static_cast<std::uint16_t>(value(0xffff)), new_port = static_cast<std::uint16_t>(value(0xffff));
+    const auto checksum = static_cast<std::uint16_t>(value(0xffff));
+    ChecksumDelta delta;
+    delta.change32(old_addr, new_addr);
+    std::uint32_t words = static_cast<std::uint16_t>(~checksum);
+    for (const int shift : {16, 0}) {
+      words += static_cast<std::uint16_t>(~(old_addr >> shift)) + ((new_addr >> shift) & 0xffff);
+    }
+    const auto word_by_word = [](std::uint32_t sum) {
+      sum = (sum & 0xffff) + (sum >> 16);
+      return static_cast<std::uint16_t>(~((sum & 0xffff) + (sum >> 16)));
+    };
+    ASSERT_EQ(delta.applied_to(checksum), word_by_word(words)) << round;
+    delta.change16(old_port, new_port);
+    words += static_cast<std::uint16_t>(~old_port) + std::uint32_t{new_port};
+    ASSERT_EQ(delta.applied_to(checksum), word_by_word(words)) << round;
+  }
+}
+
 TEST(Checksum, BuiltFramesAreValid) {
   const auto key = FlowKeyV4::from_host(0x0a000001, 0x0a000002, 1, 2, ipproto::kTcp);
   auto frame = build_frame(FrameSpec::tcp4(key, tcpflag::kSyn, 33));
