@@ -9,6 +9,8 @@
 namespace flowtrack {
 namespace {
 
+using namespace rewrite_detail;
+
 // Where the transport checksum lies, or 0 when this packet carries none that the change affects.
 std::size_t transport_checksum_offset(const ParsedPacket& packet, bool covers_pseudo_header) {
   if (packet.l4_offset == 0 || !packet.has_ports) return 0;
@@ -22,64 +24,6 @@ std::size_t transport_checksum_offset(const ParsedPacket& packet, bool covers_ps
   return at + 2 <= packet.l3_end ? at : 0;
 }
 
-// The deltas below take every word and checksum as it lies in the frame (loaded raw, no byte swap):
-// ChecksumDelta's arithmetic holds in either byte order.
-
-// Applies the change of the covered words to the checksum at `at`, honouring UDP's "0 means none" (left
-// 0) and its "a computed 0 is sent as 0xffff" (both byte-order symmetric).
-void apply_to_checksum(std::uint8_t* p, std::size_t at, bool is_udp, const ChecksumDelta& delta) {
-  const auto current = load_raw<std::uint16_t>(p + at);
-  if (is_udp && current == 0) return;
-  std::uint16_t updated = delta.applied_to(current);
-  if (is_udp && updated == 0) updated = 0xffff;
-  store_raw(p + at, updated);
-}
-
-// Writes the 16-bit field at `at` (new_value in network order) and adds its change to `delta`.
-void store_word(std::uint8_t* p, std::size_t at, std::uint16_t new_value, ChecksumDelta& delta) {
-  delta.change16(load_raw<std::uint16_t>(p + at), new_value);
-  store_raw(p + at, new_value);
-}
-
-// Where the TCP or UDP checksum of an IPv4 packet lies, or 0 when the packet has none that an address or
-// port change must update (another protocol, a non-first fragment, a capture cut before it).
-std::size_t tcp_udp_checksum_at(const ParsedPacket& packet) {
-  const std::uint8_t protocol = packet.key4.protocol;
-  if (packet.ip_version != 4 || !packet.has_ports || (protocol != ipproto::kTcp && protocol != ipproto::kUdp)) return 0;
-  const std::size_t at = packet.l4_offset + (protocol == ipproto::kUdp ? 6u : 16u);
-  return at + 2 <= packet.l3_end ? at : 0;
-}
-
-constexpr std::size_t kNoPort = ~std::size_t{0};
-
-// An IPv4 packet's address at `addr_field` of its IP header, and its TCP/UDP port at `port_field` of the
-// transport header unless that is kNoPort, take new values (network order). The IP header checksum
-// covers the address; the transport checksum at `l4_sum` (0: none, and then no port is written either),
-// both, the address through its pseudo header: one delta serves the two. Inlined into each rewrite so
-// that a known field folds away; what it needs of `packet` is read before the first store into the
-// frame, which the compiler must otherwise assume may have changed it.
-[[gnu::always_inline]] inline void rewrite_ipv4_fields(std::uint8_t* p, const ParsedPacket& packet, std::size_t addr_field,
-                                                       std::uint32_t new_addr, std::size_t l4_sum, std::size_t port_field,
-                                                       std::uint16_t new_port) {
-  const std::size_t l3 = packet.l3_offset, l4 = packet.l4_offset;
-  const bool udp = packet.key4.protocol == ipproto::kUdp;
-  std::uint8_t* const addr = p + l3 + addr_field;
-  ChecksumDelta delta;
-  delta.change32(load_raw<std::uint32_t>(addr), new_addr);
-  store_raw(addr, new_addr);
-  apply_to_checksum(p, l3 + 10, false, delta);
-  if (l4_sum == 0) return;
-  if (port_field != kNoPort) store_word(p, l4 + port_field, new_port, delta);
-  apply_to_checksum(p, l4_sum, udp, delta);
-}
-
-// The address alone. ICMPv4's checksum does not cover the addresses; TCP and UDP cover them.
-void rewrite_ipv4_addr(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::size_t field,
-                       std::uint32_t new_addr) {
-  if (packet.ip_version != 4) return;
-  rewrite_ipv4_fields(frame.data(), packet, field, new_addr, tcp_udp_checksum_at(packet), kNoPort, 0);
-}
-
 void rewrite_port(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::size_t field,
                   std::uint16_t new_port) {
   const std::uint8_t protocol = packet.protocol();
@@ -91,24 +35,17 @@ void rewrite_port(std::span<std::uint8_t> frame, const ParsedPacket& packet, std
   apply_to_checksum(frame.data(), l4_sum, protocol == ipproto::kUdp, delta);
 }
 
-// An endpoint rewrite without a TCP/UDP checksum to share (ICMP, a non-first fragment, a cut capture):
-// the address and the identifier (if any) on their own, out of the common path.
-[[gnu::noinline]] void rewrite_ipv4_addr_and_identifier(std::span<std::uint8_t> frame, const ParsedPacket& packet,
-                                                        std::size_t addr_field, std::uint32_t new_addr,
-                                                        std::uint16_t new_port) {
-  rewrite_ipv4_addr(frame, packet, addr_field, new_addr);
+}  // namespace
+
+namespace rewrite_detail {
+
+void rewrite_ipv4_addr_and_identifier(std::span<std::uint8_t> frame, const ParsedPacket& packet, Endpoint which,
+                                      std::uint32_t new_addr, std::uint16_t new_port) {
+  rewrite_ipv4_address_and_port(frame, packet, which, new_addr);
   rewrite_icmp_identifier(frame, packet, new_port);
 }
 
-}  // namespace
-
-void rewrite_ipv4_src(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint32_t new_addr) {
-  rewrite_ipv4_addr(frame, packet, 12, new_addr);
-}
-
-void rewrite_ipv4_dst(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint32_t new_addr) {
-  rewrite_ipv4_addr(frame, packet, 16, new_addr);
-}
+}  // namespace rewrite_detail
 
 void rewrite_src_port(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint16_t new_port) {
   rewrite_port(frame, packet, 0, new_port);
@@ -125,19 +62,6 @@ void rewrite_icmp_identifier(std::span<std::uint8_t> frame, const ParsedPacket& 
   ChecksumDelta delta;
   store_word(frame.data(), packet.l4_offset + 4, new_id, delta);
   apply_to_checksum(frame.data(), l4_sum, false, delta);
-}
-
-void rewrite_ipv4_endpoint(std::span<std::uint8_t> frame, const ParsedPacket& packet, Endpoint which,
-                           std::uint32_t new_addr, std::uint16_t new_port) {
-  // The source address and port come first in their headers, the destination's right after them.
-  const auto destination = static_cast<std::size_t>(which == Endpoint::destination);
-  const std::size_t addr_field = 12 + 4 * destination;
-  const std::size_t l4_sum = tcp_udp_checksum_at(packet);
-  if (l4_sum == 0) [[unlikely]] {
-    rewrite_ipv4_addr_and_identifier(frame, packet, addr_field, new_addr, new_port);
-    return;
-  }
-  rewrite_ipv4_fields(frame.data(), packet, addr_field, new_addr, l4_sum, 2 * destination, new_port);
 }
 
 void rewrite_quoted_endpoint(std::span<std::uint8_t> frame, const ParsedPacket& packet, QuotedEndpoint which,
