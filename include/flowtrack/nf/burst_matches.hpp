@@ -28,15 +28,15 @@ class BurstMatches {
     FLOWTRACK_ASSERT(burst.size() <= kMaxBurst, "a burst holds at most kMaxBurst packets");
     std::size_t n = 0;
     looked_up_.reset();
+    const auto found = [&](std::size_t k, ConnMatch match) {
+      matches_[index_[k]] = match;
+      if (match) tracker.prefetch(match.conn);
+    };
     const auto flush = [&] {
       if (n == 1) {
-        found_[0] = tracker.find(keys_[0], hashes_[0]);  // a burst of one is the per-packet path: a plain lookup
+        found(0, tracker.find(keys_[0], hashes_[0]));  // a burst of one is the per-packet path: a plain lookup
       } else {
-        tracker.find_bulk(std::span(keys_).first(n), std::span(hashes_).first(n), std::span(found_).first(n));
-      }
-      for (std::size_t k = 0; k < n; ++k) {
-        matches_[index_[k]] = found_[k];
-        if (found_[k]) tracker.prefetch(found_[k].conn);
+        tracker.find_bulk(std::span(keys_).first(n), std::span(hashes_).first(n), found);
       }
       n = 0;
     };
@@ -73,7 +73,6 @@ class BurstMatches {
   std::array<FlowKeyV4, kMaxBulk> keys_;
   std::array<std::uint32_t, kMaxBulk> hashes_;
   std::array<std::uint8_t, kMaxBulk> index_;  // of each key's packet in the burst
-  std::array<ConnMatch, kMaxBulk> found_;
   std::array<ConnMatch, kMaxBurst> matches_;
   std::bitset<kMaxBurst> looked_up_;  // indexed with [], not test(): i < kMaxBurst, no range check wanted
   std::uint64_t creations_ = 0, removals_ = 0;
