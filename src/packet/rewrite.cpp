@@ -47,6 +47,14 @@ void rewrite_ipv4_addr_and_identifier(std::span<std::uint8_t> frame, const Parse
 
 }  // namespace rewrite_detail
 
+void rewrite_ipv4_src(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint32_t new_addr) {
+  rewrite_ipv4_address_and_port(frame, packet, Endpoint::source, new_addr);
+}
+
+void rewrite_ipv4_dst(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint32_t new_addr) {
+  rewrite_ipv4_address_and_port(frame, packet, Endpoint::destination, new_addr);
+}
+
 void rewrite_src_port(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint16_t new_port) {
   rewrite_port(frame, packet, 0, new_port);
 }

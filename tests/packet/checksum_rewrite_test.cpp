@@ -151,7 +151,7 @@ TEST(Rewrite, RandomRewritesKeepEveryChecksumValid) {
 
 // The NAT's one-pass endpoint rewrite writes exactly what the address rewrite followed by the port (or
 // identifier) rewrite writes, on every kind of packet random_spec makes, UDP without checksum and
-// non-first fragments included.
+// non-first fragments included; so does the load balancers' address-and-port rewrite.
 TEST(Rewrite, EndpointRewriteEqualsAddressThenPortRewrite) {
   std::mt19937 rng(7);
   for (int round = 0; round < 3000; ++round) {
@@ -170,6 +170,7 @@ TEST(Rewrite, EndpointRewriteEqualsAddressThenPortRewrite) {
       store_be16(one_pass.data() + 24, ipv4_header_checksum({one_pass.data() + 14, 20}));
     }
     auto two_steps = one_pass;
+    auto lb_pass = one_pass;
     ParsedPacket pkt;
     ASSERT_EQ(parse_frame(one_pass, LinkType::ethernet, pkt), ParseStatus::ok);
     const std::uint32_t addr = rng();
@@ -178,10 +179,17 @@ TEST(Rewrite, EndpointRewriteEqualsAddressThenPortRewrite) {
     rewrite_ipv4_endpoint(one_pass, pkt, source ? Endpoint::source : Endpoint::destination, addr, port);
     if (source) rewrite_ipv4_src(two_steps, pkt, addr);
     else rewrite_ipv4_dst(two_steps, pkt, addr);
+    auto lb_steps = two_steps;  // the address rewritten alone, for the load balancers' rewrite below
     if (pkt.icmp_is_query) rewrite_icmp_identifier(two_steps, pkt, port);
     else if (source) rewrite_src_port(two_steps, pkt, port);
     else rewrite_dst_port(two_steps, pkt, port);
     ASSERT_EQ(one_pass, two_steps) << "round " << round << " protocol " << int(spec.key4.protocol);
+    // The load balancers' rewrite: the same, except that an ICMP identifier stays and port 0 keeps the port.
+    const std::uint16_t lb_port = round % 5 == 0 ? 0 : port;
+    rewrite_ipv4_address_and_port(lb_pass, pkt, source ? Endpoint::source : Endpoint::destination, addr, lb_port);
+    if (lb_port != 0 && source) rewrite_src_port(lb_steps, pkt, lb_port);
+    if (lb_port != 0 && !source) rewrite_dst_port(lb_steps, pkt, lb_port);
+    ASSERT_EQ(lb_pass, lb_steps) << "round " << round << " protocol " << int(spec.key4.protocol);
   }
 }
 

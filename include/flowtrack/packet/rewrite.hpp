@@ -94,12 +94,9 @@ inline void rewrite_ipv4_address_and_port(std::span<std::uint8_t> frame, const P
                                       new_port != 0 ? 2 * destination : rewrite_detail::kNoPort, new_port);
 }
 
-inline void rewrite_ipv4_src(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint32_t new_addr) {
-  rewrite_ipv4_address_and_port(frame, packet, Endpoint::source, new_addr);
-}
-inline void rewrite_ipv4_dst(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint32_t new_addr) {
-  rewrite_ipv4_address_and_port(frame, packet, Endpoint::destination, new_addr);
-}
+// The address alone (rewrite_ipv4_address_and_port without a port), out of line.
+void rewrite_ipv4_src(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint32_t new_addr);
+void rewrite_ipv4_dst(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint32_t new_addr);
 
 // TCP/UDP ports. Does nothing for packets without a transport header.
 void rewrite_src_port(std::span<std::uint8_t> frame, const ParsedPacket& packet, std::uint16_t new_port);
