@@ -45,8 +45,7 @@ Verdict StatelessLb::balance(NfPacket& packet) {
       const std::uint32_t b = select(service, packet.hash);
       if (b == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);
       const BackendConfig& backend = service.backends()[b].config;
-      rewrite_ipv4_dst(packet.frame, p, backend.address);
-      if (backend.port != 0) rewrite_dst_port(packet.frame, p, backend.port);
+      rewrite_ipv4_address_and_port(packet.frame, p, Endpoint::destination, backend.address, backend.port);
       if (b >= sent_[s].size()) sent_[s].resize(b + 1, 0);
       ++sent_[s][b];
       return counters_.rewrite();

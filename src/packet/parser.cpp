@@ -17,10 +17,6 @@ constexpr std::uint16_t kEtherTypeQinQLegacy = 0x9100;
 constexpr std::size_t kMaxVlanTags = 2;
 constexpr std::size_t kMaxIpv6Extensions = 8;
 
-// Offsets are 16-bit: a frame is considered up to its first 64 KiB (the largest IP packet), and
-// `captured_truncated` reports anything the cut removes.
-constexpr std::size_t kMaxFrameBytes = 0xffff;
-
 bool is_icmpv4_query(std::uint8_t type) {
   switch (type) {
     case 0: case 8:    // echo reply, echo request
@@ -302,74 +298,10 @@ std::string_view parse_status_name(ParseStatus status) {
   return index < kNames.size() ? kNames[index] : "unknown";
 }
 
-namespace {
-
-// The shortcut of parse_frame: an untagged Ethernet frame, IPv4 without options (version and IHL byte
-// 0x45), neither flag nor offset of fragmentation set (DF may be), a TCP header whose data offset fits
-// or a whole UDP header, all within the captured bytes and the IP total length. Writes every field that
-// always means something (parser.hpp's rule) and returns true; false, with `out` untouched, for anything
-// else, which the general walk then parses (with its own answer for every malformed case).
-bool parse_plain_ipv4(const std::uint8_t* p, std::size_t len, ParsedPacket& out) {
-  constexpr std::size_t l3 = 14, l4 = l3 + 20;
-  if (len < l4 + 8 || load_raw<std::uint16_t>(p + 12) != to_network16(kEtherTypeIpv4) || p[l3] != 0x45) return false;
-  if ((load_be16(p + l3 + 6) & 0x3fff) != 0) return false;
-  const std::uint16_t total_length = load_be16(p + l3 + 2);
-  const std::size_t l3_end = std::min(l3 + total_length, len);
-  const std::uint8_t protocol = p[l3 + 9];
-  std::size_t payload = 0;
-  std::uint8_t tcp_flags = 0;
-  if (protocol == ipproto::kTcp) {
-    if (l3_end < l4 + 20) return false;  // l3_end <= len: the fixed header is readable from here on
-    payload = l4 + static_cast<std::size_t>(p[l4 + 12] >> 4) * 4;
-    if (payload < l4 + 20 || payload > l3_end) return false;
-    tcp_flags = p[l4 + 13];
-  } else if (protocol == ipproto::kUdp) {
-    payload = l4 + 8;
-    if (payload > l3_end) return false;
-  } else {
-    return false;
-  }
-  out.key4.src_addr = load_raw<std::uint32_t>(p + l3 + 12);
-  out.key4.dst_addr = load_raw<std::uint32_t>(p + l3 + 16);
-  out.key4.src_port = load_raw<std::uint16_t>(p + l4);
-  out.key4.dst_port = load_raw<std::uint16_t>(p + l4 + 2);
-  out.key4.protocol = protocol;
-  out.key4.padding = {};
-  out.ip_version = 4;
-  out.l3_offset = l3;
-  out.l4_offset = l4;
-  out.payload_offset = static_cast<std::uint16_t>(payload);
-  out.l3_end = static_cast<std::uint16_t>(l3_end);
-  out.ip_total_length = total_length;
-  out.captured_truncated = l3 + total_length > len;
-  out.vlan_count = 0;
-  out.is_fragment = false;
-  out.has_ports = true;
-  out.ip_id = load_be16(p + l3 + 4);
-  out.fragment_offset = 0;
-  out.more_fragments = false;
-  out.tcp_flags = tcp_flags;
-  out.icmp_type = 0;
-  out.icmp_code = 0;
-  out.icmp_is_query = false;
-  out.icmp_is_error = false;
-  out.has_embedded = false;
-  return true;
-}
-
-}  // namespace
-
-ParseStatus parse_frame(std::span<const std::uint8_t> frame, LinkType link, ParsedPacket& out) {
-  if (link == LinkType::ethernet && parse_plain_ipv4(frame.data(), std::min(frame.size(), kMaxFrameBytes), out)) {
-    return ParseStatus::ok;
-  }
-  return parse_frame_general(frame, link, out);
-}
-
 ParseStatus parse_frame_general(std::span<const std::uint8_t> frame, LinkType link, ParsedPacket& out) {
   out = ParsedPacket{};
   const std::uint8_t* p = frame.data();
-  const std::size_t len = std::min(frame.size(), kMaxFrameBytes);
+  const std::size_t len = std::min(frame.size(), parser_detail::kMaxFrameBytes);
   std::size_t off = 0;
   std::uint16_t ethertype = 0;
 

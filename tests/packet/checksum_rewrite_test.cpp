@@ -51,6 +51,40 @@ TEST(Checksum, Rfc1624UpdateMatchesRecomputation) {
   }
 }
 
+// ChecksumDelta folds an address's two words as one 32-bit term: the checksum it gives equals the sum of
+// the word terms folded at the end (the 16-bit arithmetic of RFC 1624 eqn. 3), to the representation of
+// zero, over random and extreme words (0, 0xffff, all ones), so that no rewrite's output byte depends on it.
+TEST(Checksum, DeltaOfAWholeAddressEqualsItsTwoWords) {
+  std::mt19937 rng(11);
+  const auto value = [&](std::uint32_t mask) -> std::uint32_t {
+    switch (rng() % 4) {
+      case 0: return 0;
+      case 1: return mask;
+      case 2: return rng() % 2 == 0 ? 0xffffu & mask : 0xffff0000u & mask;
+      default: return rng() & mask;
+    }
+  };
+  for (int round = 0; round < 20000; ++round) {
+    const std::uint32_t old_addr = value(0xffffffff), new_addr = value(0xffffffff);
+    const auto old_port = static_cast<std::uint16_t>(value(0xffff)), new_port = static_cast<std::uint16_t>(value(0xffff));
+    const auto checksum = static_cast<std::uint16_t>(value(0xffff));
+    ChecksumDelta delta;
+    delta.change32(old_addr, new_addr);
+    std::uint32_t words = static_cast<std::uint16_t>(~checksum);
+    for (const int shift : {16, 0}) {
+      words += static_cast<std::uint16_t>(~(old_addr >> shift)) + ((new_addr >> shift) & 0xffff);
+    }
+    const auto word_by_word = [](std::uint32_t sum) {
+      sum = (sum & 0xffff) + (sum >> 16);
+      return static_cast<std::uint16_t>(~((sum & 0xffff) + (sum >> 16)));
+    };
+    ASSERT_EQ(delta.applied_to(checksum), word_by_word(words)) << round;
+    delta.change16(old_port, new_port);
+    words += static_cast<std::uint16_t>(~old_port) + std::uint32_t{new_port};
+    ASSERT_EQ(delta.applied_to(checksum), word_by_word(words)) << round;
+  }
+}
+
 TEST(Checksum, BuiltFramesAreValid) {
   const auto key = FlowKeyV4::from_host(0x0a000001, 0x0a000002, 1, 2, ipproto::kTcp);
   auto frame = build_frame(FrameSpec::tcp4(key, tcpflag::kSyn, 33));
@@ -117,7 +151,7 @@ TEST(Rewrite, RandomRewritesKeepEveryChecksumValid) {
 
 // The NAT's one-pass endpoint rewrite writes exactly what the address rewrite followed by the port (or
 // identifier) rewrite writes, on every kind of packet random_spec makes, UDP without checksum and
-// non-first fragments included.
+// non-first fragments included; so does the load balancers' address-and-port rewrite.
 TEST(Rewrite, EndpointRewriteEqualsAddressThenPortRewrite) {
   std::mt19937 rng(7);
   for (int round = 0; round < 3000; ++round) {
@@ -136,6 +170,7 @@ TEST(Rewrite, EndpointRewriteEqualsAddressThenPortRewrite) {
       store_be16(one_pass.data() + 24, ipv4_header_checksum({one_pass.data() + 14, 20}));
     }
     auto two_steps = one_pass;
+    auto lb_pass = one_pass;
     ParsedPacket pkt;
     ASSERT_EQ(parse_frame(one_pass, LinkType::ethernet, pkt), ParseStatus::ok);
     const std::uint32_t addr = rng();
@@ -144,10 +179,17 @@ TEST(Rewrite, EndpointRewriteEqualsAddressThenPortRewrite) {
     rewrite_ipv4_endpoint(one_pass, pkt, source ? Endpoint::source : Endpoint::destination, addr, port);
     if (source) rewrite_ipv4_src(two_steps, pkt, addr);
     else rewrite_ipv4_dst(two_steps, pkt, addr);
+    auto lb_steps = two_steps;  // the address rewritten alone, for the load balancers' rewrite below
     if (pkt.icmp_is_query) rewrite_icmp_identifier(two_steps, pkt, port);
     else if (source) rewrite_src_port(two_steps, pkt, port);
     else rewrite_dst_port(two_steps, pkt, port);
     ASSERT_EQ(one_pass, two_steps) << "round " << round << " protocol " << int(spec.key4.protocol);
+    // The load balancers' rewrite: the same, except that an ICMP identifier stays and port 0 keeps the port.
+    const std::uint16_t lb_port = round % 5 == 0 ? 0 : port;
+    rewrite_ipv4_address_and_port(lb_pass, pkt, source ? Endpoint::source : Endpoint::destination, addr, lb_port);
+    if (lb_port != 0 && source) rewrite_src_port(lb_steps, pkt, lb_port);
+    if (lb_port != 0 && !source) rewrite_dst_port(lb_steps, pkt, lb_port);
+    ASSERT_EQ(lb_pass, lb_steps) << "round " << round << " protocol " << int(spec.key4.protocol);
   }
 }
 

@@ -28,21 +28,21 @@ class BurstMatches {
     FLOWTRACK_ASSERT(burst.size() <= kMaxBurst, "a burst holds at most kMaxBurst packets");
     std::size_t n = 0;
     looked_up_.reset();
+    const auto found = [&](std::size_t k, ConnMatch match) {
+      matches_[index_[k]] = match;
+      if (match) tracker.prefetch(match.conn);
+    };
     const auto flush = [&] {
       if (n == 1) {
-        found_[0] = tracker.find(keys_[0], hashes_[0]);  // a burst of one is the per-packet path: a plain lookup
+        found(0, tracker.find(keys_[0], hashes_[0]));  // a burst of one is the per-packet path: a plain lookup
       } else {
-        tracker.find_bulk(std::span(keys_).first(n), std::span(hashes_).first(n), std::span(found_).first(n));
-      }
-      for (std::size_t k = 0; k < n; ++k) {
-        matches_[index_[k]] = found_[k];
-        if (found_[k]) tracker.prefetch(found_[k].conn);
+        tracker.find_bulk(std::span(keys_).first(n), std::span(hashes_).first(n), found);
       }
       n = 0;
     };
     for (std::size_t i = 0; i < burst.size(); ++i) {
       if (!wanted(i)) continue;
-      looked_up_.set(i);
+      looked_up_[i] = true;
       keys_[n] = burst[i].parsed.key4;
       hashes_[n] = burst[i].hash;
       index_[n] = static_cast<std::uint8_t>(i);
@@ -55,17 +55,17 @@ class BurstMatches {
 
   // The match of burst[i] (one that lookup() looked up), as a lookup now would find it.
   ConnMatch match(const Tracker& tracker, std::size_t i, const NfPacket& packet) const {
-    FLOWTRACK_ASSERT(looked_up_.test(i), "match() of a packet lookup() did not look up");
+    FLOWTRACK_ASSERT(looked_up_[i], "match() of a packet lookup() did not look up");
     const ConnMatch& m = matches_[i];
     const bool stale = m ? tracker.removals() != removals_ : tracker.creations() != creations_;
     return stale ? tracker.find(packet.parsed.key4, packet.hash) : m;
   }
 
-  bool looked_up(std::size_t i) const { return looked_up_.test(i); }
+  bool looked_up(std::size_t i) const { return looked_up_[i]; }
 
   // What the bulk lookup found for burst[i], which a later packet of the burst may have made stale:
   // for prefetching what the per-packet work will read, never for deciding.
-  ConnMatch prefetch_hint(std::size_t i) const { return looked_up_.test(i) ? matches_[i] : ConnMatch{}; }
+  ConnMatch prefetch_hint(std::size_t i) const { return looked_up_[i] ? matches_[i] : ConnMatch{}; }
 
  private:
   // The bulk lookup's gathered keys and results: members, not locals, so that no call pays for
@@ -73,9 +73,8 @@ class BurstMatches {
   std::array<FlowKeyV4, kMaxBulk> keys_;
   std::array<std::uint32_t, kMaxBulk> hashes_;
   std::array<std::uint8_t, kMaxBulk> index_;  // of each key's packet in the burst
-  std::array<ConnMatch, kMaxBulk> found_;
   std::array<ConnMatch, kMaxBurst> matches_;
-  std::bitset<kMaxBurst> looked_up_;
+  std::bitset<kMaxBurst> looked_up_;  // indexed with [], not test(): i < kMaxBurst, no range check wanted
   std::uint64_t creations_ = 0, removals_ = 0;
 };
 

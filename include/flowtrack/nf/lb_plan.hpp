@@ -23,15 +23,8 @@ struct LbPlan {
 // fragment) or a plan that keeps the port has its address rewritten alone.
 inline bool apply_lb_plan(NfPacket& packet, const LbPlan& plan) {
   if (!plan.rewrites) return false;
-  const std::uint8_t protocol = packet.parsed.protocol();
-  if (plan.port != 0 && (protocol == ipproto::kTcp || protocol == ipproto::kUdp)) {
-    rewrite_ipv4_endpoint(packet.frame, packet.parsed, plan.to_backend ? Endpoint::destination : Endpoint::source,
-                          plan.address, plan.port);
-  } else if (plan.to_backend) {
-    rewrite_ipv4_dst(packet.frame, packet.parsed, plan.address);
-  } else {
-    rewrite_ipv4_src(packet.frame, packet.parsed, plan.address);
-  }
+  rewrite_ipv4_address_and_port(packet.frame, packet.parsed, plan.to_backend ? Endpoint::destination : Endpoint::source,
+                                plan.address, plan.port);
   return true;
 }
 

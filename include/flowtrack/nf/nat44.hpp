@@ -99,16 +99,16 @@ class Nat44 {
   // range with fewer ports than cores.
   Nat44(const NatConfig& config, unsigned core, unsigned cores, Nanos start = 0);
 
-  // Two stages: lookup (the sessions of every packet of an ordinary connection, in bulk), then per
-  // packet in order its side, its translation (opening the session and mapping of a first packet) and
-  // the fragments it releases. The translation rewrites the frame at once: a first fragment's
-  // translation is read back from it for the fragments that follow.
+  // Two stages: lookup (the sessions of every IPv4 packet that may be of an ordinary connection, in
+  // bulk), then per packet in order its side, its translation (opening the session and mapping of a
+  // first packet) and the fragments it releases. The translation rewrites the frame at once: a first
+  // fragment's translation is read back from it for the fragments that follow. The lookup does not
+  // wait for the side, whose pool lookup a found session mostly spares (side_of).
   template <BurstOutput Out>
   void process_burst(std::span<NfPacket> burst, Out& out) {
-    for (std::size_t i = 0; i < burst.size(); ++i) sides_[i] = side_of(burst[i].parsed);
     matches_.lookup(sessions_, burst, [&](std::size_t i) {
       const ParsedPacket& p = burst[i].parsed;
-      return sides_[i] != Side::none && p.fragment_offset == 0 && !p.icmp_is_error && p.has_ports;
+      return p.ip_version == 4 && p.fragment_offset == 0 && !p.icmp_is_error && p.has_ports;
     });
     prefetch_mappings(burst);
     out.stage_done(NfStage::lookup);
@@ -175,10 +175,14 @@ class Nat44 {
   }
 
   // Out: from the inside network to elsewhere; in: to an address of the public pool; none: neither.
+  // `match` is the packet's session, if any: one found in the reply direction says the destination is
+  // public without the pool lookup, since every reply tuple is addressed to a mapping's external address.
   enum class Side : std::uint8_t { none, out, in };
-  Side side_of(const ParsedPacket& p) const {
+  bool is_outbound(const FlowKeyV4& key) const { return is_inside(key.src_addr) && !is_inside(key.dst_addr); }
+  Side side_of(const ParsedPacket& p, ConnMatch match) const {
     if (p.ip_version != 4) return Side::none;
-    if (is_inside(p.key4.src_addr) && !is_inside(p.key4.dst_addr)) return Side::out;
+    if (is_outbound(p.key4)) return Side::out;
+    if (match && match.direction == Direction::reply) return Side::in;
     return is_public(p.key4.dst_addr) ? Side::in : Side::none;
   }
   // The lookup stage's second wave: the mapping each packet's translation will read (a found session's
@@ -188,12 +192,14 @@ class Nat44 {
   void prefetch_mappings(std::span<const NfPacket> burst) const;
   // For a packet going out without a session, the nth of the burst: what its opening will read and write.
   void prefetch_outbound_opening(const FlowKeyV4& key, std::size_t nth) const;
-  // burst[i] of process_burst: its verdict, counted.
-  Verdict translate_packet(NfPacket& packet, std::size_t i);
+  // burst[i] of process_burst: its verdict, counted. It, outbound(), inbound() and translate() are the
+  // established path of every packet, inlined into the burst's loop: a call each cost more than their
+  // bodies' savings.
+  [[gnu::always_inline]] inline Verdict translate_packet(NfPacket& packet, std::size_t i);
   // Each translates a packet of an ordinary connection whose lookup found `match` (empty: a first
   // packet) and returns forward (translate_packet() counts it), else a counted drop.
-  Verdict outbound(NfPacket& packet, ConnMatch match);
-  Verdict inbound(NfPacket& packet, ConnMatch match);
+  [[gnu::always_inline]] inline Verdict outbound(NfPacket& packet, ConnMatch match);
+  [[gnu::always_inline]] inline Verdict inbound(NfPacket& packet, ConnMatch match);
   // A connection's first packet, out of line: the mapping (found or made), the session. An empty match
   // when refused, with the packet's verdict in `refused` (a counted drop, or an ICMP answer).
   [[gnu::noinline]] ConnMatch open_outbound(NfPacket& packet, const FlowKeyV4& key, std::uint32_t hash, Nanos now,
@@ -219,7 +225,7 @@ class Nat44 {
   Verdict refuse(NfPacket& packet, NfDrop refusal);
   void drop_mapping_if_unused(std::uint32_t id, Nanos now);
   // Rewrites a packet of session `s` travelling in `direction` (translation both ways for hairpins).
-  void translate(NfPacket& packet, const NatSession& s, Direction direction);
+  [[gnu::always_inline]] inline void translate(NfPacket& packet, const NatSession& s, Direction direction);
 
   NatConfig config_;
   std::uint32_t inside_net_, inside_mask_;  // host order
@@ -237,7 +243,6 @@ class Nat44 {
   FragmentCache fragments_;
   FragmentHold held_;
   NfCounters counters_;
-  std::array<Side, kMaxBurst> sides_;  // of the burst in process_burst()
   BurstMatches<ConnTracker<Table, NatSession, Aging>> matches_;
 };
 

@@ -51,7 +51,7 @@ void Nat44<Table, Aging>::prefetch_mappings(std::span<const NfPacket> burst) con
     const FlowKeyV4& key = burst[i].parsed.key4;
     if (const ConnMatch found = matches_.prefetch_hint(i)) {
       __builtin_prefetch(&mappings_[sessions_.payload(found.conn).mapping]);
-    } else if (sides_[i] == Side::out) {
+    } else if (is_outbound(key)) {
       prefetch_outbound_opening(key, openings++);
     } else {
       if (const std::size_t pool = pool_index(key.dst_addr); pool != kNotInPool) {
@@ -86,16 +86,14 @@ template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
 Verdict Nat44<Table, Aging>::translate_packet(NfPacket& packet, std::size_t i) {
   const ParsedPacket& p = packet.parsed;
-  const Side side = sides_[i];
+  const ConnMatch match = matches_.looked_up(i) ? matches_.match(sessions_, i, packet) : ConnMatch{};
+  const Side side = side_of(p, match);
   if (side == Side::none) return counters_.pass();
   if (p.fragment_offset != 0) return later_fragment(packet, packet.time);
   Verdict verdict;
   if (p.icmp_is_error) verdict = icmp_error(packet);
   else if (!p.has_ports) return counters_.drop(NfDrop::untranslatable);
-  else {
-    const ConnMatch match = matches_.match(sessions_, i, packet);
-    verdict = side == Side::out ? outbound(packet, match) : inbound(packet, match);
-  }
+  else verdict = side == Side::out ? outbound(packet, match) : inbound(packet, match);
   if (verdict != Verdict::forward) return verdict;
   if (p.is_fragment && !remember_first_fragment(packet, packet.time)) return counters_.drop(NfDrop::fragment_full);
   return counters_.rewrite();

@@ -143,8 +143,8 @@ class StatefulLb {
   }
 
   // The established path: the match, the tracker's update, the plan. A packet of no tracked connection
-  // takes open() first.
-  Plan track(NfPacket& packet, std::size_t i) {
+  // takes open() first. Inlined into the burst's loop: a call a packet cost more than its body's savings.
+  [[gnu::always_inline]] Plan track(NfPacket& packet, std::size_t i) {
     if (schedule_.due(packet.time)) {
       schedule_.advance(packet.time, config_.changes, [&](const PoolChange& change) { apply_pool_change(change, services_); });
     }

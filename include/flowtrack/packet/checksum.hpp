@@ -4,6 +4,7 @@
 // load_be16, pass it in, store the result with store_be16.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <span>
 
@@ -42,20 +43,25 @@ class ChecksumDelta {
   void change16(std::uint16_t old_word, std::uint16_t new_word) {
     sum_ += std::uint32_t{static_cast<std::uint16_t>(~old_word)} + new_word;
   }
-  // A 32-bit field (an IPv4 address): two words.
+  // A 32-bit field (an IPv4 address): its two words' terms at once. 2^16 = 1 modulo 0xffff, so the
+  // one's complement sum of ~old_value and new_value as 32-bit numbers, folded, is congruent to the sum
+  // of the two word terms, and is 0 exactly when they both are.
   void change32(std::uint32_t old_value, std::uint32_t new_value) {
-    change16(static_cast<std::uint16_t>(old_value >> 16), static_cast<std::uint16_t>(new_value >> 16));
-    change16(static_cast<std::uint16_t>(old_value), static_cast<std::uint16_t>(new_value));
+    std::uint32_t sum = ~old_value + new_value;
+    sum += sum < new_value;  // the end-around carry
+    sum_ += fold(sum);
   }
   std::uint16_t applied_to(std::uint16_t checksum) const {
-    // sum_ holds a handful of 17-bit terms: the 32-bit sum cannot overflow, two folds bring it to 16 bits.
-    std::uint32_t sum = std::uint32_t{static_cast<std::uint16_t>(~checksum)} + sum_;
-    sum = (sum & 0xffff) + (sum >> 16);
-    sum = (sum & 0xffff) + (sum >> 16);
-    return static_cast<std::uint16_t>(~sum);
+    // sum_ holds a handful of 17-bit terms: the 32-bit sum cannot overflow.
+    return static_cast<std::uint16_t>(~fold(std::uint32_t{static_cast<std::uint16_t>(~checksum)} + sum_));
   }
 
  private:
+  // The one's complement sum of the two 16-bit halves of `sum`: the upper half of sum + (sum rotated by
+  // 16) is high + low plus the carry out of the lower half, the end-around carry. It is 0 only for a
+  // sum of 0, else in 1..0xffff: the fold of every term alike, however they were grouped.
+  static std::uint32_t fold(std::uint32_t sum) { return (sum + std::rotl(sum, 16)) >> 16; }
+
   std::uint32_t sum_ = 0;
 };
 
