@@ -46,17 +46,18 @@ struct DcodeBlocks {
   // sequence locks) and a conditional move, not a branch: with unequal weights a burst's Dcodes fall
   // in mixed blocks at random, and GCC turns the plain conditional here into a branch.
   static std::size_t entry(const std::uint16_t* table, std::uint32_t dcode, unsigned dcode_bits) {
-    std::size_t at = dcode >> shift(dcode_bits);  // the block entry
-    const std::uint16_t dip = load_relaxed(table[at]);
+    const std::size_t block = dcode >> shift(dcode_bits);
+    return select(load_relaxed(table[block]) == kMixed, blocks(dcode_bits) + dcode, block);
+  }
+
+ private:
+  static std::size_t select(bool condition, std::size_t if_true, std::size_t if_false) {
 #if defined(__x86_64__)
-    asm("cmpw %[mixed], %[dip]\n\tcmove %[row], %[at]"
-        : [at] "+r"(at)
-        : [dip] "r"(dip), [mixed] "i"(kMixed), [row] "rm"(blocks(dcode_bits) + dcode)
-        : "cc");
+    asm("test %[c], %[c]\n\tcmovnz %[t], %[f]" : [f] "+r"(if_false) : [c] "r"(condition), [t] "rm"(if_true) : "cc");
+    return if_false;
 #else
-    if (dip == kMixed) at = blocks(dcode_bits) + dcode;
+    return condition ? if_true : if_false;
 #endif
-    return at;
   }
 };
 
