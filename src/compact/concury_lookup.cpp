@@ -34,7 +34,7 @@ void ConcuryLookup::point(std::uint32_t vip) {
 
 std::uint32_t ConcuryLookup::add_vip(const ConcuryVipImage& image) {
   check(image);
-  owned_.push_back({image.codes.shape, image.codes.cells, DcodeBlocks::table(image.dips, dcode_bits_)});
+  owned_.push_back({image.codes.shape, image.codes.cells, image.dips});
   hot_.resize(owned_.size());
   epochs_.resize(owned_.size(), 0);
   // owned_ may have moved: the arrays did not (moved vectors keep their buffers), but point again anyway.
@@ -47,12 +47,11 @@ void ConcuryLookup::apply(std::uint32_t vip, const ConcuryVipImage& image) {
   Owned& owned = owned_[vip];
   if (!owned.shape.same_geometry(image.codes.shape)) {
     // Another geometry: the caller guarantees no reader is inside (see the header).
-    owned = {image.codes.shape, image.codes.cells, DcodeBlocks::table(image.dips, dcode_bits_)};
+    owned = {image.codes.shape, image.codes.cells, image.dips};
     point(vip);
     return;
   }
   // The sequence locks: odd, the copy, even again (version_stripes.hpp's invariant).
-  const std::vector<std::uint16_t> table = DcodeBlocks::table(image.dips, dcode_bits_);
   std::uint32_t& epoch = epochs_[vip];
   __atomic_store_n(&epoch, epoch + 1, __ATOMIC_RELEASE);
   __atomic_store_n(&generation_, generation_ + 1, __ATOMIC_RELEASE);
@@ -60,7 +59,7 @@ void ConcuryLookup::apply(std::uint32_t vip, const ConcuryVipImage& image) {
   owned.shape.seed = image.codes.shape.seed;
   store_relaxed(hot_[vip].seed, image.codes.shape.seed);
   owned.cells.assign_words(image.codes.cells.words());
-  for (std::size_t d = 0; d < owned.dips.size(); ++d) store_relaxed(owned.dips[d], table[d]);
+  for (std::size_t d = 0; d < owned.dips.size(); ++d) store_relaxed(owned.dips[d], image.dips[d]);
   __atomic_store_n(&generation_, generation_ + 1, __ATOMIC_RELEASE);
   __atomic_store_n(&epoch, epoch + 1, __ATOMIC_RELEASE);
 }
@@ -79,8 +78,7 @@ ConcuryLookup::Answer ConcuryLookup::answer(std::uint32_t vip, std::uint64_t key
     if ((epoch & 1) != 0) continue;
     const std::uint32_t dcode = dcode_bits_ == kDefaultDcodeBits ? dcode_of(hot_[vip], key, FixedWidth<kDefaultDcodeBits>{})
                                                                 : dcode_of(hot_[vip], key, AnyWidth{dcode_bits_});
-    const std::uint16_t* table = hot_[vip].dips;
-    const std::uint16_t dip = load_relaxed(table[DcodeBlocks::entry(table, dcode, dcode_bits_)]);
+    const std::uint16_t dip = load_relaxed(hot_[vip].dips[dcode]);
     stripes_fence(std::memory_order_acquire);
     if (load_relaxed(epochs_[vip]) == epoch) return {dcode, dip};
   }
@@ -114,7 +112,6 @@ void ConcuryLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint16
   const std::uint64_t mask = (1ull << width.bits()) - 1;
   ChunkCells cells;
   std::uint32_t code[kChunk];
-  std::size_t entry[kChunk];  // where in its VIP's table each key's DIP is
   for (std::size_t base = 0; base < queries.size(); base += kChunk) {
     const std::size_t n = std::min(kChunk, queries.size() - base);
     const LbQuery* q = queries.data() + base;
@@ -123,10 +120,9 @@ void ConcuryLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint16
     hash_pass(q, avx2_ ? hash_pass_avx2(q, n, cells) : 0, n, cells, width);
     for (std::size_t i = 0; i < n; ++i) {
       code[i] = static_cast<std::uint32_t>((PackedCells::bits_at(cells.a[i]) ^ PackedCells::bits_at(cells.b[i])) & mask);
-      entry[i] = DcodeBlocks::entry(cells.row[i], code[i], width.bits());
-      __builtin_prefetch(cells.row[i] + entry[i]);
+      __builtin_prefetch(cells.row[i] + code[i]);
     }
-    for (std::size_t i = 0; i < n; ++i) out[i] = load_relaxed(cells.row[i][entry[i]]);
+    for (std::size_t i = 0; i < n; ++i) out[i] = load_relaxed(cells.row[i][code[i]]);
     stripes_fence(std::memory_order_acquire);
     // A rewrite of some VIP raced with the chunk (rare): read the chunk again key by key.
     if (((generation & 1) | (load_relaxed(generation_) ^ generation)) != 0) {
@@ -141,14 +137,12 @@ void ConcuryLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint16
 }
 
 ConcuryVipImage ConcuryLookup::image(std::uint32_t vip) const {
-  const std::vector<std::uint16_t>& table = owned_[vip].dips;
-  return {{owned_[vip].shape, owned_[vip].cells},
-          {table.begin() + static_cast<std::ptrdiff_t>(DcodeBlocks::blocks(dcode_bits_)), table.end()}};
+  return {{owned_[vip].shape, owned_[vip].cells}, owned_[vip].dips};
 }
 
 std::size_t ConcuryLookup::bytes() const {
   std::size_t total = sizeof(*this) + hot_.size() * (sizeof(Hot) + sizeof(std::uint32_t)) + owned_.size() * sizeof(Owned);
-  for (const Owned& v : owned_) total += v.cells.bytes() + v.dips.size() * sizeof(std::uint16_t);  // rows and block entries
+  for (const Owned& v : owned_) total += v.cells.bytes() + v.dips.size() * sizeof(std::uint16_t);
   return total;
 }
 

@@ -3,8 +3,7 @@
 // entry is a valid DIP of that VIP. A known connection gets the Dcode the control plane stored for it; an
 // unknown one gets an arbitrary Dcode, uniform because free cells hold random values, hence a DIP with
 // odds following the weights; and every packet of it the same Dcode while the arrays are unchanged.
-// Stateful and stateless packets take the same path: one hash, two cell reads, one read of the Dcode's
-// block entry and, when its block spans several DIPs, one of its row entry (dcode_blocks.hpp).
+// Stateful and stateless packets take the same path: one hash, two cell reads, one row read.
 //
 // Layout: what a lookup of a VIP reads first (seed, sizes, the cells' and the row's addresses) is half
 // a cache line per VIP in one flat array, the VIPs' epochs another, so that a burst over many VIPs
@@ -23,7 +22,6 @@
 #include <span>
 #include <vector>
 
-#include "flowtrack/compact/dcode_blocks.hpp"
 #include "flowtrack/compact/lb_query.hpp"
 #include "flowtrack/compact/othello_lookup.hpp"
 
@@ -52,9 +50,8 @@ class ConcuryLookup {
   };
   Answer answer(std::uint32_t vip, std::uint64_t key) const;
   // A burst (a runtime burst of packets), in three passes over each chunk of 32 so that the misses of a
-  // pass overlap: hash every key and prefetch its two cells; read the cells, find where each Dcode's DIP
-  // is (its block entry, or its row entry) and prefetch that; read it. No branch per key. `dcodes`,
-  // when not empty, gets the Dcodes too.
+  // pass overlap: hash every key and prefetch its two cells; read the cells and prefetch the row entry
+  // of each Dcode; read the row. No branch per key. `dcodes`, when not empty, gets the Dcodes too.
   void lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips,
                    std::span<std::uint32_t> dcodes = {}) const;
 
@@ -77,14 +74,14 @@ class ConcuryLookup {
   // (the AVX2 pass reads cells and dips as one 16-byte load, so they stay first and adjacent).
   struct alignas(32) Hot {
     const std::uint64_t* cells;  // A's cells then B's, packed, dcode_bits each
-    const std::uint16_t* dips;   // the row with its block entries first (DcodeBlocks::table)
+    const std::uint16_t* dips;   // the row
     std::uint64_t seed;
     std::uint32_t size_a, size_b;
   };
   struct Owned {
     OthelloShape shape;
     PackedCells cells;
-    std::vector<std::uint16_t> dips;  // DcodeBlocks::table of the image's row
+    std::vector<std::uint16_t> dips;
   };
   // The cell width, a constant for the default Dcode width (the compiler folds every multiply and mask
   // of the hot path), else read at run time; the same code serves both.
