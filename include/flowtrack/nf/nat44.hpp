@@ -192,14 +192,13 @@ class Nat44 {
   void prefetch_mappings(std::span<const NfPacket> burst) const;
   // For a packet going out without a session, the nth of the burst: what its opening will read and write.
   void prefetch_outbound_opening(const FlowKeyV4& key, std::size_t nth) const;
-  // burst[i] of process_burst: its verdict, counted. It, outbound(), inbound() and translate() are the
+  // burst[i] of process_burst: its verdict, counted. It, translate_connection() and translate() are the
   // established path of every packet, inlined into the burst's loop: a call each cost more than their
   // bodies' savings.
   [[gnu::always_inline]] inline Verdict translate_packet(NfPacket& packet, std::size_t i);
-  // Each translates a packet of an ordinary connection whose lookup found `match` (empty: a first
-  // packet) and returns forward (translate_packet() counts it), else a counted drop.
-  [[gnu::always_inline]] inline Verdict outbound(NfPacket& packet, ConnMatch match);
-  [[gnu::always_inline]] inline Verdict inbound(NfPacket& packet, ConnMatch match);
+  // Translates a packet of an ordinary connection going `side` whose lookup found `match` (empty: a
+  // first packet, opened here) and returns forward (translate_packet() counts it), else a counted drop.
+  [[gnu::always_inline]] inline Verdict translate_connection(NfPacket& packet, ConnMatch match, Side side);
   // A connection's first packet, out of line: the mapping (found or made), the session. An empty match
   // when refused, with the packet's verdict in `refused` (a counted drop, or an ICMP answer).
   [[gnu::noinline]] ConnMatch open_outbound(NfPacket& packet, const FlowKeyV4& key, std::uint32_t hash, Nanos now,

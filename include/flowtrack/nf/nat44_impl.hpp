@@ -93,7 +93,7 @@ Verdict Nat44<Table, Aging>::translate_packet(NfPacket& packet, std::size_t i) {
   Verdict verdict;
   if (p.icmp_is_error) verdict = icmp_error(packet);
   else if (!p.has_ports) return counters_.drop(NfDrop::untranslatable);
-  else verdict = side == Side::out ? outbound(packet, match) : inbound(packet, match);
+  else verdict = translate_connection(packet, match, side);
   if (verdict != Verdict::forward) return verdict;
   if (p.is_fragment && !remember_first_fragment(packet, packet.time)) return counters_.drop(NfDrop::fragment_full);
   return counters_.rewrite();
@@ -216,10 +216,12 @@ void Nat44<Table, Aging>::translate(NfPacket& packet, const NatSession& s, Direc
 
 template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
-Verdict Nat44<Table, Aging>::outbound(NfPacket& packet, ConnMatch match) {
+Verdict Nat44<Table, Aging>::translate_connection(NfPacket& packet, ConnMatch match, Side side) {
   if (!match) {
     Verdict refused = Verdict::drop;
-    match = open_outbound(packet, packet.parsed.key4, packet.hash, packet.time, refused);
+    const FlowKeyV4& key = packet.parsed.key4;
+    match = side == Side::out ? open_outbound(packet, key, packet.hash, packet.time, refused)
+                              : open_inbound(packet, key, packet.hash, packet.time, refused);
     if (!match) return refused;
   }
   translate(packet, sessions_.payload(match.conn), match.direction);
@@ -274,19 +276,6 @@ ConnMatch Nat44<Table, Aging>::open_outbound(NfPacket& packet, const FlowKeyV4& 
   if (config_.filtering == NatFiltering::address_dependent) ++remotes_[remote_key(id, reply.src_addr)];
   ++counters_.connections_created;
   return created.match;
-}
-
-template <FlowTable Table, AgingPolicy Aging>
-  requires std::same_as<typename Table::key_type, FlowKeyV4>
-Verdict Nat44<Table, Aging>::inbound(NfPacket& packet, ConnMatch match) {
-  if (!match) {
-    Verdict refused = Verdict::drop;
-    match = open_inbound(packet, packet.parsed.key4, packet.hash, packet.time, refused);
-    if (!match) return refused;
-  }
-  translate(packet, sessions_.payload(match.conn), match.direction);
-  sessions_.update(match, packet.parsed, packet.wire_length, packet.time);
-  return Verdict::forward;
 }
 
 template <FlowTable Table, AgingPolicy Aging>
