@@ -2,10 +2,12 @@
 // load-balancer lookup structures (Concury, a Maglev-style digest table, a SilkRoad-style multi-level
 // digest table) at sizes from 1K to 16M keys: bits per key against the thesis's formulas, lookup Mqps
 // single and bulk (one thread), update Mops, construction time. Each figure is the median over --reps
-// repetitions; the ratios printed at the end come from this run only. See compact_bench_runs.cpp for
+// repetitions; the ratios printed at the end come from this run only, the last of them (Concury
+// against the Maglev-style table) from bulk lookups timed in alternation. See compact_bench_runs.cpp for
 // what each repetition does.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -129,6 +131,47 @@ void print_ratios(const std::vector<Summary>& all) {
   }
 }
 
+// Concury against the Maglev-style table, both built anew in each repetition and their bulk lookups
+// timed in alternating passes over the same queries: the median of the rounds' ratios.
+void print_paired(const CompactBenchSetup& setup, unsigned reps, bool json) {
+  std::vector<double> concury, maglev, ratio;
+  CompactBenchSetup s = setup;
+  for (unsigned rep = 0; rep < reps; ++rep) {
+    s.seed = rep + 1;
+    const PairedLookups p = run_concury_against_maglev(s);
+    for (std::size_t round = 0; round < p.concury_mqps.size(); ++round) {
+      concury.push_back(p.concury_mqps[round]);
+      maglev.push_back(p.maglev_mqps[round]);
+      ratio.push_back(p.concury_mqps[round] / p.maglev_mqps[round]);
+    }
+  }
+  if (json) {
+    JsonObject j;
+    j.set("structure", "concury/maglev-digest")
+        .set("keys", s.keys)
+        .set("mode", "bulk-paired")
+        .set("ratio", median(ratio))
+        .set("ratio_min", *std::min_element(ratio.begin(), ratio.end()))
+        .set("ratio_max", *std::max_element(ratio.begin(), ratio.end()))
+        .set("concury_mqps", median(concury))
+        .set("maglev_mqps", median(maglev))
+        .set("vips", s.vips)
+        .set("dips_per_vip", s.dips_per_vip)
+        .set("reps", reps)
+        .set("rounds", ratio.size())
+        .print_line();
+  } else {
+    fmt::print("  {:>9} connections: concury / maglev-digest bulk, timed in alternation: {:.2f}x "
+               "(rounds {:.2f}-{:.2f}x; {:.1f} against {:.1f} Mqps)\n",
+               s.keys, median(ratio), *std::min_element(ratio.begin(), ratio.end()),
+               *std::max_element(ratio.begin(), ratio.end()), median(concury), median(maglev));
+  }
+}
+
+bool has(const std::vector<std::string>& names, const char* name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 }  // namespace
 
 void run_compact_bench(CompactBenchOptions o) {
@@ -162,6 +205,16 @@ void run_compact_bench(CompactBenchOptions o) {
     }
   }
   if (!o.json) print_ratios(all);
+  if (has(o.structures, "concury") && has(o.structures, "maglev-digest")) {
+    for (const std::size_t keys : o.sizes) {
+      CompactBenchSetup setup;
+      setup.keys = keys;
+      setup.vips = o.vips;
+      setup.dips_per_vip = o.dips;
+      setup.concury_scalar = o.concury_scalar;
+      print_paired(setup, o.reps, o.json);
+    }
+  }
 }
 
 }  // namespace flowtrack::cli

@@ -33,6 +33,7 @@ using namespace compact;
 constexpr std::size_t kBurst = 32;
 constexpr std::size_t kQueries = std::size_t{1} << 21;
 constexpr std::size_t kSegment = std::size_t{1} << 14;  // queries timed at a stretch (a divisor of kQueries)
+constexpr std::size_t kPairedRounds = 4;  // rounds of run_concury_against_maglev
 constexpr std::size_t kMaxUpdates = std::size_t{1} << 18;
 
 volatile std::uint64_t g_sink;  // what the timed loops compute goes here, so it is not optimised away
@@ -71,6 +72,16 @@ double seconds_of(Work&& work) {
   return static_cast<double>(tsc_end() - start) / tsc_hz();
 }
 
+template <class Work>
+std::uint64_t ticks_of(Work&& work) {
+  const std::uint64_t start = tsc_begin();
+  work();
+  return tsc_end() - start;
+}
+
+// kQueries lookups in `ticks` TSC ticks.
+double mqps_of(std::uint64_t ticks) { return static_cast<double>(kQueries) / (static_cast<double>(ticks) / tsc_hz()) / 1e6; }
+
 // Reads one word of every cache line of `queries`, so that they are in the cache.
 template <class Query>
 void warm(std::span<const Query> queries) {
@@ -93,11 +104,9 @@ void time_lookups(CompactRep& r, WarmQueries&& warm_queries, Single&& single, Bu
     std::uint64_t ticks = 0;
     for (std::size_t from = 0; from < kQueries; from += kSegment) {
       warm_queries(from, kSegment);
-      const std::uint64_t start = tsc_begin();
-      answer_segment(from);
-      ticks += tsc_end() - start;
+      ticks += ticks_of([&] { answer_segment(from); });
     }
-    return static_cast<double>(kQueries) / (static_cast<double>(ticks) / tsc_hz()) / 1e6;
+    return mqps_of(ticks);
   };
   r.single_mqps = mqps([&](std::size_t from) {
     for (std::size_t q = from; q < from + kSegment; ++q) acc += single(q);
@@ -393,20 +402,32 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
   return static_cast<double>(looked) / elapsed / 1e6;
 }
 
+// Concury's control plane learns every connection, then its lookup structure takes every VIP's arrays.
+void build_concury(const CompactBenchSetup& s, const Workload& w, ConcuryControl& control, ConcuryLookup& lookup) {
+  Random rng(s.seed);
+  for (unsigned v = 0; v < s.vips; ++v) control.add_vip(dips_of(s, v), std::vector<double>(s.dips_per_vip, 1.0), per_vip_capacity(s));
+  // Each connection learnt with the Dcode an unknown connection gets: uniform over the codes.
+  for (std::size_t i = 0; i < s.keys; ++i) {
+    control.learn(static_cast<std::uint32_t>(i % s.vips), w.keys[i], static_cast<std::uint32_t>(rng.below(1u << kDcodeBits)));
+  }
+  for (unsigned v = 0; v < s.vips; ++v) lookup.add_vip(control.image(v));
+}
+
+// The Maglev-style table stores every connection with the DIP its new-connection row gives it.
+void build_maglev_digest(const CompactBenchSetup& s, const Workload& w, MaglevDigestLb& lb) {
+  std::uint64_t seed = s.seed;
+  for (auto& row : new_connection_rows(s)) lb.add_vip(std::move(row), per_vip_capacity(s), seed++);
+  for (std::size_t i = 0; i < s.keys; ++i) {
+    const auto v = static_cast<std::uint32_t>(i % s.vips);
+    lb.insert(v, w.keys[i], lb.new_connection_dip(v, w.keys[i]));
+  }
+}
+
 CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
   CompactRep r;
   ConcuryControl control(kDcodeBits, s.seed);
   ConcuryLookup lookup(kDcodeBits);
-  Random rng(s.seed);
-  std::vector<std::uint16_t> expected(s.keys);
-  r.build_seconds = seconds_of([&] {
-    for (unsigned v = 0; v < s.vips; ++v) control.add_vip(dips_of(s, v), std::vector<double>(s.dips_per_vip, 1.0), per_vip_capacity(s));
-    // Each connection learnt with the Dcode an unknown connection gets: uniform over the codes.
-    for (std::size_t i = 0; i < s.keys; ++i) {
-      control.learn(static_cast<std::uint32_t>(i % s.vips), w.keys[i], static_cast<std::uint32_t>(rng.below(1u << kDcodeBits)));
-    }
-    for (unsigned v = 0; v < s.vips; ++v) lookup.add_vip(control.image(v));
-  });
+  r.build_seconds = seconds_of([&] { build_concury(s, w, control, lookup); });
   r.bytes = lookup.bytes();
   r.bits_per_key = bits_per_key(r.bytes, s.keys);
   r.formula_bits_per_key = 2.33 * kDcodeBits + (64 + (1u << kDcodeBits) * 16.0) * s.vips / static_cast<double>(s.keys);
@@ -452,14 +473,7 @@ CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
 CompactRep run_maglev_digest(const CompactBenchSetup& s, const Workload& w) {
   CompactRep r;
   MaglevDigestLb lb;
-  r.build_seconds = seconds_of([&] {
-    std::uint64_t seed = s.seed;
-    for (auto& row : new_connection_rows(s)) lb.add_vip(std::move(row), per_vip_capacity(s), seed++);
-    for (std::size_t i = 0; i < s.keys; ++i) {
-      const auto v = static_cast<std::uint32_t>(i % s.vips);
-      lb.insert(v, w.keys[i], lb.new_connection_dip(v, w.keys[i]));
-    }
-  });
+  r.build_seconds = seconds_of([&] { build_maglev_digest(s, w, lb); });
   r.bytes = lb.bytes();
   r.bits_per_key = bits_per_key(r.bytes, s.keys);
   r.formula_bits_per_key = (16 + 16 + 64) / 0.9 + row_bytes(s) * 8 / static_cast<double>(s.keys);
@@ -524,6 +538,52 @@ CompactRep run_silkroad(const CompactBenchSetup& s, const Workload& w) {
 const std::vector<std::string>& compact_structures() {
   static const std::vector<std::string> names{"othello", "ludo", "filtable", "concury", "maglev-digest", "silkroad"};
   return names;
+}
+
+PairedLookups run_concury_against_maglev(const CompactBenchSetup& setup) {
+  const Workload w = make_workload(setup);
+  ConcuryControl control(kDcodeBits, setup.seed);
+  ConcuryLookup concury(kDcodeBits);
+  if (setup.concury_scalar) concury.set_bulk_path(ConcuryLookup::BulkPath::scalar);
+  build_concury(setup, w, control, concury);
+  MaglevDigestLb maglev;
+  build_maglev_digest(setup, w, maglev);
+  const std::vector<LbQuery> queries = lb_queries(setup, w);
+  std::uint64_t acc = 0;
+  auto bulk_from = [&](std::size_t which, std::size_t from, std::size_t to) {
+    for (std::size_t q = from; q < to; q += kBurst) {
+      std::array<std::uint16_t, kBurst> out;
+      const auto burst = std::span(queries).subspan(q, kBurst);
+      which == 0 ? concury.lookup_bulk(burst, out) : maglev.lookup_bulk(burst, out);
+      acc += out[0];
+    }
+  };
+  // One structure's pass: untimed lookups first, so that it finds its own lines in the cache and not
+  // the other's (each would own the cache in a load balancer); then every query, timed as time_lookups
+  // times them.
+  auto pass_mqps = [&](std::size_t which) {
+    bulk_from(which, 0, kQueries / 8);
+    std::uint64_t ticks = 0;
+    for (std::size_t from = 0; from < kQueries; from += kSegment) {
+      warm(std::span(queries).subspan(from, kSegment));
+      ticks += ticks_of([&] { bulk_from(which, from, from + kSegment); });
+    }
+    return mqps_of(ticks);
+  };
+  // Rounds of one pass each, which one goes first alternating: a round's two passes see nearly the same
+  // moment of a shared machine, so its ratio is steadier than that of two separate runs.
+  PairedLookups p;
+  for (std::size_t round = 0; round < kPairedRounds; ++round) {
+    double mqps[2];
+    for (std::size_t turn = 0; turn < 2; ++turn) {
+      const std::size_t which = (round + turn) % 2;
+      mqps[which] = pass_mqps(which);
+    }
+    p.concury_mqps.push_back(mqps[0]);
+    p.maglev_mqps.push_back(mqps[1]);
+  }
+  g_sink = acc;
+  return p;
 }
 
 CompactRep run_compact_once(const std::string& structure, const CompactBenchSetup& setup) {

@@ -46,6 +46,14 @@ struct CompactRep {
   std::vector<DynamicPoint> dynamic;  // concury, when setup.arrivals is set
 };
 
+// Concury's and the Maglev-style table's bulk lookups of the same queries, both structures built once,
+// their passes over the queries alternating (the headline ratio of seed 001's Table 5.1, steadier on a
+// shared machine than two separate runs): each round's Mqps, in order.
+struct PairedLookups {
+  std::vector<double> concury_mqps, maglev_mqps;
+};
+PairedLookups run_concury_against_maglev(const CompactBenchSetup& setup);
+
 // Structures: othello, ludo, filtable, concury, maglev-digest, silkroad.
 const std::vector<std::string>& compact_structures();
 CompactRep run_compact_once(const std::string& structure, const CompactBenchSetup& setup);

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "flowtrack/aging/clock.hpp"
 #include "flowtrack/io/packet_store.hpp"
@@ -111,6 +112,25 @@ TEST(ConcuryCli, BenchCompactUnderLoadReportsLookupsArrivalsAndDipChanges) {
     }
     EXPECT_EQ(dynamic, 1u) << r.output;
   }
+}
+
+// `bench compact` with Concury and the Maglev-style table: beside each structure's own rows, their bulk
+// lookups timed in alternating rounds, one line a size with the median ratio and its spread.
+TEST(ConcuryCli, BenchCompactTimesConcuryAndTheMaglevStyleTableInAlternation) {
+  const auto r = run_cli("bench compact --structures concury,maglev-digest --sizes 1024,4096 --reps 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<std::uint64_t> sizes;
+  for (const nlohmann::json& j : testing::json_lines(r.output)) {
+    if (j["mode"] != "bulk-paired") continue;
+    sizes.push_back(j["keys"].get<std::uint64_t>());
+    EXPECT_EQ(j["structure"], "concury/maglev-digest") << j;
+    EXPECT_GT(j["concury_mqps"].get<double>(), 0.0) << j;
+    EXPECT_GT(j["maglev_mqps"].get<double>(), 0.0) << j;
+    EXPECT_LE(j["ratio_min"].get<double>(), j["ratio"].get<double>()) << j;
+    EXPECT_LE(j["ratio"].get<double>(), j["ratio_max"].get<double>()) << j;
+    EXPECT_GE(j["rounds"].get<std::uint64_t>(), 2u) << j;
+  }
+  EXPECT_EQ(sizes, (std::vector<std::uint64_t>{1024, 4096})) << r.output;
 }
 
 }  // namespace
