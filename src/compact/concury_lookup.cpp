@@ -12,7 +12,9 @@ namespace {
 constexpr unsigned kDefaultDcodeBits = 12;  // the thesis's Dcode width: the hot path's constant
 }  // namespace
 
-ConcuryLookup::ConcuryLookup(unsigned dcode_bits) : dcode_bits_(dcode_bits), avx2_(avx2_supported()) {}
+ConcuryLookup::ConcuryLookup(unsigned dcode_bits) : dcode_bits_(dcode_bits), avx2_(avx2_supported()) {
+  FLOWTRACK_ASSERT(dcode_bits >= 1 && dcode_bits <= 24, "a row of 2^dcode_bits entries; cells read by one 8-byte load");
+}
 
 bool ConcuryLookup::avx2_supported() { return __builtin_cpu_supports("avx2"); }
 
@@ -29,7 +31,7 @@ void ConcuryLookup::check(const ConcuryVipImage& image) const {
 
 void ConcuryLookup::point(std::uint32_t vip) {
   const Owned& o = owned_[vip];
-  hot_[vip] = {o.cells.words().data(), o.dips.data(), o.shape.seed, o.shape.size_a, o.shape.size_b};
+  hot_[vip] = {o.cells.words().data(), o.shape.size_a, o.shape.size_b, o.dips.data(), o.shape.seed};
 }
 
 std::uint32_t ConcuryLookup::add_vip(const ConcuryVipImage& image) {
@@ -101,8 +103,8 @@ void ConcuryLookup::hash_pass(const LbQuery* q, std::size_t from, std::size_t n,
     cells.a[i] = PackedCells::bit_address(v.cells, std::size_t{c.a} * width.bits());
     cells.b[i] = PackedCells::bit_address(v.cells, std::size_t{c.b} * width.bits());
     cells.row[i] = v.dips;
-    __builtin_prefetch(PackedCells::word_at(cells.a[i]));
-    __builtin_prefetch(PackedCells::word_at(cells.b[i]));
+    __builtin_prefetch(PackedCells::byte_at(cells.a[i]));
+    __builtin_prefetch(PackedCells::byte_at(cells.b[i]));
   }
 }
 

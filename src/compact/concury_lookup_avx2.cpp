@@ -47,40 +47,29 @@ __attribute__((target("avx2"))) inline __m256i seeded_hash_lanes(__m256i keys, _
   return xor_shift_lanes<kShift3>(x);
 }
 
-// Each lane's address towards the cache.
-__attribute__((target("avx2"))) inline void prefetch_lanes(__m256i addresses) {
-  const __m128i low = _mm256_castsi256_si128(addresses), high = _mm256_extracti128_si256(addresses, 1);
-  __builtin_prefetch(reinterpret_cast<const void*>(_mm_cvtsi128_si64(low)));
-  __builtin_prefetch(reinterpret_cast<const void*>(_mm_extract_epi64(low, 1)));
-  __builtin_prefetch(reinterpret_cast<const void*>(_mm_cvtsi128_si64(high)));
-  __builtin_prefetch(reinterpret_cast<const void*>(_mm_extract_epi64(high, 1)));
-}
-
 }  // namespace
 
 __attribute__((target("avx2"))) std::size_t ConcuryLookup::hash_pass_avx2(const LbQuery* q, std::size_t n,
                                                                            ChunkCells& out) const {
-  static_assert(offsetof(Hot, cells) == 0 && offsetof(Hot, dips) == 8, "a record's first 16 bytes: cells, row");
-  static_assert(offsetof(Hot, size_b) == offsetof(Hot, size_a) + 4, "both sizes in one 8-byte load");
+  static_assert(offsetof(Hot, cells) == 0 && offsetof(Hot, size_a) == 8 && offsetof(Hot, size_b) == 12,
+                "a record's first 16 bytes: cells, size_a, size_b");
   const std::size_t in_lanes = n - n % 4;
   const __m256i width = _mm256_set1_epi64x(dcode_bits_);
   const __m256i low_halves = _mm256_set1_epi64x(0xffffffff);
   for (std::size_t i = 0; i < in_lanes; i += 4) {
     const Hot* vip[4] = {&hot_[q[i].vip], &hot_[q[i + 1].vip], &hot_[q[i + 2].vip], &hot_[q[i + 3].vip]};
-    // Each record's first 16 bytes are its cells' and its row's addresses; records 0 and 2, 1 and 3
-    // in a register, then the cells' and the rows' addresses in lanes.
+    // Each record's first 16 bytes are its cells' address and its two sizes; records 0 and 2, 1 and 3
+    // in a register, then the cells' addresses and the sizes (size_a low, size_b high) in lanes. The
+    // rows' addresses go to `out` by scalar moves, and the seeds (relaxed atomic loads) into lanes:
+    // moving values between the scalar and the vector registers is what bounds this loop on AMD.
     auto head = [&](int k) { return _mm_load_si128(reinterpret_cast<const __m128i*>(vip[k])); };
     const __m256i heads02 = _mm256_inserti128_si256(_mm256_castsi128_si256(head(0)), head(2), 1);
     const __m256i heads13 = _mm256_inserti128_si256(_mm256_castsi128_si256(head(1)), head(3), 1);
     const __m256i cells = _mm256_unpacklo_epi64(heads02, heads13);
+    const __m256i size_ab = _mm256_unpackhi_epi64(heads02, heads13);
+    for (int k = 0; k < 4; ++k) store_relaxed(out.row[i + k], vip[k]->dips);  // a scalar move each
     auto seed = [&](int k) { return static_cast<long long>(load_relaxed(vip[k]->seed)); };
-    auto sizes = [&](int k) {  // size_a in the low half, size_b in the high one
-      long long both;
-      std::memcpy(&both, &vip[k]->size_a, sizeof both);
-      return both;
-    };
     const __m256i seeds = _mm256_set_epi64x(seed(3), seed(2), seed(1), seed(0));
-    const __m256i size_ab = _mm256_set_epi64x(sizes(3), sizes(2), sizes(1), sizes(0));
     // Keys 0, 2, 1, 3 from two loads of two queries each, then in order.
     const __m256i queries01 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + i));
     const __m256i queries23 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + i + 2));
@@ -91,15 +80,15 @@ __attribute__((target("avx2"))) std::size_t ConcuryLookup::hash_pass_avx2(const 
     const __m256i a = _mm256_srli_epi64(_mm256_mul_epu32(h, size_ab), 32);
     const __m256i b = _mm256_add_epi64(_mm256_and_si256(size_ab, low_halves),
                                        _mm256_srli_epi64(_mm256_mul_epu32(_mm256_srli_epi64(h, 32), _mm256_srli_epi64(size_ab, 32)), 32));
-    // Bit addresses (PackedCells::bit_address) and the words they fall in.
+    // Bit addresses (PackedCells::bit_address).
     const __m256i cells_bit = _mm256_slli_epi64(cells, 3);
-    const __m256i bit_a = _mm256_add_epi64(cells_bit, _mm256_mul_epu32(a, width));
-    const __m256i bit_b = _mm256_add_epi64(cells_bit, _mm256_mul_epu32(b, width));
-    prefetch_lanes(_mm256_slli_epi64(_mm256_srli_epi64(bit_a, 6), 3));
-    prefetch_lanes(_mm256_slli_epi64(_mm256_srli_epi64(bit_b, 6), 3));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.a + i), bit_a);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.b + i), bit_b);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.row + i), _mm256_unpackhi_epi64(heads02, heads13));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.a + i), _mm256_add_epi64(cells_bit, _mm256_mul_epu32(a, width)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.b + i), _mm256_add_epi64(cells_bit, _mm256_mul_epu32(b, width)));
+  }
+  // The cells' lines, by scalar code reading the addresses back (see above).
+  for (std::size_t i = 0; i < in_lanes; ++i) {
+    __builtin_prefetch(PackedCells::byte_at(out.a[i]));
+    __builtin_prefetch(PackedCells::byte_at(out.b[i]));
   }
   return in_lanes;
 }

@@ -71,12 +71,12 @@ class ConcuryLookup {
  private:
   // What every lookup of a VIP reads before its cells (two VIPs a cache line). seed and epoch change
   // under readers (relaxed, and acquire / release, atomic accesses); the rest only with no reader inside
-  // (the AVX2 pass reads cells and dips as one 16-byte load, so they stay first and adjacent).
+  // (the AVX2 pass reads cells and both sizes as one 16-byte load, so they stay first and adjacent).
   struct alignas(32) Hot {
     const std::uint64_t* cells;  // A's cells then B's, packed, dcode_bits each
-    const std::uint16_t* dips;   // the row
-    std::uint64_t seed;
     std::uint32_t size_a, size_b;
+    const std::uint16_t* dips;  // the row
+    std::uint64_t seed;
   };
   struct Owned {
     OthelloShape shape;

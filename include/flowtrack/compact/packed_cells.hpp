@@ -42,17 +42,17 @@ class PackedCells {
     const unsigned __int128 both = static_cast<unsigned __int128>(high) << 64 | low;  // one double shift
     return static_cast<std::uint64_t>(both >> (shift % 64));
   }
-  // The same, the bit given by its bit address: the address of the word array (8-byte aligned) times
-  // 8 plus the bit's index in the array (x86-64 user addresses are below 2^47: the product fits). One
-  // integer that a bulk lookup's first pass can hand on to the pass that reads the cell.
+  // A cell of at most 57 bits as one integer that a bulk lookup's first pass can hand on to the pass
+  // that reads it: its bit address, the address of the word array (8-byte aligned) times 8 plus the
+  // index of the cell's first bit in the array (x86-64 user addresses are below 2^47: the product fits).
+  // The read is one unaligned 8-byte load from the byte holding that bit (bit address / 8), shifted
+  // right by the bit's place in it; the spare word after the last cell's keeps the load inside the array.
   static std::uint64_t bit_address(const std::uint64_t* words, std::size_t bit) {
     return reinterpret_cast<std::uintptr_t>(words) * 8 + bit;
   }
-  static const std::uint64_t* word_at(std::uint64_t bit_address) {
-    return reinterpret_cast<const std::uint64_t*>(bit_address / 64 * 8);
-  }
+  static const void* byte_at(std::uint64_t bit_address) { return reinterpret_cast<const void*>(bit_address / 8); }
   static std::uint64_t bits_at(std::uint64_t bit_address) {
-    return bits_from(word_at(bit_address), static_cast<unsigned>(bit_address));
+    return load_unaligned_relaxed(byte_at(bit_address)) >> (bit_address % 8);
   }
 
   // Writer only. Other cells sharing the words keep their values.

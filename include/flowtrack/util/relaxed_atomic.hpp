@@ -21,6 +21,21 @@ void store_relaxed(T& to, T value) {
   __atomic_store_n(&to, value, __ATOMIC_RELAXED);
 }
 
+// Eight bytes from any address (x86-64, where unaligned loads are legal), read as a relaxed atomic load
+// of one word would be: an access that the compiler neither assumes unchanged nor merges, and that
+// ThreadSanitizer does not report, because the bytes may be in the middle of a rewrite that the caller's
+// validation rejects. C++ has no unaligned atomics, hence one load instruction in asm. Under
+// AddressSanitizer (never built with ThreadSanitizer) it is a plain copy, so that its bounds are checked.
+inline std::uint64_t load_unaligned_relaxed(const void* from) {
+  std::uint64_t value;
+#if defined(__SANITIZE_ADDRESS__)
+  std::memcpy(&value, from, sizeof value);
+#else
+  asm("movq %1, %0" : "=r"(value) : "m"(*static_cast<const unsigned char(*)[8]>(from)));
+#endif
+  return value;
+}
+
 // Copies a trivially copyable object 4 bytes at a time, each a relaxed atomic access. The copy may mix
 // two versions of the object; the caller's validation must reject it then.
 template <class T>
