@@ -56,8 +56,9 @@ __attribute__((target("avx2"))) std::size_t ConcuryLookup::hash_pass_avx2(const 
   const std::size_t in_lanes = n - n % 4;
   const __m256i width = _mm256_set1_epi64x(dcode_bits_);
   const __m256i low_halves = _mm256_set1_epi64x(0xffffffff);
+  const Hot* hot = hot_.data();  // read once: the stores to `out` below might alias it for the compiler
   for (std::size_t i = 0; i < in_lanes; i += 4) {
-    const Hot* vip[4] = {&hot_[q[i].vip], &hot_[q[i + 1].vip], &hot_[q[i + 2].vip], &hot_[q[i + 3].vip]};
+    const Hot* vip[4] = {hot + q[i].vip, hot + q[i + 1].vip, hot + q[i + 2].vip, hot + q[i + 3].vip};
     // Each record's first 16 bytes are its cells' address and its two sizes; records 0 and 2, 1 and 3
     // in a register, then the cells' addresses and the sizes (size_a low, size_b high) in lanes. The
     // rows' addresses go to `out` by scalar moves, and the seeds (relaxed atomic loads) into lanes:
@@ -67,7 +68,11 @@ __attribute__((target("avx2"))) std::size_t ConcuryLookup::hash_pass_avx2(const 
     const __m256i heads13 = _mm256_inserti128_si256(_mm256_castsi128_si256(head(1)), head(3), 1);
     const __m256i cells = _mm256_unpacklo_epi64(heads02, heads13);
     const __m256i size_ab = _mm256_unpackhi_epi64(heads02, heads13);
-    for (int k = 0; k < 4; ++k) store_relaxed(out.row[i + k], vip[k]->dips);  // a scalar move each
+    // A scalar move each (written out: as a loop, the compiler keeps `vip` on the stack).
+    store_relaxed(out.row[i], vip[0]->dips);
+    store_relaxed(out.row[i + 1], vip[1]->dips);
+    store_relaxed(out.row[i + 2], vip[2]->dips);
+    store_relaxed(out.row[i + 3], vip[3]->dips);
     auto seed = [&](int k) { return static_cast<long long>(load_relaxed(vip[k]->seed)); };
     const __m256i seeds = _mm256_set_epi64x(seed(3), seed(2), seed(1), seed(0));
     // Keys 0, 2, 1, 3 from two loads of two queries each, then in order.
