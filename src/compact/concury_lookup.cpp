@@ -120,6 +120,9 @@ void ConcuryLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint16
     std::uint16_t* out = dips.data() + base;
     const std::uint32_t generation = __atomic_load_n(&generation_, __ATOMIC_ACQUIRE);
     hash_pass(q, avx2_ ? hash_pass_avx2(q, n, cells) : 0, n, cells, width);
+    // Unrolled: each key's work here is a handful of instructions, beside which the loop's own count
+    // (llvm-mca, znver3: 3.6 -> 3.0 cycles a key).
+#pragma GCC unroll 4
     for (std::size_t i = 0; i < n; ++i) {
       code[i] = static_cast<std::uint32_t>((PackedCells::bits_at(cells.a[i]) ^ PackedCells::bits_at(cells.b[i])) & mask);
       __builtin_prefetch(cells.row[i] + code[i]);
