@@ -182,6 +182,9 @@ void run_compact_bench(CompactBenchOptions o) {
   if (o.structures.empty()) o.structures = compact_structures();
   if (o.reps == 0) throw UserError("bench compact: --reps must be at least 1");
   if (o.value_bits < 1 || o.value_bits > 32) throw UserError("bench compact: --value-bits is 1..32");
+  if (o.queries % kCompactQuerySegment != 0) {
+    throw UserError(fmt::format("bench compact: --queries must be a multiple of {}", kCompactQuerySegment));
+  }
   if (!o.json) {
     fmt::print("flowtrack bench compact: TSC at {:.2f} GHz, median of {} reps, 64-bit keys, {}-bit values\n\n",
                tsc_hz() / 1e9, o.reps, o.value_bits);
@@ -193,7 +196,7 @@ void run_compact_bench(CompactBenchOptions o) {
     for (const auto& structure : o.structures) {
       const std::vector<unsigned> seed_bits = structure == "ludo" ? o.seed_bits : std::vector<unsigned>{o.seed_bits.front()};
       for (const unsigned bits : seed_bits) {
-        Summary s{structure, {keys, o.value_bits, bits, o.fingerprint_bits, o.vips, o.dips, 1, {}, o.dynamic_seconds, o.dip_change_every, o.control_thread, o.concury_scalar}, {}};
+        Summary s{structure, {keys, o.queries, o.value_bits, bits, o.fingerprint_bits, o.vips, o.dips, 1, {}, o.dynamic_seconds, o.dip_change_every, o.control_thread, o.concury_scalar}, {}};
         if (structure == "concury") s.setup.arrivals = o.arrivals;
         for (unsigned rep = 0; rep < o.reps; ++rep) {
           s.setup.seed = rep + 1;
@@ -209,6 +212,7 @@ void run_compact_bench(CompactBenchOptions o) {
     for (const std::size_t keys : o.sizes) {
       CompactBenchSetup setup;
       setup.keys = keys;
+      setup.queries = o.queries;
       setup.vips = o.vips;
       setup.dips_per_vip = o.dips;
       setup.concury_scalar = o.concury_scalar;

@@ -15,6 +15,7 @@ struct CompactBenchOptions {
   unsigned fingerprint_bits = 12;
   unsigned vips = 128, dips = 32;
   unsigned reps = 3;
+  std::size_t queries = std::size_t{1} << 21;  // lookups a timing
   std::vector<double> arrivals;  // concury under load: new connections per second (none: not measured)
   double dynamic_seconds = 10, dip_change_every = 10;
   bool control_thread = true;  // concury under load: its control plane on a thread of its own

@@ -1,4 +1,4 @@
-// Each structure's repetition, measured alike: TSC time of construction, of kQueries lookups of
+// Each structure's repetition, measured alike: TSC time of construction, of setup.queries lookups of
 // stored keys drawn uniformly (single, then in bursts of kBurst through the bulk path, which hashes and
 // prefetches the whole burst before reading; the queries warm in the cache, see time_lookups), and of
 // an update mix (equal thirds: delete, insert, value
@@ -31,8 +31,7 @@ namespace {
 using namespace compact;
 
 constexpr std::size_t kBurst = 32;
-constexpr std::size_t kQueries = std::size_t{1} << 21;
-constexpr std::size_t kSegment = std::size_t{1} << 14;  // queries timed at a stretch (a divisor of kQueries)
+constexpr std::size_t kSegment = kCompactQuerySegment;  // queries timed at a stretch
 constexpr std::size_t kPairedRounds = 4;  // rounds of run_concury_against_maglev
 constexpr std::size_t kMaxUpdates = std::size_t{1} << 18;
 
@@ -56,9 +55,9 @@ Workload make_workload(const CompactBenchSetup& s) {
   }
   w.fresh.resize(std::min(s.keys, kMaxUpdates));
   for (auto& k : w.fresh) k = rng.next();
-  w.queries.resize(kQueries);
-  w.query_keys.resize(kQueries);
-  for (std::size_t q = 0; q < kQueries; ++q) {
+  w.queries.resize(s.queries);
+  w.query_keys.resize(s.queries);
+  for (std::size_t q = 0; q < s.queries; ++q) {
     w.queries[q] = static_cast<std::uint32_t>(rng.below(s.keys));
     w.query_keys[q] = w.keys[w.queries[q]];
   }
@@ -79,8 +78,10 @@ std::uint64_t ticks_of(Work&& work) {
   return tsc_end() - start;
 }
 
-// kQueries lookups in `ticks` TSC ticks.
-double mqps_of(std::uint64_t ticks) { return static_cast<double>(kQueries) / (static_cast<double>(ticks) / tsc_hz()) / 1e6; }
+// `lookups` lookups in `ticks` TSC ticks.
+double mqps_of(std::size_t lookups, std::uint64_t ticks) {
+  return static_cast<double>(lookups) / (static_cast<double>(ticks) / tsc_hz()) / 1e6;
+}
 
 // Reads one word of every cache line of `queries`, so that they are in the cache.
 template <class Query>
@@ -91,22 +92,23 @@ void warm(std::span<const Query> queries) {
   g_sink = sum;
 }
 
-// single(q) answers query q; bulk(q) answers queries q .. q + kBurst - 1; warm_queries(from, n) brings
-// the inputs of queries from .. from + n - 1 into the cache (warm() on each array they read).
+// Queries 0 .. queries - 1: single(q) answers query q; bulk(q) answers queries q .. q + kBurst - 1;
+// warm_queries(from, n) brings the inputs of queries from .. from + n - 1 into the cache (warm() on each
+// array they read).
 // The lookups are timed a segment of kSegment queries at a time, each segment's inputs read just
 // before, untimed: a NIC's DMA leaves packet headers in the last-level cache, and the thesis draws its
 // queries from an LFSR in registers. Streamed from DRAM, the 32 MiB of queries would be measured
 // beside the structure and cap the fastest one (Concury at 1K: 100 Mqps with the stream, 155 without).
 template <class WarmQueries, class Single, class Bulk>
-void time_lookups(CompactRep& r, WarmQueries&& warm_queries, Single&& single, Bulk&& bulk) {
+void time_lookups(CompactRep& r, std::size_t queries, WarmQueries&& warm_queries, Single&& single, Bulk&& bulk) {
   std::uint64_t acc = 0;
   auto mqps = [&](auto&& answer_segment) {
     std::uint64_t ticks = 0;
-    for (std::size_t from = 0; from < kQueries; from += kSegment) {
+    for (std::size_t from = 0; from < queries; from += kSegment) {
       warm_queries(from, kSegment);
       ticks += ticks_of([&] { answer_segment(from); });
     }
-    return mqps_of(ticks);
+    return mqps_of(queries, ticks);
   };
   r.single_mqps = mqps([&](std::size_t from) {
     for (std::size_t q = from; q < from + kSegment; ++q) acc += single(q);
@@ -170,7 +172,7 @@ double insert_all(Builder& builder, const Workload& w) {
 template <class Lookup>
 void measure_value_lookups(CompactRep& r, const Lookup& lookup, const Workload& w) {
   time_lookups(
-      r, [&](std::size_t from, std::size_t n) { warm(std::span(w.query_keys).subspan(from, n)); },
+      r, w.query_keys.size(), [&](std::size_t from, std::size_t n) { warm(std::span(w.query_keys).subspan(from, n)); },
       [&](std::size_t q) { return lookup.lookup(w.query_keys[q]); },
       [&](std::size_t q) {
         std::array<std::uint64_t, kBurst> out;
@@ -236,7 +238,7 @@ CompactRep run_filtable(const CompactBenchSetup& s, const Workload& w) {
   r.extra.set("level2_fraction", 1 - in_level1);
   r.extra.set("fingerprint_bits", s.fingerprint_bits);
   time_lookups(
-      r, [&](std::size_t from, std::size_t n) { warm(std::span(w.query_keys).subspan(from, n)); },
+      r, w.query_keys.size(), [&](std::size_t from, std::size_t n) { warm(std::span(w.query_keys).subspan(from, n)); },
       [&](std::size_t q) { return lookup.find(w.query_keys[q]).value_or(0); },
       [&](std::size_t q) {
         std::array<std::optional<std::uint64_t>, kBurst> out;
@@ -272,8 +274,8 @@ std::uint32_t per_vip_capacity(const CompactBenchSetup& s) {
 
 // The timed lookups' queries: query q asks for connection w.queries[q], of VIP (its index) % vips.
 std::vector<LbQuery> lb_queries(const CompactBenchSetup& s, const Workload& w) {
-  std::vector<LbQuery> queries(kQueries);
-  for (std::size_t q = 0; q < kQueries; ++q) queries[q] = {w.queries[q] % s.vips, w.query_keys[q]};
+  std::vector<LbQuery> queries(s.queries);
+  for (std::size_t q = 0; q < s.queries; ++q) queries[q] = {w.queries[q] % s.vips, w.query_keys[q]};
   return queries;
 }
 
@@ -281,7 +283,7 @@ std::vector<LbQuery> lb_queries(const CompactBenchSetup& s, const Workload& w) {
 template <class Lb>
 void measure_lb_lookups(CompactRep& r, const Lb& lb, std::span<const LbQuery> queries) {
   time_lookups(
-      r, [&](std::size_t from, std::size_t n) { warm(queries.subspan(from, n)); },
+      r, queries.size(), [&](std::size_t from, std::size_t n) { warm(queries.subspan(from, n)); },
       [&](std::size_t q) { return lb.lookup(queries[q].vip, queries[q].key); },
       [&](std::size_t q) {
         std::array<std::uint16_t, kBurst> out;
@@ -364,7 +366,7 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
     lookup.lookup_bulk(queries.subspan(q, kBurst), out);
     acc += out[0];
     looked += kBurst;
-    q = (q + kBurst) % queries.size();  // kQueries is a multiple of kBurst
+    q = (q + kBurst) % queries.size();  // setup.queries is a multiple of kBurst
     if (looked % (32 * kBurst) != 0) continue;
     elapsed = seconds();
     // The arrivals due by now, and by the end of the window at the last check: however slow a check
@@ -510,7 +512,7 @@ CompactRep run_silkroad(const CompactBenchSetup& s, const Workload& w) {
     return hashed_pick(pools[v][version < pools[v].size() ? version : 0], key);
   };
   time_lookups(
-      r,
+      r, w.queries.size(),
       [&](std::size_t from, std::size_t n) {
         warm(std::span(w.queries).subspan(from, n));
         warm(std::span(w.query_keys).subspan(from, n));
@@ -562,13 +564,13 @@ PairedLookups run_concury_against_maglev(const CompactBenchSetup& setup) {
   // the other's (each would own the cache in a load balancer); then every query, timed as time_lookups
   // times them.
   auto pass_mqps = [&](std::size_t which) {
-    bulk_from(which, 0, kQueries / 8);
+    bulk_from(which, 0, queries.size() / 8);
     std::uint64_t ticks = 0;
-    for (std::size_t from = 0; from < kQueries; from += kSegment) {
+    for (std::size_t from = 0; from < queries.size(); from += kSegment) {
       warm(std::span(queries).subspan(from, kSegment));
       ticks += ticks_of([&] { bulk_from(which, from, from + kSegment); });
     }
-    return mqps_of(ticks);
+    return mqps_of(queries.size(), ticks);
   };
   // Rounds of one pass each, which one goes first alternating: a round's two passes see nearly the same
   // moment of a shared machine, so its ratio is steadier than that of two separate runs.

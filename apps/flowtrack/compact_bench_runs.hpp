@@ -10,8 +10,12 @@
 
 namespace flowtrack::cli {
 
+// Lookups are timed a segment of this many queries at a time (compact_bench_runs.cpp, time_lookups).
+inline constexpr std::size_t kCompactQuerySegment = std::size_t{1} << 14;
+
 struct CompactBenchSetup {
   std::size_t keys = 0;
+  std::size_t queries = std::size_t{1} << 21;  // lookups a timing, a multiple of kCompactQuerySegment
   unsigned value_bits = 20;
   unsigned seed_bits = 5;         // Ludo
   unsigned fingerprint_bits = 12; // Cuckoo Filtable

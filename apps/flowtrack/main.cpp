@@ -67,6 +67,8 @@ void add_compact_bench(CLI::App& bench) {
   cmd->add_option("--vips", o->vips, "VIPs of the LB structures")->check(CLI::Range(1u, 4096u));
   cmd->add_option("--dips", o->dips, "DIPs per VIP")->check(CLI::Range(1u, 256u));
   cmd->add_option("--reps", o->reps, "repetitions (median reported)");
+  cmd->add_option("--queries", o->queries, "lookups a timing (single, bulk), a multiple of 16384")
+      ->check(CLI::Range(kCompactQuerySegment, std::size_t{1} << 26));
   cmd->add_option("--arrivals", o->arrivals, "concury under load: new connections per second, several: each")
       ->delimiter(',')
       ->check(CLI::Range(1.0, 1e8));

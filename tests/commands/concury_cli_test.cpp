@@ -92,7 +92,7 @@ TEST(ConcuryCli, EveryConnectionOfTheOutputGoesToOneBackendOfItsServiceAcrossPoo
 // answered right afterwards.
 TEST(ConcuryCli, BenchCompactUnderLoadReportsLookupsArrivalsAndDipChanges) {
   for (const std::string where : {"", " --same-core"}) {
-    const auto r = run_cli("bench compact --structures concury --sizes 4096 --reps 1 --arrivals 20000 --dynamic-seconds 0.3 "
+    const auto r = run_cli("bench compact --structures concury --sizes 4096 --reps 1 --queries 16384 --arrivals 20000 --dynamic-seconds 0.3 "
                            "--dip-change-every 0.1 --json" + where);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     std::size_t dynamic = 0;
@@ -117,7 +117,7 @@ TEST(ConcuryCli, BenchCompactUnderLoadReportsLookupsArrivalsAndDipChanges) {
 // `bench compact` with Concury and the Maglev-style table: beside each structure's own rows, their bulk
 // lookups timed in alternating rounds, one line a size with the median ratio and its spread.
 TEST(ConcuryCli, BenchCompactTimesConcuryAndTheMaglevStyleTableInAlternation) {
-  const auto r = run_cli("bench compact --structures concury,maglev-digest --sizes 1024,4096 --reps 1 --json");
+  const auto r = run_cli("bench compact --structures concury,maglev-digest --sizes 1024,4096 --reps 1 --queries 16384 --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::vector<std::uint64_t> sizes;
   for (const nlohmann::json& j : testing::json_lines(r.output)) {
