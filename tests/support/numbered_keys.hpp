@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <type_traits>
@@ -15,6 +16,17 @@ namespace flowtrack::testing {
 inline int test_scale() {
   const char* scale = std::getenv("FLOWTRACK_TEST_SCALE");
   return scale != nullptr ? std::max(1, std::atoi(scale)) : 1;
+}
+
+// The random operations of a table test: all of them in the release tree, a third in the sanitizer
+// trees. Their checks catch a bad access or a race the first time its path runs; the random walk's
+// rarer states are the release tree's to reach, at a tenth of the cost a step.
+inline std::size_t random_steps(std::size_t release_steps) {
+#ifdef FLOWTRACK_SANITIZED
+  return release_steps / 3 * static_cast<std::size_t>(test_scale());
+#else
+  return release_steps * static_cast<std::size_t>(test_scale());
+#endif
 }
 
 // Key number n, scrambled (an odd multiplier is a bijection) so that consecutive numbers do not make

@@ -20,7 +20,7 @@
 namespace flowtrack::conformance {
 
 using testing::numbered_key;
-using testing::test_scale;
+using testing::random_steps;
 
 // The tables First..Last-1 of a std::tuple of tables, as the type list a typed suite is instantiated with.
 template <class Tuple, std::size_t First, std::size_t... I>
@@ -64,7 +64,7 @@ TYPED_TEST_P(Conformance, RandomOperationsMatchAReferenceMap) {
     TypeParam table(kCapacity);
     absl::flat_hash_map<Key, FlowId, FlowKeyHasher> reference;
     std::mt19937_64 rng(seed);
-    const std::size_t operations = 60'000 * test_scale();
+    const std::size_t operations = random_steps(60'000);
     // A key universe twice the capacity: the table runs between half and fully loaded.
     const std::uint64_t universe = 2 * kCapacity;
     std::size_t cursor = 0;

@@ -18,6 +18,7 @@ namespace flowtrack {
 namespace {
 
 using testing::numbered_key;
+using testing::random_steps;
 
 template <class Table>
 class NamedIds : public ::testing::Test {};
@@ -36,7 +37,8 @@ TYPED_TEST(NamedIds, LookupsReturnTheCallersIdsThroughRandomInsertsAndErases) {
   std::vector<FlowId> free_ids(kCapacity);                // ids the caller has not handed out
   for (std::size_t i = 0; i < kCapacity; ++i) free_ids[i] = static_cast<FlowId>(kCapacity - 1 - i);
   std::mt19937_64 rng(7);
-  for (int step = 0; step < 60'000; ++step) {
+  const std::size_t steps = random_steps(60'000);
+  for (std::size_t step = 0; step < steps; ++step) {
     const std::uint64_t n = rng() % (2 * kCapacity);
     const Key key = numbered_key<Key>(n);
     const auto it = reference.find(n);
