@@ -25,10 +25,11 @@ void store_relaxed(T& to, T value) {
 // of one word would be: an access that the compiler neither assumes unchanged nor merges, and that
 // ThreadSanitizer does not report, because the bytes may be in the middle of a rewrite that the caller's
 // validation rejects. C++ has no unaligned atomics, hence one load instruction in asm. Under
-// AddressSanitizer (never built with ThreadSanitizer) it is a plain copy, so that its bounds are checked.
+// AddressSanitizer (never built with ThreadSanitizer) it is a plain copy, so that its bounds are checked,
+// and so it is on other processors.
 inline std::uint64_t load_unaligned_relaxed(const void* from) {
   std::uint64_t value;
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || !defined(__x86_64__)
   std::memcpy(&value, from, sizeof value);
 #else
   asm("movq %1, %0" : "=r"(value) : "m"(*static_cast<const unsigned char(*)[8]>(from)));
