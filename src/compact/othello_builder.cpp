@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "flowtrack/util/assert.hpp"
+
 namespace flowtrack::compact {
 namespace {
 
@@ -121,7 +123,7 @@ void OthelloBuilder<Key>::relabel_slot(std::uint32_t from, std::uint32_t to) {
   end_b_[to] = end_b_[from];
   next_a_[to] = next_a_[from];
   next_b_[to] = next_b_[from];
-  slots_[keys_[to]] = to;
+  if (config_.key_index) slots_[keys_[to]] = to;
 }
 
 template <CompactKey Key>
@@ -135,20 +137,30 @@ void OthelloBuilder<Key>::xor_tree(const std::vector<std::uint32_t>& tree, std::
 
 template <CompactKey Key>
 OthelloMessage OthelloBuilder<Key>::insert(const Key& key, std::uint64_t value) {
+  FLOWTRACK_ASSERT(config_.key_index, "updates by key need the key index");
+  if (const auto found = slots_.find(key); found != slots_.end()) return set_value(found->second, value);
+  return append(key, value);
+}
+
+template <CompactKey Key>
+OthelloMessage OthelloBuilder<Key>::set_value(std::uint32_t slot, std::uint64_t value) {
+  // A value change: xor the tree on B's side of the key's edge, so A[a] ^ B[b] moves by old ^ new.
   value &= (1ull << shape_.value_bits) - 1;
   OthelloMessage message;
-  if (const auto found = slots_.find(key); found != slots_.end()) {
-    // A value change: xor the tree on B's side of the key's edge, so A[a] ^ B[b] moves by old ^ new.
-    const std::uint32_t slot = found->second;
-    const std::uint64_t x = values_[slot] ^ value;
-    values_[slot] = value;
-    xor_tree(component(end_b_[slot], slot), x, message);
-    return message;
-  }
+  const std::uint64_t x = values_[slot] ^ value;
+  values_[slot] = value;
+  xor_tree(component(end_b_[slot], slot), x, message);
+  return message;
+}
+
+template <CompactKey Key>
+OthelloMessage OthelloBuilder<Key>::append(const Key& key, std::uint64_t value) {
+  value &= (1ull << shape_.value_bits) - 1;
+  OthelloMessage message;
   const auto slot = static_cast<std::uint32_t>(keys_.size());
   keys_.push_back(key);
   values_.push_back(value);
-  slots_.emplace(key, slot);
+  if (config_.key_index) slots_.emplace(key, slot);
   if (keys_.size() > capacity_) {
     capacity_ *= 2;
     return rebuild();
@@ -180,11 +192,16 @@ OthelloMessage OthelloBuilder<Key>::insert(const Key& key, std::uint64_t value) 
 
 template <CompactKey Key>
 OthelloMessage OthelloBuilder<Key>::erase(const Key& key) {
-  OthelloMessage message;
+  FLOWTRACK_ASSERT(config_.key_index, "updates by key need the key index");
   const auto found = slots_.find(key);
-  if (found == slots_.end()) return message;
-  const std::uint32_t slot = found->second;
-  slots_.erase(found);
+  if (found == slots_.end()) return {};
+  return erase_slot(found->second);
+}
+
+template <CompactKey Key>
+OthelloMessage OthelloBuilder<Key>::erase_slot(std::uint32_t slot) {
+  OthelloMessage message;
+  if (config_.key_index) slots_.erase(keys_[slot]);
   unlink(slot);
   sets_split_ = true;
   for (const std::uint32_t cell : {end_a_[slot], end_b_[slot]}) {
@@ -208,7 +225,7 @@ OthelloMessage OthelloBuilder<Key>::assign(std::span<const Key> keys, std::span<
   slots_.clear();
   for (std::uint32_t s = 0; s < keys.size(); ++s) {
     values_[s] = values[s] & ((1ull << shape_.value_bits) - 1);
-    slots_.emplace(keys_[s], s);
+    if (config_.key_index) slots_.emplace(keys_[s], s);
   }
   while (keys_.size() > capacity_) capacity_ *= 2;
   return rebuild();
@@ -223,6 +240,7 @@ std::optional<std::uint64_t> OthelloBuilder<Key>::value_of(const Key& key) const
 
 template <CompactKey Key>
 std::optional<std::uint32_t> OthelloBuilder<Key>::slot_of(const Key& key) const {
+  FLOWTRACK_ASSERT(config_.key_index, "finding a key's slot needs the key index");
   const auto found = slots_.find(key);
   if (found == slots_.end()) return std::nullopt;
   return found->second;

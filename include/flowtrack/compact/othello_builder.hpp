@@ -34,6 +34,9 @@ struct OthelloConfig {
   bool emptiness = false;         // the taken bit per cell (alien detection)
   bool random_fill = false;       // free cells and tree roots get random values (uniform alien answers)
   bool messages = true;           // updates return messages; off for an index no lookup structure follows
+  // A hash map key -> slot, for the updates by key (insert, erase, value_of, slot_of). Off for an owner
+  // that knows every key's slot and updates by slot only (OthelloMap): a learn then allocates nothing.
+  bool key_index = true;
   std::uint64_t seed = 1;
 };
 
@@ -43,10 +46,16 @@ class OthelloBuilder {
   explicit OthelloBuilder(const OthelloConfig& config);
 
   // Inserts the key or changes its value. Values are masked to value_bits. (Every update's message is
-  // empty when the configuration turns messages off.)
+  // empty when the configuration turns messages off.) The updates and queries by key need key_index.
   OthelloMessage insert(const Key& key, std::uint64_t value);
   // Removes the key; survivors' answers do not change (only taken bits may be cleared).
   OthelloMessage erase(const Key& key);
+  // The same updates by slot, for an owner that knows each key's slot (any configuration):
+  // append adds a key that is no member, in slot size(); set_value changes the value of a slot's key;
+  // erase_slot removes a slot's key and moves the last key into the slot.
+  OthelloMessage append(const Key& key, std::uint64_t value);
+  OthelloMessage set_value(std::uint32_t slot, std::uint64_t value);
+  OthelloMessage erase_slot(std::uint32_t slot);
   // Replaces the whole content (distinct keys) in one construction: the message carries the image.
   OthelloMessage assign(std::span<const Key> keys, std::span<const std::uint64_t> values);
 
@@ -132,7 +141,7 @@ class OthelloBuilder {
   std::vector<std::uint32_t> set_parent_, set_size_;  // union-find per cell (size: at roots, an upper bound)
   bool sets_split_ = false;                          // a delete came since renew_sets()
   mutable std::vector<std::uint32_t> walk_, walk_parent_;  // component()'s scratch
-  std::unordered_map<Key, std::uint32_t, KeyHasher> slots_;
+  std::unordered_map<Key, std::uint32_t, KeyHasher> slots_;  // empty unless config_.key_index
 };
 
 template <CompactKey Key>
