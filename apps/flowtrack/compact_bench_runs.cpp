@@ -314,23 +314,34 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
     std::atomic<bool> images_waiting{false}, done{false};
   } box;
   std::atomic<std::uint64_t> learnt{0};
-  std::uint64_t changes = 0;  // the control plane's; read after join() when it has a thread
+  std::uint64_t changes = 0;       // the control plane's; read after join() when it has a thread
+  std::uint64_t control_ticks = 0;  // likewise
   const double hz = tsc_hz();
   const std::uint64_t start = tsc_begin();
   const auto seconds = [&] { return static_cast<double>(tsc_end() - start) / hz; };
   // The control plane's work: learn a batch of reports; the pool change due, if one is.
   const auto learn = [&](std::span<const Report> batch) {
-    for (const auto& [vip, key, dcode] : batch) control.learn(static_cast<std::uint32_t>(vip), key, static_cast<std::uint32_t>(dcode));
+    const std::uint64_t from = tsc_begin();
+    constexpr std::size_t kAhead = 8;  // reports whose control-plane cells are on their way
+    for (std::size_t i = 0; i < std::min(kAhead, batch.size()); ++i) control.prefetch(static_cast<std::uint32_t>(batch[i][0]), batch[i][1]);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (i + kAhead < batch.size()) control.prefetch(static_cast<std::uint32_t>(batch[i + kAhead][0]), batch[i + kAhead][1]);
+      const auto& [vip, key, dcode] = batch[i];
+      control.learn(static_cast<std::uint32_t>(vip), key, static_cast<std::uint32_t>(dcode));
+    }
     learnt.fetch_add(batch.size(), std::memory_order_relaxed);
+    control_ticks += tsc_end() - from;
   };
   const auto change_due = [&](std::vector<Handover>& to) {
     if (rate <= 0 || seconds() < (static_cast<double>(changes) + 0.5) * s.dip_change_every) return;
+    const std::uint64_t from = tsc_begin();
     const auto v = static_cast<std::uint32_t>(changes % s.vips);
     std::vector<std::uint16_t> dips = dips_of(s, v);
     if ((changes / s.vips) % 2 == 0) dips.pop_back();
     control.set_pool(v, dips, std::vector<double>(dips.size(), 1.0));
     to.emplace_back(v, control.image(v));
     ++changes;
+    control_ticks += tsc_end() - from;
   };
   std::thread control_plane;
   if (s.control_thread) {
@@ -400,6 +411,8 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
     point->learnt = arrived - behind;
     point->dip_changes = changes;
     point->reports_behind = behind;
+    point->elapsed_seconds = elapsed;
+    point->control_busy_seconds = static_cast<double>(control_ticks) / hz;
   }
   return static_cast<double>(looked) / elapsed / 1e6;
 }

@@ -40,6 +40,9 @@ class ConcuryControl {
 
   // Learns a connection with its Dcode; true when it was new (a known one keeps the Dcode given).
   bool learn(std::uint32_t vip, std::uint64_t key, std::uint32_t dcode);
+  // Starts loading what learn() or dip_of() of the key reads first: a caller with a batch of keys
+  // (a burst's openings, a batch of reports) calls it a few keys ahead to overlap their misses.
+  void prefetch(std::uint32_t vip, std::uint64_t key) const { vips_[vip].connections.prefetch(key); }
   void forget(std::uint32_t vip, std::uint64_t key);
   // Changes the pool; returns how many known connections lost their DIP (it left the list).
   std::size_t set_pool(std::uint32_t vip, std::vector<std::uint16_t> dips, std::vector<double> weights);

@@ -26,6 +26,8 @@ class OthelloMap {
   bool insert_or_assign(const Key& key, std::uint32_t state);
   bool erase(const Key& key);
   std::optional<std::uint32_t> find(const Key& key) const;
+  // Starts loading the index cells an insert or find of the key reads (OthelloBuilder::prefetch).
+  void prefetch(const Key& key) const { index_.prefetch(key); }
 
   std::size_t size() const { return states_.size(); }
   const Key& key_at(std::uint32_t position) const { return index_.key_at(position); }
