@@ -301,11 +301,13 @@ double row_bytes(const CompactBenchSetup& s) { return static_cast<double>(s.vips
 // DIP leaves, or comes back) and gives the data plane the VIP's new arrays, installed between two
 // bursts. The control plane runs either on a thread of its own, fed reports (as the thesis runs it),
 // or on the data plane's core between bursts (as `flowtrack run --nf concury` does). Arrivals due,
-// reports and hand-overs are taken every 32 bursts (about 30 us of lookups). Returns the data plane's
-// lookup Mqps over the whole time; `point` gets the counts.
+// reports and hand-overs are taken every 32 bursts (about 30 us of lookups); on the same core the
+// control plane learns the reports kMinBatch at a time. Returns the data plane's lookup Mqps over the
+// whole time; `point` gets the counts.
 double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::span<const LbQuery> queries,
                           const CompactBenchSetup& s, double rate, DynamicPoint* point = nullptr) {
-  using Report = std::array<std::uint64_t, 3>;  // (vip, key, dcode)
+  using Report = ConcuryControl::Report;
+  constexpr std::size_t kMinBatch = 32;
   using Handover = std::pair<std::uint32_t, ConcuryVipImage>;
   struct Mailbox {
     std::mutex lock;
@@ -322,18 +324,13 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
   // The control plane's work: learn a batch of reports; the pool change due, if one is.
   const auto learn = [&](std::span<const Report> batch) {
     const std::uint64_t from = tsc_begin();
-    constexpr std::size_t kAhead = 8;  // reports whose control-plane cells are on their way
-    for (std::size_t i = 0; i < std::min(kAhead, batch.size()); ++i) control.prefetch(static_cast<std::uint32_t>(batch[i][0]), batch[i][1]);
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      if (i + kAhead < batch.size()) control.prefetch(static_cast<std::uint32_t>(batch[i + kAhead][0]), batch[i + kAhead][1]);
-      const auto& [vip, key, dcode] = batch[i];
-      control.learn(static_cast<std::uint32_t>(vip), key, static_cast<std::uint32_t>(dcode));
-    }
+    control.learn_all(batch);
     learnt.fetch_add(batch.size(), std::memory_order_relaxed);
     control_ticks += tsc_end() - from;
   };
+  const auto change_is_due = [&] { return rate > 0 && seconds() >= (static_cast<double>(changes) + 0.5) * s.dip_change_every; };
   const auto change_due = [&](std::vector<Handover>& to) {
-    if (rate <= 0 || seconds() < (static_cast<double>(changes) + 0.5) * s.dip_change_every) return;
+    if (!change_is_due()) return;
     const std::uint64_t from = tsc_begin();
     const auto v = static_cast<std::uint32_t>(changes % s.vips);
     std::vector<std::uint16_t> dips = dips_of(s, v);
@@ -389,15 +386,20 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
       reports.push_back({v, key, lookup.answer(v, key).dcode});
     }
     if (!s.control_thread) {
-      learn(reports);
+      // Reports are learnt kMinBatch or more at a time (learn_all overlaps their misses), and all those
+      // waiting before a pool change and at the end: no change is computed without a report made before it.
+      if (reports.size() >= kMinBatch || last || change_is_due()) {
+        learn(reports);
+        reports.clear();
+      }
       change_due(images);
     } else if (!reports.empty() || box.images_waiting.load(std::memory_order_acquire)) {
       std::lock_guard guard(box.lock);
       box.reports.insert(box.reports.end(), reports.begin(), reports.end());
+      reports.clear();
       images.swap(box.images);
       box.images_waiting.store(false, std::memory_order_relaxed);
     }
-    reports.clear();
     for (const auto& [v, image] : images) lookup.apply(v, image);
     images.clear();
     if (last) break;

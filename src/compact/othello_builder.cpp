@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "flowtrack/util/assert.hpp"
 
@@ -41,12 +42,12 @@ std::uint64_t OthelloBuilder<Key>::stored_value(std::uint32_t slot) const {
 template <CompactKey Key>
 void OthelloBuilder<Key>::set_payload(std::uint32_t cell, std::uint64_t payload) {
   const unsigned t = shape_.taken_bits();
-  cells_[cell] = (payload << t) | (cells_[cell] & ((1ull << t) - 1));
+  cells_[cell].bits = (payload << t) | (cells_[cell].bits & ((1ull << t) - 1));
 }
 
 template <CompactKey Key>
 void OthelloBuilder<Key>::set_taken(std::uint32_t cell, bool taken) {
-  if (shape_.emptiness) cells_[cell] = (cells_[cell] & ~1ull) | (taken ? 1 : 0);
+  if (shape_.emptiness) cells_[cell].bits = (cells_[cell].bits & ~1ull) | (taken ? 1 : 0);
 }
 
 template <CompactKey Key>
@@ -55,7 +56,7 @@ const std::vector<std::uint32_t>& OthelloBuilder<Key>::component(std::uint32_t c
   walk_parent_.assign(1, kNone);  // the slot we arrived by, parallel to walk_
   for (std::size_t i = 0; i < walk_.size(); ++i) {
     const std::uint32_t u = walk_[i];
-    for (std::uint32_t s = head_[u]; s != kNone; s = next_at(s, u)) {
+    for (std::uint32_t s = cells_[u].head; s != kNone; s = next_at(s, u)) {
       if (s == skip_slot || s == walk_parent_[i]) continue;
       walk_.push_back(other_end(s, u));
       walk_parent_.push_back(s);
@@ -66,11 +67,14 @@ const std::vector<std::uint32_t>& OthelloBuilder<Key>::component(std::uint32_t c
 
 template <CompactKey Key>
 std::uint32_t OthelloBuilder<Key>::root_of(std::uint32_t cell) {
-  while (set_parent_[cell] != cell) {
-    set_parent_[cell] = set_parent_[set_parent_[cell]];
-    cell = set_parent_[cell];
+  for (;;) {
+    const std::uint32_t parent = cells_[cell].set;
+    if ((parent & kSetRoot) != 0) return cell;
+    const std::uint32_t grandparent = cells_[parent].set;
+    if ((grandparent & kSetRoot) != 0) return parent;
+    cells_[cell].set = grandparent;  // path halving
+    cell = grandparent;
   }
-  return cell;
 }
 
 template <CompactKey Key>
@@ -78,51 +82,37 @@ void OthelloBuilder<Key>::join(std::uint32_t a, std::uint32_t b) {
   a = root_of(a);
   b = root_of(b);
   if (a == b) return;
-  if (set_size_[a] < set_size_[b]) std::swap(a, b);
-  set_parent_[b] = a;
-  set_size_[a] += set_size_[b];
+  if (set_size(a) < set_size(b)) std::swap(a, b);
+  cells_[a].set = kSetRoot | (set_size(a) + set_size(b));
+  cells_[b].set = a;
 }
 
 template <CompactKey Key>
 void OthelloBuilder<Key>::renew_sets() {
-  set_parent_.resize(cells_.size());
-  for (std::uint32_t c = 0; c < cells_.size(); ++c) set_parent_[c] = c;
-  set_size_.assign(cells_.size(), 1);
-  for (std::uint32_t s = 0; s < keys_.size(); ++s) join(end_a_[s], end_b_[s]);
+  for (Cell& cell : cells_) cell.set = kSetRoot | 1;
+  for (std::uint32_t s = 0; s < keys_.size(); ++s) join(edges_[s].a, edges_[s].b);
   sets_split_ = false;
 }
 
 template <CompactKey Key>
 void OthelloBuilder<Key>::link(std::uint32_t slot) {
-  next_a_[slot] = head_[end_a_[slot]];
-  head_[end_a_[slot]] = slot;
-  next_b_[slot] = head_[end_b_[slot]];
-  head_[end_b_[slot]] = slot;
+  Edge& edge = edges_[slot];
+  edge.next_a = std::exchange(cells_[edge.a].head, slot);
+  edge.next_b = std::exchange(cells_[edge.b].head, slot);
 }
 
 template <CompactKey Key>
 void OthelloBuilder<Key>::unlink(std::uint32_t slot) {
-  for (const std::uint32_t cell : {end_a_[slot], end_b_[slot]}) {
-    std::uint32_t* link = &head_[cell];
-    while (*link != slot) link = end_a_[*link] == cell ? &next_a_[*link] : &next_b_[*link];
-    *link = next_at(slot, cell);
-  }
+  for (const std::uint32_t cell : {edges_[slot].a, edges_[slot].b}) *link_to(slot, cell) = next_at(slot, cell);
 }
 
 // Moves the key of slot `from` into the free slot `to` (lists point at slots, so the links follow).
 template <CompactKey Key>
 void OthelloBuilder<Key>::relabel_slot(std::uint32_t from, std::uint32_t to) {
-  for (const std::uint32_t cell : {end_a_[from], end_b_[from]}) {
-    std::uint32_t* link = &head_[cell];
-    while (*link != from) link = end_a_[*link] == cell ? &next_a_[*link] : &next_b_[*link];
-    *link = to;
-  }
+  for (const std::uint32_t cell : {edges_[from].a, edges_[from].b}) *link_to(from, cell) = to;
   keys_[to] = keys_[from];
   values_[to] = values_[from];
-  end_a_[to] = end_a_[from];
-  end_b_[to] = end_b_[from];
-  next_a_[to] = next_a_[from];
-  next_b_[to] = next_b_[from];
+  edges_[to] = edges_[from];
   if (config_.key_index) slots_[keys_[to]] = to;
 }
 
@@ -149,7 +139,7 @@ OthelloMessage OthelloBuilder<Key>::set_value(std::uint32_t slot, std::uint64_t 
   OthelloMessage message;
   const std::uint64_t x = values_[slot] ^ value;
   values_[slot] = value;
-  xor_tree(component(end_b_[slot], slot), x, message);
+  xor_tree(component(edges_[slot].b, slot), x, message);
   return message;
 }
 
@@ -166,10 +156,7 @@ OthelloMessage OthelloBuilder<Key>::append(const Key& key, std::uint64_t value) 
     return rebuild();
   }
   const OthelloProbe p = othello_probe(shape_, key);
-  end_a_.push_back(p.a);
-  end_b_.push_back(p.b);
-  next_a_.push_back(kNone);
-  next_b_.push_back(kNone);
+  edges_.push_back({p.a, p.b, kNone, kNone});
   const std::uint32_t root_a = root_of(p.a), root_b = root_of(p.b);
   if (root_a == root_b) {
     // One tree (or, after a delete, perhaps two that union-find still joins): the walk decides.
@@ -178,11 +165,11 @@ OthelloMessage OthelloBuilder<Key>::append(const Key& key, std::uint64_t value) 
   }
   // Fix the smaller tree so that A[a] ^ B[b] becomes the key's stored value.
   const std::uint64_t x = payload(p.a) ^ payload(p.b) ^ stored_value(slot);
-  if (x != 0) xor_tree(component(set_size_[root_a] < set_size_[root_b] ? p.a : p.b, kNone), x, message);
+  if (x != 0) xor_tree(component(set_size(root_a) < set_size(root_b) ? p.a : p.b, kNone), x, message);
   link(slot);
   join(root_a, root_b);
   for (const std::uint32_t cell : {p.a, p.b}) {
-    if (shape_.emptiness && (cells_[cell] & 1) == 0) {
+    if (shape_.emptiness && (cells_[cell].bits & 1) == 0) {
       set_taken(cell, true);
       record(cell, message);
     }
@@ -204,15 +191,15 @@ OthelloMessage OthelloBuilder<Key>::erase_slot(std::uint32_t slot) {
   if (config_.key_index) slots_.erase(keys_[slot]);
   unlink(slot);
   sets_split_ = true;
-  for (const std::uint32_t cell : {end_a_[slot], end_b_[slot]}) {
-    if (shape_.emptiness && head_[cell] == kNone) {
+  for (const std::uint32_t cell : {edges_[slot].a, edges_[slot].b}) {
+    if (shape_.emptiness && cells_[cell].head == kNone) {
       set_taken(cell, false);
       record(cell, message);
     }
   }
   const auto last = static_cast<std::uint32_t>(keys_.size() - 1);
   if (slot != last) relabel_slot(last, slot);
-  for (auto* v : {&end_a_, &end_b_, &next_a_, &next_b_}) v->pop_back();
+  edges_.pop_back();
   keys_.pop_back();
   values_.pop_back();
   return message;
@@ -249,7 +236,7 @@ std::optional<std::uint32_t> OthelloBuilder<Key>::slot_of(const Key& key) const 
 template <CompactKey Key>
 OthelloImage OthelloBuilder<Key>::export_image() const {
   OthelloImage image{shape_, PackedCells(cells_.size(), shape_.cell_bits())};
-  for (std::size_t c = 0; c < cells_.size(); ++c) image.cells.set(c, cells_[c]);
+  for (std::size_t c = 0; c < cells_.size(); ++c) image.cells.set(c, cells_[c].bits);
   return image;
 }
 
@@ -269,21 +256,19 @@ OthelloMessage OthelloBuilder<Key>::rebuild() {
     }
     shape_ = sized_shape(config_, capacity_, rng_.next());
     const std::size_t cells = std::size_t{shape_.size_a} + shape_.size_b;
-    head_.assign(cells, kNone);
-    end_a_.resize(keys_.size());
-    end_b_.resize(keys_.size());
-    next_a_.resize(keys_.size());
-    next_b_.resize(keys_.size());
+    cells_.assign(cells, Cell{});
+    edges_.resize(keys_.size());
     for (std::uint32_t s = 0; s < keys_.size(); ++s) {
       const OthelloProbe p = othello_probe(shape_, keys_[s]);
-      end_a_[s] = p.a;
-      end_b_[s] = p.b;
+      edges_[s].a = p.a;
+      edges_[s].b = p.b;
       link(s);
     }
-    cells_.assign(cells, 0);
+    std::vector<std::uint64_t> bits(cells);
     const unsigned payload_bits = shape_.value_bits + shape_.fingerprint_bits;
     const auto root = [&](std::uint32_t) { return config_.random_fill ? rng_.next() : 0; };
-    if (fill(cells_, shape_.taken_bits(), payload_bits, [this](std::uint32_t s) { return stored_value(s); }, root)) {
+    if (fill(bits, shape_.taken_bits(), payload_bits, [this](std::uint32_t s) { return stored_value(s); }, root)) {
+      for (std::size_t c = 0; c < cells; ++c) cells_[c].bits = bits[c];
       break;
     }
   }

@@ -40,9 +40,17 @@ class ConcuryControl {
 
   // Learns a connection with its Dcode; true when it was new (a known one keeps the Dcode given).
   bool learn(std::uint32_t vip, std::uint64_t key, std::uint32_t dcode);
-  // Starts loading what learn() or dip_of() of the key reads first: a caller with a batch of keys
-  // (a burst's openings, a batch of reports) calls it a few keys ahead to overlap their misses.
-  void prefetch(std::uint32_t vip, std::uint64_t key) const { vips_[vip].connections.prefetch(key); }
+  // A batch of reports (the data plane's reports of new connections), learnt in order as learn() would,
+  // with the misses of several reports in flight at once; returns how many were new.
+  struct Report {
+    std::uint32_t vip;
+    std::uint64_t key;
+    std::uint32_t dcode;
+  };
+  std::size_t learn_all(std::span<const Report> reports);
+  // Starts loading the first line learn() or dip_of() of the key will miss: a caller with a few keys
+  // to ask about (a burst's openings) calls it for all of them first.
+  void prefetch(std::uint32_t vip, std::uint64_t key) const { vips_[vip].connections.prefetch_cells(key); }
   void forget(std::uint32_t vip, std::uint64_t key);
   // Changes the pool; returns how many known connections lost their DIP (it left the list).
   std::size_t set_pool(std::uint32_t vip, std::vector<std::uint16_t> dips, std::vector<double> weights);

@@ -65,15 +65,12 @@ class OthelloBuilder {
     const OthelloProbe p = othello_probe(shape_, key);
     return (payload(p.a) ^ payload(p.b)) & ((1ull << shape_.value_bits) - 1);
   }
-  // Starts loading what an update of the key reads first (its two cells, their edge lists and
+  // Starts loading what an update of the key reads first (its two cells, with their edge lists and
   // union-find entries), so that a batch of updates overlaps its misses: call it a few keys ahead.
   void prefetch(const Key& key) const {
     const OthelloProbe p = othello_probe(shape_, key);
-    for (const std::uint32_t cell : {p.a, p.b}) {
-      __builtin_prefetch(&cells_[cell]);
-      __builtin_prefetch(&head_[cell]);
-      __builtin_prefetch(&set_parent_[cell]);
-    }
+    __builtin_prefetch(&cells_[p.a]);
+    __builtin_prefetch(&cells_[p.b]);
   }
   std::size_t size() const { return keys_.size(); }
   std::uint32_t capacity() const { return capacity_; }
@@ -101,9 +98,23 @@ class OthelloBuilder {
 
  private:
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  static constexpr std::uint32_t kSetRoot = 1u << 31;  // Cell::set of a union-find root (cells < 2^31)
+  // A cell of A or B and what the control plane keeps beside it, one 16-byte record so that an update
+  // reads one line a cell it touches: the cell's bits (taken bit, then payload), the first slot of its
+  // edge list, and its union-find entry.
+  struct Cell {
+    std::uint64_t bits = 0;
+    std::uint32_t head = kNone;
+    std::uint32_t set = kSetRoot | 1;  // the parent cell, or at a root kSetRoot | the set's size (an upper bound)
+  };
+  // A key's edge: its two cells (B's offset by size_a) and the next slot in the edge list of each.
+  struct Edge {
+    std::uint32_t a, b;
+    std::uint32_t next_a, next_b;
+  };
 
   std::uint64_t stored_value(std::uint32_t slot) const;  // value | fingerprint << value_bits
-  std::uint64_t payload(std::uint32_t cell) const { return cells_[cell] >> shape_.taken_bits(); }
+  std::uint64_t payload(std::uint32_t cell) const { return cells_[cell].bits >> shape_.taken_bits(); }
   void set_payload(std::uint32_t cell, std::uint64_t payload);
   void set_taken(std::uint32_t cell, bool taken);
   // The cells of the tree holding `cell`, ignoring the edge of `skip_slot` (in a scratch buffer that
@@ -111,6 +122,7 @@ class OthelloBuilder {
   const std::vector<std::uint32_t>& component(std::uint32_t cell, std::uint32_t skip_slot) const;
   // Union-find over the cells: the root of a cell's set; sets joined by an edge.
   std::uint32_t root_of(std::uint32_t cell);
+  std::uint32_t set_size(std::uint32_t root) const { return cells_[root].set & ~kSetRoot; }
   void join(std::uint32_t a, std::uint32_t b);
   void renew_sets();  // from the edges, after a rebuild
   void link(std::uint32_t slot);
@@ -119,7 +131,7 @@ class OthelloBuilder {
   // xor every cell of `tree` by x, recording the writes
   void xor_tree(const std::vector<std::uint32_t>& tree, std::uint64_t x, OthelloMessage& message);
   void record(std::uint32_t cell, OthelloMessage& message) const {
-    if (config_.messages) message.writes.push_back({cell, cells_[cell]});
+    if (config_.messages) message.writes.push_back({cell, cells_[cell].bits});
   }
   // New seed (and sizes for capacity_) until the graph of all keys is acyclic; returns the image message
   // (empty when messages are off).
@@ -130,10 +142,16 @@ class OthelloBuilder {
   bool fill(std::vector<std::uint64_t>& cells, unsigned taken_bits, unsigned payload_bits, ValueOfSlot&& value,
             RootValue&& root_value) const;
   std::uint32_t next_at(std::uint32_t slot, std::uint32_t cell) const {
-    return end_a_[slot] == cell ? next_a_[slot] : next_b_[slot];
+    return edges_[slot].a == cell ? edges_[slot].next_a : edges_[slot].next_b;
   }
   std::uint32_t other_end(std::uint32_t slot, std::uint32_t cell) const {
-    return end_a_[slot] == cell ? end_b_[slot] : end_a_[slot];
+    return edges_[slot].a == cell ? edges_[slot].b : edges_[slot].a;
+  }
+  // The link in cell's edge list that points at `slot` (the list must hold it).
+  std::uint32_t* link_to(std::uint32_t slot, std::uint32_t cell) {
+    std::uint32_t* link = &cells_[cell].head;
+    while (*link != slot) link = edges_[*link].a == cell ? &edges_[*link].next_a : &edges_[*link].next_b;
+    return link;
   }
 
   OthelloConfig config_;
@@ -144,11 +162,8 @@ class OthelloBuilder {
 
   std::vector<Key> keys_;
   std::vector<std::uint64_t> values_;
-  std::vector<std::uint32_t> end_a_, end_b_;        // per slot: its two cells (B offset by size_a)
-  std::vector<std::uint32_t> next_a_, next_b_;      // per slot: next slot in the list of its A / B cell
-  std::vector<std::uint32_t> head_;                 // per cell: first slot with an edge there
-  std::vector<std::uint64_t> cells_;                // the arrays, one cell per word
-  std::vector<std::uint32_t> set_parent_, set_size_;  // union-find per cell (size: at roots, an upper bound)
+  std::vector<Edge> edges_;  // per slot
+  std::vector<Cell> cells_;  // the arrays A then B
   bool sets_split_ = false;                          // a delete came since renew_sets()
   mutable std::vector<std::uint32_t> walk_, walk_parent_;  // component()'s scratch
   std::unordered_map<Key, std::uint32_t, KeyHasher> slots_;  // empty unless config_.key_index
@@ -178,7 +193,7 @@ bool OthelloBuilder<Key>::fill(std::vector<std::uint64_t>& cells, unsigned taken
   const std::uint64_t payload_mask = payload_bits >= 64 ? ~0ull : (1ull << payload_bits) - 1;
   std::vector<std::uint8_t> visited(cells.size(), 0);
   std::vector<std::uint32_t> parent_slot(cells.size(), kNone), stack;
-  auto taken = [&](std::uint32_t cell) { return taken_bits != 0 && head_[cell] != kNone ? 1ull : 0ull; };
+  auto taken = [&](std::uint32_t cell) { return taken_bits != 0 && cells_[cell].head != kNone ? 1ull : 0ull; };
   for (std::uint32_t root = 0; root < cells.size(); ++root) {
     if (visited[root]) continue;
     visited[root] = 1;
@@ -187,7 +202,7 @@ bool OthelloBuilder<Key>::fill(std::vector<std::uint64_t>& cells, unsigned taken
     while (!stack.empty()) {
       const std::uint32_t u = stack.back();
       stack.pop_back();
-      for (std::uint32_t s = head_[u]; s != kNone; s = next_at(s, u)) {
+      for (std::uint32_t s = cells_[u].head; s != kNone; s = next_at(s, u)) {
         if (s == parent_slot[u]) continue;
         const std::uint32_t v = other_end(s, u);
         if (visited[v]) return false;  // a second path to v: a cycle
