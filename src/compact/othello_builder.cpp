@@ -88,13 +88,6 @@ void OthelloBuilder<Key>::join(std::uint32_t a, std::uint32_t b) {
 }
 
 template <CompactKey Key>
-void OthelloBuilder<Key>::renew_sets() {
-  for (Cell& cell : cells_) cell.set = kSetRoot | 1;
-  for (std::uint32_t s = 0; s < keys_.size(); ++s) join(edges_[s].a, edges_[s].b);
-  sets_split_ = false;
-}
-
-template <CompactKey Key>
 void OthelloBuilder<Key>::link(std::uint32_t slot) {
   Edge& edge = edges_[slot];
   edge.next_a = std::exchange(cells_[edge.a].head, slot);
@@ -242,8 +235,7 @@ OthelloImage OthelloBuilder<Key>::export_image() const {
 
 template <CompactKey Key>
 bool OthelloBuilder<Key>::acyclic() const {
-  std::vector<std::uint64_t> scratch(cells_.size());
-  return fill(scratch, 0, 1, [](std::uint32_t) { return 0; }, [](std::uint32_t) { return 0; });
+  return fill(0, 1, [](std::uint32_t) { return 0; }, [](std::uint32_t) { return 0; }, [](std::uint32_t, std::uint64_t, std::uint32_t) {});
 }
 
 template <CompactKey Key>
@@ -264,15 +256,20 @@ OthelloMessage OthelloBuilder<Key>::rebuild() {
       edges_[s].b = p.b;
       link(s);
     }
-    std::vector<std::uint64_t> bits(cells);
     const unsigned payload_bits = shape_.value_bits + shape_.fingerprint_bits;
-    const auto root = [&](std::uint32_t) { return config_.random_fill ? rng_.next() : 0; };
-    if (fill(bits, shape_.taken_bits(), payload_bits, [this](std::uint32_t s) { return stored_value(s); }, root)) {
-      for (std::size_t c = 0; c < cells; ++c) cells_[c].bits = bits[c];
-      break;
-    }
+    const auto root_value = [&](std::uint32_t) { return config_.random_fill ? rng_.next() : 0; };
+    // The walk visits each tree from its root: the union-find sets come out flat, each cell's parent
+    // its tree's root (and the root counting the tree's cells).
+    const auto store = [&](std::uint32_t cell, std::uint64_t bits, std::uint32_t root) {
+      cells_[cell].bits = bits;
+      if (cell != root) {
+        cells_[cell].set = root;
+        ++cells_[root].set;
+      }
+    };
+    if (fill(shape_.taken_bits(), payload_bits, [this](std::uint32_t s) { return stored_value(s); }, root_value, store)) break;
   }
-  renew_sets();
+  sets_split_ = false;
   OthelloMessage message;
   if (config_.messages) message.image = std::make_shared<const OthelloImage>(export_image());
   return message;

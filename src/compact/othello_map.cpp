@@ -9,7 +9,9 @@ template <CompactKey Key>
 OthelloConfig OthelloMap<Key>::index_config(std::uint32_t capacity, std::uint64_t seed) {
   OthelloConfig config;
   config.capacity = std::max<std::uint32_t>(2, capacity);
-  config.value_bits = static_cast<unsigned>(std::bit_width(config.capacity - 1));
+  // Positions up to twice the capacity: the index's own growth (at the capacity) keeps its width, and
+  // the map widens it only when the positions outgrow that, so the keys are rebuilt once a doubling.
+  config.value_bits = static_cast<unsigned>(std::bit_width(2 * config.capacity - 1));
   config.seed = seed;
   config.messages = false;   // the map reads its index itself: no lookup structure follows it
   config.key_index = false;  // a key's slot is its value in the index: the map updates by slot

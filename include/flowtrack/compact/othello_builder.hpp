@@ -124,7 +124,6 @@ class OthelloBuilder {
   std::uint32_t root_of(std::uint32_t cell);
   std::uint32_t set_size(std::uint32_t root) const { return cells_[root].set & ~kSetRoot; }
   void join(std::uint32_t a, std::uint32_t b);
-  void renew_sets();  // from the edges, after a rebuild
   void link(std::uint32_t slot);
   void unlink(std::uint32_t slot);
   void relabel_slot(std::uint32_t from, std::uint32_t to);
@@ -138,9 +137,9 @@ class OthelloBuilder {
   OthelloMessage rebuild();
   // Fills every tree of the current graph; false on a cycle. value(slot) gives the stored value of the
   // key in that slot; each tree's root (and each free cell) gets root_value(cell), masked to payload_bits.
-  template <class ValueOfSlot, class RootValue>
-  bool fill(std::vector<std::uint64_t>& cells, unsigned taken_bits, unsigned payload_bits, ValueOfSlot&& value,
-            RootValue&& root_value) const;
+  // Each cell's bits go to store(cell, bits, root), the root of its tree first.
+  template <class ValueOfSlot, class RootValue, class Store>
+  bool fill(unsigned taken_bits, unsigned payload_bits, ValueOfSlot&& value, RootValue&& root_value, Store&& store) const;
   std::uint32_t next_at(std::uint32_t slot, std::uint32_t cell) const {
     return edges_[slot].a == cell ? edges_[slot].next_a : edges_[slot].next_b;
   }
@@ -164,7 +163,7 @@ class OthelloBuilder {
   std::vector<std::uint64_t> values_;
   std::vector<Edge> edges_;  // per slot
   std::vector<Cell> cells_;  // the arrays A then B
-  bool sets_split_ = false;                          // a delete came since renew_sets()
+  bool sets_split_ = false;                          // a delete came since the last rebuild
   mutable std::vector<std::uint32_t> walk_, walk_parent_;  // component()'s scratch
   std::unordered_map<Key, std::uint32_t, KeyHasher> slots_;  // empty unless config_.key_index
 };
@@ -176,40 +175,50 @@ OthelloImage OthelloBuilder<Key>::refill(unsigned value_bits, ValueOfSlot&& valu
   OthelloShape shape = shape_;
   shape.value_bits = value_bits;
   shape.fingerprint_bits = 0;
-  std::vector<std::uint64_t> cells(cells_.size());
   Random rng(fill_seed);
   const bool keep = previous != nullptr && previous->shape == shape;
-  fill(cells, shape.taken_bits(), value_bits, value_of_slot,
-       [&](std::uint32_t cell) { return keep ? previous->cells.get(cell) >> shape.taken_bits() : rng.next(); });
-  OthelloImage image{shape, PackedCells(cells.size(), shape.cell_bits())};
-  for (std::size_t c = 0; c < cells.size(); ++c) image.cells.set(c, cells[c]);
+  OthelloImage image{shape, PackedCells(cells_.size(), shape.cell_bits())};
+  fill(
+      shape.taken_bits(), value_bits, value_of_slot,
+      [&](std::uint32_t cell) { return keep ? previous->cells.get(cell) >> shape.taken_bits() : rng.next(); },
+      [&](std::uint32_t cell, std::uint64_t bits, std::uint32_t) { image.cells.set(cell, bits); });
   return image;
 }
 
 template <CompactKey Key>
-template <class ValueOfSlot, class RootValue>
-bool OthelloBuilder<Key>::fill(std::vector<std::uint64_t>& cells, unsigned taken_bits, unsigned payload_bits,
-                               ValueOfSlot&& value, RootValue&& root_value) const {
+template <class ValueOfSlot, class RootValue, class Store>
+bool OthelloBuilder<Key>::fill(unsigned taken_bits, unsigned payload_bits, ValueOfSlot&& value, RootValue&& root_value,
+                               Store&& store) const {
   const std::uint64_t payload_mask = payload_bits >= 64 ? ~0ull : (1ull << payload_bits) - 1;
-  std::vector<std::uint8_t> visited(cells.size(), 0);
-  std::vector<std::uint32_t> parent_slot(cells.size(), kNone), stack;
-  auto taken = [&](std::uint32_t cell) { return taken_bits != 0 && cells_[cell].head != kNone ? 1ull : 0ull; };
-  for (std::uint32_t root = 0; root < cells.size(); ++root) {
-    if (visited[root]) continue;
-    visited[root] = 1;
-    cells[root] = ((root_value(root) & payload_mask) << taken_bits) | taken(root);
-    stack.assign(1, root);
+  // Per cell, the slot of the edge the walk came by: kUnvisited before the walk reaches the cell, kNone
+  // at a root.
+  constexpr std::uint32_t kUnvisited = kNone - 1;
+  std::vector<std::uint32_t> arrived_by(cells_.size(), kUnvisited);
+  struct Visit {
+    std::uint32_t cell;
+    std::uint64_t payload;
+  };
+  std::vector<Visit> stack;
+  auto bits = [&](std::uint32_t cell, std::uint64_t payload) {
+    return (payload << taken_bits) | (taken_bits != 0 && cells_[cell].head != kNone ? 1ull : 0ull);
+  };
+  for (std::uint32_t root = 0; root < cells_.size(); ++root) {
+    if (arrived_by[root] != kUnvisited) continue;
+    arrived_by[root] = kNone;
+    const std::uint64_t root_payload = root_value(root) & payload_mask;
+    store(root, bits(root, root_payload), root);
+    stack.assign(1, {root, root_payload});
     while (!stack.empty()) {
-      const std::uint32_t u = stack.back();
+      const Visit u = stack.back();
       stack.pop_back();
-      for (std::uint32_t s = cells_[u].head; s != kNone; s = next_at(s, u)) {
-        if (s == parent_slot[u]) continue;
-        const std::uint32_t v = other_end(s, u);
-        if (visited[v]) return false;  // a second path to v: a cycle
-        visited[v] = 1;
-        parent_slot[v] = s;
-        cells[v] = ((((cells[u] >> taken_bits) ^ value(s)) & payload_mask) << taken_bits) | taken(v);
-        stack.push_back(v);
+      for (std::uint32_t s = cells_[u.cell].head; s != kNone; s = next_at(s, u.cell)) {
+        if (s == arrived_by[u.cell]) continue;
+        const std::uint32_t v = other_end(s, u.cell);
+        if (arrived_by[v] != kUnvisited) return false;  // a second path to v: a cycle
+        arrived_by[v] = s;
+        const std::uint64_t payload = (u.payload ^ value(s)) & payload_mask;
+        store(v, bits(v, payload), root);
+        stack.push_back({v, payload});
       }
     }
   }
