@@ -254,6 +254,7 @@ CompactRep run_filtable(const CompactBenchSetup& s, const Workload& w) {
 // v * dips_per_vip .. + dips_per_vip - 1, equal weights.
 
 constexpr unsigned kDcodeBits = 12;
+constexpr std::size_t kLearnBatch = 32;  // reports the control plane takes at once (same core: at least)
 
 std::vector<std::uint16_t> dips_of(const CompactBenchSetup& s, unsigned vip) {
   std::vector<std::uint16_t> dips(s.dips_per_vip);
@@ -302,12 +303,11 @@ double row_bytes(const CompactBenchSetup& s) { return static_cast<double>(s.vips
 // bursts. The control plane runs either on a thread of its own, fed reports (as the thesis runs it),
 // or on the data plane's core between bursts (as `flowtrack run --nf concury` does). Arrivals due,
 // reports and hand-overs are taken every 32 bursts (about 30 us of lookups); on the same core the
-// control plane learns the reports kMinBatch at a time. Returns the data plane's lookup Mqps over the
+// control plane learns the reports kLearnBatch at a time. Returns the data plane's lookup Mqps over the
 // whole time; `point` gets the counts.
 double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::span<const LbQuery> queries,
                           const CompactBenchSetup& s, double rate, DynamicPoint* point = nullptr) {
   using Report = ConcuryControl::Report;
-  constexpr std::size_t kMinBatch = 32;
   using Handover = std::pair<std::uint32_t, ConcuryVipImage>;
   struct Mailbox {
     std::mutex lock;
@@ -386,9 +386,9 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
       reports.push_back({v, key, lookup.answer(v, key).dcode});
     }
     if (!s.control_thread) {
-      // Reports are learnt kMinBatch or more at a time (learn_all overlaps their misses), and all those
+      // Reports are learnt kLearnBatch or more at a time (learn_all overlaps their misses), and all those
       // waiting before a pool change and at the end: no change is computed without a report made before it.
-      if (reports.size() >= kMinBatch || last || change_is_due()) {
+      if (reports.size() >= kLearnBatch || last || change_is_due()) {
         learn(reports);
         reports.clear();
       }
@@ -423,9 +423,15 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
 void build_concury(const CompactBenchSetup& s, const Workload& w, ConcuryControl& control, ConcuryLookup& lookup) {
   Random rng(s.seed);
   for (unsigned v = 0; v < s.vips; ++v) control.add_vip(dips_of(s, v), std::vector<double>(s.dips_per_vip, 1.0), per_vip_capacity(s));
-  // Each connection learnt with the Dcode an unknown connection gets: uniform over the codes.
+  // Each connection learnt with the Dcode an unknown connection gets (uniform over the codes), from
+  // reports taken in batches as the control plane takes them under load.
+  std::vector<ConcuryControl::Report> batch;
   for (std::size_t i = 0; i < s.keys; ++i) {
-    control.learn(static_cast<std::uint32_t>(i % s.vips), w.keys[i], static_cast<std::uint32_t>(rng.below(1u << kDcodeBits)));
+    batch.push_back({static_cast<std::uint32_t>(i % s.vips), w.keys[i], static_cast<std::uint32_t>(rng.below(1u << kDcodeBits))});
+    if (batch.size() == kLearnBatch || i + 1 == s.keys) {
+      control.learn_all(batch);
+      batch.clear();
+    }
   }
   for (unsigned v = 0; v < s.vips; ++v) lookup.add_vip(control.image(v));
 }

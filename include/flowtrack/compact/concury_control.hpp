@@ -50,7 +50,7 @@ class ConcuryControl {
   std::size_t learn_all(std::span<const Report> reports);
   // Starts loading the first line learn() or dip_of() of the key will miss: a caller with a few keys
   // to ask about (a burst's openings) calls it for all of them first.
-  void prefetch(std::uint32_t vip, std::uint64_t key) const { vips_[vip].connections.prefetch_cells(key); }
+  [[gnu::always_inline]] void prefetch(std::uint32_t vip, std::uint64_t key) const { vips_[vip].connections.prefetch_cells(key); }
   void forget(std::uint32_t vip, std::uint64_t key);
   // Changes the pool; returns how many known connections lost their DIP (it left the list).
   std::size_t set_pool(std::uint32_t vip, std::vector<std::uint16_t> dips, std::vector<double> weights);
