@@ -46,13 +46,12 @@ std::size_t ConcuryControl::learn_all(std::span<const Report> reports) {
   // A software pipeline: report i + kCellsAhead has its index cells on the way, report i + kKeyAhead
   // (whose cells have had time to arrive) the key they point at, report i is learnt.
   constexpr std::size_t kCellsAhead = 8, kKeyAhead = 4;
-  const auto at = [&](std::size_t i) -> const OthelloMap<std::uint64_t>& { return vips_[reports[i].vip].connections; };
   std::size_t fresh = 0;
-  for (std::size_t i = 0; i < std::min(kCellsAhead, reports.size()); ++i) at(i).prefetch_cells(reports[i].key);
-  for (std::size_t i = 0; i < std::min(kKeyAhead, reports.size()); ++i) at(i).prefetch_key(reports[i].key);
+  for (std::size_t i = 0; i < std::min(kCellsAhead, reports.size()); ++i) prefetch_cells(reports[i].vip, reports[i].key);
+  for (std::size_t i = 0; i < std::min(kKeyAhead, reports.size()); ++i) prefetch_key(reports[i].vip, reports[i].key);
   for (std::size_t i = 0; i < reports.size(); ++i) {
-    if (i + kCellsAhead < reports.size()) at(i + kCellsAhead).prefetch_cells(reports[i + kCellsAhead].key);
-    if (i + kKeyAhead < reports.size()) at(i + kKeyAhead).prefetch_key(reports[i + kKeyAhead].key);
+    if (i + kCellsAhead < reports.size()) prefetch_cells(reports[i + kCellsAhead].vip, reports[i + kCellsAhead].key);
+    if (i + kKeyAhead < reports.size()) prefetch_key(reports[i + kKeyAhead].vip, reports[i + kKeyAhead].key);
     fresh += learn(reports[i].vip, reports[i].key, reports[i].dcode) ? 1 : 0;
   }
   return fresh;

@@ -48,9 +48,13 @@ class ConcuryControl {
     std::uint32_t dcode;
   };
   std::size_t learn_all(std::span<const Report> reports);
-  // Starts loading the first line learn() or dip_of() of the key will miss: a caller with a few keys
-  // to ask about (a burst's openings) calls it for all of them first.
-  [[gnu::always_inline]] void prefetch(std::uint32_t vip, std::uint64_t key) const { vips_[vip].connections.prefetch_cells(key); }
+  // learn() and dip_of() read two lines that miss at scale, one after the other (OthelloMap's index
+  // cells, then the key they point at). A caller with several keys to ask about (a burst's openings
+  // and answers) overlaps them: prefetch_cells for every key, then prefetch_key for every key, then asks.
+  [[gnu::always_inline]] void prefetch_cells(std::uint32_t vip, std::uint64_t key) const {
+    vips_[vip].connections.prefetch_cells(key);
+  }
+  [[gnu::always_inline]] void prefetch_key(std::uint32_t vip, std::uint64_t key) const { vips_[vip].connections.prefetch_key(key); }
   void forget(std::uint32_t vip, std::uint64_t key);
   // Changes the pool; returns how many known connections lost their DIP (it left the list).
   std::size_t set_pool(std::uint32_t vip, std::vector<std::uint16_t> dips, std::vector<double> weights);
