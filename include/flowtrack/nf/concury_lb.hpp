@@ -80,8 +80,9 @@ class ConcuryLb {
   // LB's configuration; the policy and the other table sizes do not apply.
   explicit ConcuryLb(const StatefulLbConfig& config);
 
-  // Three stages: lookup (every packet to a service, in bulk), state (per packet in order: the pool
-  // changes due, the cold and reverse paths' reports, the plan), rewrite.
+  // Three stages: lookup (every packet to a service, in bulk), state (the control-plane lines the
+  // burst will ask about prefetched, then per packet in order: the pool changes due, the cold and
+  // reverse paths' reports, the plan), rewrite.
   template <BurstOutput Out>
   void process_burst(std::span<NfPacket> burst, Out& out) {
     lookup_burst(burst);
