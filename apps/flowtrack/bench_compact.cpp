@@ -58,6 +58,8 @@ void print_dynamic(const Summary& s, bool json) {
           .set("dip_changes", last.dip_changes)
           .set("learnt", last.learnt)
           .set("reports_behind", last.reports_behind)
+          .set("elapsed_s", last.elapsed_seconds)
+          .set("control_busy_s", last.control_busy_seconds)
           .set("reps", s.reps.size())
           .print_line();
     } else {

@@ -254,6 +254,7 @@ CompactRep run_filtable(const CompactBenchSetup& s, const Workload& w) {
 // v * dips_per_vip .. + dips_per_vip - 1, equal weights.
 
 constexpr unsigned kDcodeBits = 12;
+constexpr std::size_t kLearnBatch = 32;  // reports the control plane takes at once (same core: at least)
 
 std::vector<std::uint16_t> dips_of(const CompactBenchSetup& s, unsigned vip) {
   std::vector<std::uint16_t> dips(s.dips_per_vip);
@@ -301,11 +302,12 @@ double row_bytes(const CompactBenchSetup& s) { return static_cast<double>(s.vips
 // DIP leaves, or comes back) and gives the data plane the VIP's new arrays, installed between two
 // bursts. The control plane runs either on a thread of its own, fed reports (as the thesis runs it),
 // or on the data plane's core between bursts (as `flowtrack run --nf concury` does). Arrivals due,
-// reports and hand-overs are taken every 32 bursts (about 30 us of lookups). Returns the data plane's
-// lookup Mqps over the whole time; `point` gets the counts.
+// reports and hand-overs are taken every 32 bursts (about 30 us of lookups); on the same core the
+// control plane learns the reports kLearnBatch at a time. Returns the data plane's lookup Mqps over the
+// whole time; `point` gets the counts.
 double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::span<const LbQuery> queries,
                           const CompactBenchSetup& s, double rate, DynamicPoint* point = nullptr) {
-  using Report = std::array<std::uint64_t, 3>;  // (vip, key, dcode)
+  using Report = ConcuryControl::Report;
   using Handover = std::pair<std::uint32_t, ConcuryVipImage>;
   struct Mailbox {
     std::mutex lock;
@@ -314,23 +316,29 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
     std::atomic<bool> images_waiting{false}, done{false};
   } box;
   std::atomic<std::uint64_t> learnt{0};
-  std::uint64_t changes = 0;  // the control plane's; read after join() when it has a thread
+  std::uint64_t changes = 0;       // the control plane's; read after join() when it has a thread
+  std::uint64_t control_ticks = 0;  // likewise
   const double hz = tsc_hz();
   const std::uint64_t start = tsc_begin();
   const auto seconds = [&] { return static_cast<double>(tsc_end() - start) / hz; };
   // The control plane's work: learn a batch of reports; the pool change due, if one is.
   const auto learn = [&](std::span<const Report> batch) {
-    for (const auto& [vip, key, dcode] : batch) control.learn(static_cast<std::uint32_t>(vip), key, static_cast<std::uint32_t>(dcode));
+    const std::uint64_t from = tsc_begin();
+    control.learn_all(batch);
     learnt.fetch_add(batch.size(), std::memory_order_relaxed);
+    control_ticks += tsc_end() - from;
   };
+  const auto change_is_due = [&] { return rate > 0 && seconds() >= (static_cast<double>(changes) + 0.5) * s.dip_change_every; };
   const auto change_due = [&](std::vector<Handover>& to) {
-    if (rate <= 0 || seconds() < (static_cast<double>(changes) + 0.5) * s.dip_change_every) return;
+    if (!change_is_due()) return;
+    const std::uint64_t from = tsc_begin();
     const auto v = static_cast<std::uint32_t>(changes % s.vips);
     std::vector<std::uint16_t> dips = dips_of(s, v);
     if ((changes / s.vips) % 2 == 0) dips.pop_back();
     control.set_pool(v, dips, std::vector<double>(dips.size(), 1.0));
     to.emplace_back(v, control.image(v));
     ++changes;
+    control_ticks += tsc_end() - from;
   };
   std::thread control_plane;
   if (s.control_thread) {
@@ -378,15 +386,20 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
       reports.push_back({v, key, lookup.answer(v, key).dcode});
     }
     if (!s.control_thread) {
-      learn(reports);
+      // Reports are learnt kLearnBatch or more at a time (learn_all overlaps their misses), and all those
+      // waiting before a pool change and at the end: no change is computed without a report made before it.
+      if (reports.size() >= kLearnBatch || last || change_is_due()) {
+        learn(reports);
+        reports.clear();
+      }
       change_due(images);
     } else if (!reports.empty() || box.images_waiting.load(std::memory_order_acquire)) {
       std::lock_guard guard(box.lock);
       box.reports.insert(box.reports.end(), reports.begin(), reports.end());
+      reports.clear();
       images.swap(box.images);
       box.images_waiting.store(false, std::memory_order_relaxed);
     }
-    reports.clear();
     for (const auto& [v, image] : images) lookup.apply(v, image);
     images.clear();
     if (last) break;
@@ -400,6 +413,8 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
     point->learnt = arrived - behind;
     point->dip_changes = changes;
     point->reports_behind = behind;
+    point->elapsed_seconds = elapsed;
+    point->control_busy_seconds = static_cast<double>(control_ticks) / hz;
   }
   return static_cast<double>(looked) / elapsed / 1e6;
 }
@@ -408,9 +423,15 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
 void build_concury(const CompactBenchSetup& s, const Workload& w, ConcuryControl& control, ConcuryLookup& lookup) {
   Random rng(s.seed);
   for (unsigned v = 0; v < s.vips; ++v) control.add_vip(dips_of(s, v), std::vector<double>(s.dips_per_vip, 1.0), per_vip_capacity(s));
-  // Each connection learnt with the Dcode an unknown connection gets: uniform over the codes.
+  // Each connection learnt with the Dcode an unknown connection gets (uniform over the codes), from
+  // reports taken in batches as the control plane takes them under load.
+  std::vector<ConcuryControl::Report> batch;
   for (std::size_t i = 0; i < s.keys; ++i) {
-    control.learn(static_cast<std::uint32_t>(i % s.vips), w.keys[i], static_cast<std::uint32_t>(rng.below(1u << kDcodeBits)));
+    batch.push_back({static_cast<std::uint32_t>(i % s.vips), w.keys[i], static_cast<std::uint32_t>(rng.below(1u << kDcodeBits))});
+    if (batch.size() == kLearnBatch || i + 1 == s.keys) {
+      control.learn_all(batch);
+      batch.clear();
+    }
   }
   for (unsigned v = 0; v < s.vips; ++v) lookup.add_vip(control.image(v));
 }

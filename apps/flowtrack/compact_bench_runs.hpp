@@ -36,6 +36,8 @@ struct DynamicPoint {
   double mqps = 0, static_mqps = 0;
   std::uint64_t learnt = 0, dip_changes = 0;
   std::uint64_t reports_behind = 0;  // reports the control plane had not learnt when the time was up
+  double elapsed_seconds = 0;        // the data plane's time (past dynamic_seconds when a last check ran long)
+  double control_busy_seconds = 0;   // the control plane's time learning and changing pools
 };
 
 // What one repetition measured; medians over repetitions are taken by the caller.

@@ -42,6 +42,21 @@ bool ConcuryControl::learn(std::uint32_t vip, std::uint64_t key, std::uint32_t d
   return vips_[vip].connections.insert_or_assign(key, dcode);
 }
 
+std::size_t ConcuryControl::learn_all(std::span<const Report> reports) {
+  // A software pipeline: report i + kCellsAhead has its index cells on the way, report i + kKeyAhead
+  // (whose cells have had time to arrive) the key they point at, report i is learnt.
+  constexpr std::size_t kCellsAhead = 8, kKeyAhead = 4;
+  std::size_t fresh = 0;
+  for (std::size_t i = 0; i < std::min(kCellsAhead, reports.size()); ++i) prefetch_cells(reports[i].vip, reports[i].key);
+  for (std::size_t i = 0; i < std::min(kKeyAhead, reports.size()); ++i) prefetch_key(reports[i].vip, reports[i].key);
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    if (i + kCellsAhead < reports.size()) prefetch_cells(reports[i + kCellsAhead].vip, reports[i + kCellsAhead].key);
+    if (i + kKeyAhead < reports.size()) prefetch_key(reports[i + kKeyAhead].vip, reports[i + kKeyAhead].key);
+    fresh += learn(reports[i].vip, reports[i].key, reports[i].dcode) ? 1 : 0;
+  }
+  return fresh;
+}
+
 void ConcuryControl::forget(std::uint32_t vip, std::uint64_t key) { vips_[vip].connections.erase(key); }
 
 std::optional<std::uint16_t> ConcuryControl::dip_of(std::uint32_t vip, std::uint64_t key) const {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+
+#include "flowtrack/util/assert.hpp"
 
 namespace flowtrack::compact {
 namespace {
@@ -39,12 +42,12 @@ std::uint64_t OthelloBuilder<Key>::stored_value(std::uint32_t slot) const {
 template <CompactKey Key>
 void OthelloBuilder<Key>::set_payload(std::uint32_t cell, std::uint64_t payload) {
   const unsigned t = shape_.taken_bits();
-  cells_[cell] = (payload << t) | (cells_[cell] & ((1ull << t) - 1));
+  cells_[cell].bits = (payload << t) | (cells_[cell].bits & ((1ull << t) - 1));
 }
 
 template <CompactKey Key>
 void OthelloBuilder<Key>::set_taken(std::uint32_t cell, bool taken) {
-  if (shape_.emptiness) cells_[cell] = (cells_[cell] & ~1ull) | (taken ? 1 : 0);
+  if (shape_.emptiness) cells_[cell].bits = (cells_[cell].bits & ~1ull) | (taken ? 1 : 0);
 }
 
 template <CompactKey Key>
@@ -53,7 +56,7 @@ const std::vector<std::uint32_t>& OthelloBuilder<Key>::component(std::uint32_t c
   walk_parent_.assign(1, kNone);  // the slot we arrived by, parallel to walk_
   for (std::size_t i = 0; i < walk_.size(); ++i) {
     const std::uint32_t u = walk_[i];
-    for (std::uint32_t s = head_[u]; s != kNone; s = next_at(s, u)) {
+    for (std::uint32_t s = cells_[u].head; s != kNone; s = next_at(s, u)) {
       if (s == skip_slot || s == walk_parent_[i]) continue;
       walk_.push_back(other_end(s, u));
       walk_parent_.push_back(s);
@@ -64,11 +67,14 @@ const std::vector<std::uint32_t>& OthelloBuilder<Key>::component(std::uint32_t c
 
 template <CompactKey Key>
 std::uint32_t OthelloBuilder<Key>::root_of(std::uint32_t cell) {
-  while (set_parent_[cell] != cell) {
-    set_parent_[cell] = set_parent_[set_parent_[cell]];
-    cell = set_parent_[cell];
+  for (;;) {
+    const std::uint32_t parent = cells_[cell].set;
+    if ((parent & kSetRoot) != 0) return cell;
+    const std::uint32_t grandparent = cells_[parent].set;
+    if ((grandparent & kSetRoot) != 0) return parent;
+    cells_[cell].set = grandparent;  // path halving
+    cell = grandparent;
   }
-  return cell;
 }
 
 template <CompactKey Key>
@@ -76,52 +82,31 @@ void OthelloBuilder<Key>::join(std::uint32_t a, std::uint32_t b) {
   a = root_of(a);
   b = root_of(b);
   if (a == b) return;
-  if (set_size_[a] < set_size_[b]) std::swap(a, b);
-  set_parent_[b] = a;
-  set_size_[a] += set_size_[b];
-}
-
-template <CompactKey Key>
-void OthelloBuilder<Key>::renew_sets() {
-  set_parent_.resize(cells_.size());
-  for (std::uint32_t c = 0; c < cells_.size(); ++c) set_parent_[c] = c;
-  set_size_.assign(cells_.size(), 1);
-  for (std::uint32_t s = 0; s < keys_.size(); ++s) join(end_a_[s], end_b_[s]);
-  sets_split_ = false;
+  if (set_size(a) < set_size(b)) std::swap(a, b);
+  cells_[a].set = kSetRoot | (set_size(a) + set_size(b));
+  cells_[b].set = a;
 }
 
 template <CompactKey Key>
 void OthelloBuilder<Key>::link(std::uint32_t slot) {
-  next_a_[slot] = head_[end_a_[slot]];
-  head_[end_a_[slot]] = slot;
-  next_b_[slot] = head_[end_b_[slot]];
-  head_[end_b_[slot]] = slot;
+  Edge& edge = edges_[slot];
+  edge.next_a = std::exchange(cells_[edge.a].head, slot);
+  edge.next_b = std::exchange(cells_[edge.b].head, slot);
 }
 
 template <CompactKey Key>
 void OthelloBuilder<Key>::unlink(std::uint32_t slot) {
-  for (const std::uint32_t cell : {end_a_[slot], end_b_[slot]}) {
-    std::uint32_t* link = &head_[cell];
-    while (*link != slot) link = end_a_[*link] == cell ? &next_a_[*link] : &next_b_[*link];
-    *link = next_at(slot, cell);
-  }
+  for (const std::uint32_t cell : {edges_[slot].a, edges_[slot].b}) *link_to(slot, cell) = next_at(slot, cell);
 }
 
 // Moves the key of slot `from` into the free slot `to` (lists point at slots, so the links follow).
 template <CompactKey Key>
 void OthelloBuilder<Key>::relabel_slot(std::uint32_t from, std::uint32_t to) {
-  for (const std::uint32_t cell : {end_a_[from], end_b_[from]}) {
-    std::uint32_t* link = &head_[cell];
-    while (*link != from) link = end_a_[*link] == cell ? &next_a_[*link] : &next_b_[*link];
-    *link = to;
-  }
+  for (const std::uint32_t cell : {edges_[from].a, edges_[from].b}) *link_to(from, cell) = to;
   keys_[to] = keys_[from];
   values_[to] = values_[from];
-  end_a_[to] = end_a_[from];
-  end_b_[to] = end_b_[from];
-  next_a_[to] = next_a_[from];
-  next_b_[to] = next_b_[from];
-  slots_[keys_[to]] = to;
+  edges_[to] = edges_[from];
+  if (config_.key_index) slots_[keys_[to]] = to;
 }
 
 template <CompactKey Key>
@@ -135,29 +120,36 @@ void OthelloBuilder<Key>::xor_tree(const std::vector<std::uint32_t>& tree, std::
 
 template <CompactKey Key>
 OthelloMessage OthelloBuilder<Key>::insert(const Key& key, std::uint64_t value) {
+  FLOWTRACK_ASSERT(config_.key_index, "updates by key need the key index");
+  if (const auto found = slots_.find(key); found != slots_.end()) return set_value(found->second, value);
+  return append(key, value);
+}
+
+template <CompactKey Key>
+OthelloMessage OthelloBuilder<Key>::set_value(std::uint32_t slot, std::uint64_t value) {
+  // A value change: xor the tree on B's side of the key's edge, so A[a] ^ B[b] moves by old ^ new.
   value &= (1ull << shape_.value_bits) - 1;
   OthelloMessage message;
-  if (const auto found = slots_.find(key); found != slots_.end()) {
-    // A value change: xor the tree on B's side of the key's edge, so A[a] ^ B[b] moves by old ^ new.
-    const std::uint32_t slot = found->second;
-    const std::uint64_t x = values_[slot] ^ value;
-    values_[slot] = value;
-    xor_tree(component(end_b_[slot], slot), x, message);
-    return message;
-  }
+  const std::uint64_t x = values_[slot] ^ value;
+  values_[slot] = value;
+  xor_tree(component(edges_[slot].b, slot), x, message);
+  return message;
+}
+
+template <CompactKey Key>
+OthelloMessage OthelloBuilder<Key>::append(const Key& key, std::uint64_t value) {
+  value &= (1ull << shape_.value_bits) - 1;
+  OthelloMessage message;
   const auto slot = static_cast<std::uint32_t>(keys_.size());
   keys_.push_back(key);
   values_.push_back(value);
-  slots_.emplace(key, slot);
+  if (config_.key_index) slots_.emplace(key, slot);
   if (keys_.size() > capacity_) {
     capacity_ *= 2;
     return rebuild();
   }
   const OthelloProbe p = othello_probe(shape_, key);
-  end_a_.push_back(p.a);
-  end_b_.push_back(p.b);
-  next_a_.push_back(kNone);
-  next_b_.push_back(kNone);
+  edges_.push_back({p.a, p.b, kNone, kNone});
   const std::uint32_t root_a = root_of(p.a), root_b = root_of(p.b);
   if (root_a == root_b) {
     // One tree (or, after a delete, perhaps two that union-find still joins): the walk decides.
@@ -166,11 +158,11 @@ OthelloMessage OthelloBuilder<Key>::insert(const Key& key, std::uint64_t value) 
   }
   // Fix the smaller tree so that A[a] ^ B[b] becomes the key's stored value.
   const std::uint64_t x = payload(p.a) ^ payload(p.b) ^ stored_value(slot);
-  if (x != 0) xor_tree(component(set_size_[root_a] < set_size_[root_b] ? p.a : p.b, kNone), x, message);
+  if (x != 0) xor_tree(component(set_size(root_a) < set_size(root_b) ? p.a : p.b, kNone), x, message);
   link(slot);
   join(root_a, root_b);
   for (const std::uint32_t cell : {p.a, p.b}) {
-    if (shape_.emptiness && (cells_[cell] & 1) == 0) {
+    if (shape_.emptiness && (cells_[cell].bits & 1) == 0) {
       set_taken(cell, true);
       record(cell, message);
     }
@@ -180,22 +172,27 @@ OthelloMessage OthelloBuilder<Key>::insert(const Key& key, std::uint64_t value) 
 
 template <CompactKey Key>
 OthelloMessage OthelloBuilder<Key>::erase(const Key& key) {
-  OthelloMessage message;
+  FLOWTRACK_ASSERT(config_.key_index, "updates by key need the key index");
   const auto found = slots_.find(key);
-  if (found == slots_.end()) return message;
-  const std::uint32_t slot = found->second;
-  slots_.erase(found);
+  if (found == slots_.end()) return {};
+  return erase_slot(found->second);
+}
+
+template <CompactKey Key>
+OthelloMessage OthelloBuilder<Key>::erase_slot(std::uint32_t slot) {
+  OthelloMessage message;
+  if (config_.key_index) slots_.erase(keys_[slot]);
   unlink(slot);
   sets_split_ = true;
-  for (const std::uint32_t cell : {end_a_[slot], end_b_[slot]}) {
-    if (shape_.emptiness && head_[cell] == kNone) {
+  for (const std::uint32_t cell : {edges_[slot].a, edges_[slot].b}) {
+    if (shape_.emptiness && cells_[cell].head == kNone) {
       set_taken(cell, false);
       record(cell, message);
     }
   }
   const auto last = static_cast<std::uint32_t>(keys_.size() - 1);
   if (slot != last) relabel_slot(last, slot);
-  for (auto* v : {&end_a_, &end_b_, &next_a_, &next_b_}) v->pop_back();
+  edges_.pop_back();
   keys_.pop_back();
   values_.pop_back();
   return message;
@@ -208,7 +205,7 @@ OthelloMessage OthelloBuilder<Key>::assign(std::span<const Key> keys, std::span<
   slots_.clear();
   for (std::uint32_t s = 0; s < keys.size(); ++s) {
     values_[s] = values[s] & ((1ull << shape_.value_bits) - 1);
-    slots_.emplace(keys_[s], s);
+    if (config_.key_index) slots_.emplace(keys_[s], s);
   }
   while (keys_.size() > capacity_) capacity_ *= 2;
   return rebuild();
@@ -223,6 +220,7 @@ std::optional<std::uint64_t> OthelloBuilder<Key>::value_of(const Key& key) const
 
 template <CompactKey Key>
 std::optional<std::uint32_t> OthelloBuilder<Key>::slot_of(const Key& key) const {
+  FLOWTRACK_ASSERT(config_.key_index, "finding a key's slot needs the key index");
   const auto found = slots_.find(key);
   if (found == slots_.end()) return std::nullopt;
   return found->second;
@@ -231,14 +229,13 @@ std::optional<std::uint32_t> OthelloBuilder<Key>::slot_of(const Key& key) const 
 template <CompactKey Key>
 OthelloImage OthelloBuilder<Key>::export_image() const {
   OthelloImage image{shape_, PackedCells(cells_.size(), shape_.cell_bits())};
-  for (std::size_t c = 0; c < cells_.size(); ++c) image.cells.set(c, cells_[c]);
+  for (std::size_t c = 0; c < cells_.size(); ++c) image.cells.set(c, cells_[c].bits);
   return image;
 }
 
 template <CompactKey Key>
 bool OthelloBuilder<Key>::acyclic() const {
-  std::vector<std::uint64_t> scratch(cells_.size());
-  return fill(scratch, 0, 1, [](std::uint32_t) { return 0; }, [](std::uint32_t) { return 0; });
+  return fill(0, 1, [](std::uint32_t) { return 0; }, [](std::uint32_t) { return 0; }, [](std::uint32_t, std::uint64_t, std::uint32_t) {});
 }
 
 template <CompactKey Key>
@@ -251,25 +248,28 @@ OthelloMessage OthelloBuilder<Key>::rebuild() {
     }
     shape_ = sized_shape(config_, capacity_, rng_.next());
     const std::size_t cells = std::size_t{shape_.size_a} + shape_.size_b;
-    head_.assign(cells, kNone);
-    end_a_.resize(keys_.size());
-    end_b_.resize(keys_.size());
-    next_a_.resize(keys_.size());
-    next_b_.resize(keys_.size());
+    cells_.assign(cells, Cell{});
+    edges_.resize(keys_.size());
     for (std::uint32_t s = 0; s < keys_.size(); ++s) {
       const OthelloProbe p = othello_probe(shape_, keys_[s]);
-      end_a_[s] = p.a;
-      end_b_[s] = p.b;
+      edges_[s].a = p.a;
+      edges_[s].b = p.b;
       link(s);
     }
-    cells_.assign(cells, 0);
     const unsigned payload_bits = shape_.value_bits + shape_.fingerprint_bits;
-    const auto root = [&](std::uint32_t) { return config_.random_fill ? rng_.next() : 0; };
-    if (fill(cells_, shape_.taken_bits(), payload_bits, [this](std::uint32_t s) { return stored_value(s); }, root)) {
-      break;
-    }
+    const auto root_value = [&](std::uint32_t) { return config_.random_fill ? rng_.next() : 0; };
+    // The walk visits each tree from its root: the union-find sets come out flat, each cell's parent
+    // its tree's root (and the root counting the tree's cells).
+    const auto store = [&](std::uint32_t cell, std::uint64_t bits, std::uint32_t root) {
+      cells_[cell].bits = bits;
+      if (cell != root) {
+        cells_[cell].set = root;
+        ++cells_[root].set;
+      }
+    };
+    if (fill(shape_.taken_bits(), payload_bits, [this](std::uint32_t s) { return stored_value(s); }, root_value, store)) break;
   }
-  renew_sets();
+  sets_split_ = false;
   OthelloMessage message;
   if (config_.messages) message.image = std::make_shared<const OthelloImage>(export_image());
   return message;

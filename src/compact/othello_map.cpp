@@ -9,9 +9,12 @@ template <CompactKey Key>
 OthelloConfig OthelloMap<Key>::index_config(std::uint32_t capacity, std::uint64_t seed) {
   OthelloConfig config;
   config.capacity = std::max<std::uint32_t>(2, capacity);
-  config.value_bits = static_cast<unsigned>(std::bit_width(config.capacity - 1));
+  // Positions up to twice the capacity: the index's own growth (at the capacity) keeps its width, and
+  // the map widens it only when the positions outgrow that, so the keys are rebuilt once a doubling.
+  config.value_bits = static_cast<unsigned>(std::bit_width(2 * config.capacity - 1));
   config.seed = seed;
-  config.messages = false;  // the map reads its index itself: no lookup structure follows it
+  config.messages = false;   // the map reads its index itself: no lookup structure follows it
+  config.key_index = false;  // a key's slot is its value in the index: the map updates by slot
   return config;
 }
 
@@ -43,7 +46,7 @@ bool OthelloMap<Key>::insert_or_assign(const Key& key, std::uint32_t state) {
     index_ = OthelloBuilder<Key>(index_config(static_cast<std::uint32_t>(states_.size() * 2), ++seed_));
     index_.assign(keys, positions);
   }
-  index_.insert(key, states_.size());
+  index_.append(key, states_.size());
   states_.push_back(state);
   return true;
 }
@@ -52,10 +55,10 @@ template <CompactKey Key>
 bool OthelloMap<Key>::erase(const Key& key) {
   if (!find(key)) return false;
   const auto position = static_cast<std::uint32_t>(index_.lookup(key));
-  index_.erase(key);  // moves the last key into `position`
+  index_.erase_slot(position);  // moves the last key into `position`
   states_[position] = states_.back();
   states_.pop_back();
-  if (position < states_.size()) index_.insert(index_.key_at(position), position);
+  if (position < states_.size()) index_.set_value(position, position);
   return true;
 }
 

@@ -108,6 +108,34 @@ void ConcuryLb::lookup_burst(std::span<const NfPacket> burst) {
   burst_generation_ = generation_;
 }
 
+bool ConcuryLb::may_open(const ParsedPacket& p) {
+  return p.key4.protocol == ipproto::kUdp ||
+         (p.key4.protocol == ipproto::kTcp && (p.tcp_flags & (tcpflag::kSyn | tcpflag::kAck)) == tcpflag::kSyn);
+}
+
+template <class Fn>
+void ConcuryLb::control_plane_questions(const NfPacket& packet, std::size_t i, Fn&& fn) const {
+  const ParsedPacket& p = packet.parsed;
+  if (services_of_[i] != kNoService) {
+    if (may_open(p)) fn(services_of_[i], client_key(p.key4.src_addr, p.key4.src_port));
+    return;
+  }
+  if (listing_of_[i] == nullptr) return;
+  const std::vector<ServiceBackend>& listing = *listing_of_[i];
+  for (std::size_t k = 0; k < listing.size(); ++k) {
+    if (answers_[first_query_[i] + k] == listing[k].second) fn(listing[k].first, client_key(p.key4.dst_addr, p.key4.dst_port));
+  }
+}
+
+void ConcuryLb::prefetch_control_plane(std::span<const NfPacket> burst) const {
+  for (std::size_t i = 0; i < burst.size(); ++i) {
+    control_plane_questions(burst[i], i, [&](std::uint32_t service, std::uint64_t key) { control_.prefetch_cells(service, key); });
+  }
+  for (std::size_t i = 0; i < burst.size(); ++i) {
+    control_plane_questions(burst[i], i, [&](std::uint32_t service, std::uint64_t key) { control_.prefetch_key(service, key); });
+  }
+}
+
 compact::ConcuryLookup::Answer ConcuryLb::looked_up(std::size_t query) const { return {answer_dcodes_[query], answers_[query]}; }
 
 LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
@@ -120,8 +148,7 @@ LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
   const std::uint64_t key = client_key(p.key4.src_addr, p.key4.src_port);
   const compact::ConcuryLookup::Answer arrays = generation_ == burst_generation_ ? looked_up(first_query_[i]) : lookup_.answer(service, key);
   std::uint16_t backend = arrays.dip;
-  const bool opening = p.key4.protocol == ipproto::kUdp ||
-                       (p.key4.protocol == ipproto::kTcp && (p.tcp_flags & (tcpflag::kSyn | tcpflag::kAck)) == tcpflag::kSyn);
+  const bool opening = may_open(p);
   if (opening) backend = open(service, key, arrays, packet.time);
   if (backend == compact::ConcuryControl::kNoDip) return {.verdict = counters_.drop(NfDrop::no_backend)};
   if (audit_) audit(service, key, backend, opening);

@@ -8,6 +8,7 @@
 #include "flowtrack/compact/concury_control.hpp"
 #include "flowtrack/compact/digest_conn_table.hpp"
 #include "flowtrack/compact/silkroad_table.hpp"
+#include "flowtrack/io/random.hpp"
 #include "support/compact_cases.hpp"
 
 namespace flowtrack::compact {
@@ -55,6 +56,34 @@ TEST(Concury, KnownConnectionsKeepTheirDipAcrossPoolAndWeightChanges) {
     }
   }
   EXPECT_EQ(lost, expected_lost);
+}
+
+// learn_all overlaps the misses of a batch of reports; what it learns must be what learn() one report
+// at a time learns, repeated reports (a retransmitted SYN) included.
+TEST(Concury, LearningABatchOfReportsEqualsLearningThemOneByOne) {
+  TwoVips one_by_one, batched;
+  std::vector<ConcuryControl::Report> reports;
+  Random rng(11);
+  for (std::uint64_t n = 0; n < 5000; ++n) {
+    reports.push_back({static_cast<std::uint32_t>(rng.below(2)), compact_key<std::uint64_t>(rng.below(3000)),
+                       static_cast<std::uint32_t>(rng.below(4096))});
+  }
+  std::size_t fresh = 0;
+  for (const ConcuryControl::Report& r : reports) fresh += one_by_one.control.learn(r.vip, r.key, r.dcode) ? 1 : 0;
+  std::size_t batched_fresh = 0;
+  for (std::size_t from = 0; from < reports.size(); from += 37) {
+    batched_fresh += batched.control.learn_all(std::span(reports).subspan(from, std::min<std::size_t>(37, reports.size() - from)));
+  }
+  EXPECT_EQ(batched_fresh, fresh);
+  for (std::uint32_t vip = 0; vip < 2; ++vip) {
+    ASSERT_EQ(batched.control.connections(vip), one_by_one.control.connections(vip));
+    EXPECT_EQ(batched.control.image(vip), one_by_one.control.image(vip));
+  }
+  for (std::uint64_t n = 0; n < 3000; ++n) {
+    for (std::uint32_t vip = 0; vip < 2; ++vip) {
+      ASSERT_EQ(batched.control.dip_of(vip, compact_key<std::uint64_t>(n)), one_by_one.control.dip_of(vip, compact_key<std::uint64_t>(n)));
+    }
+  }
 }
 
 TEST(Concury, EveryDcodeMapsToALiveDipOfItsOwnVip) {

@@ -107,6 +107,42 @@ TEST(OthelloMap, MembershipIsExactAndStatesFollowAnOracle) {
   }
 }
 
+// An owner that knows its keys' slots (OthelloMap) updates by slot with no key index: the arrays must
+// come out exactly as the same updates by key leave them, through growths, value changes and deletes.
+TEST(Othello, UpdatesBySlotWithoutAKeyIndexLeaveTheArraysOfUpdatesByKey) {
+  OthelloConfig c;
+  c.capacity = 64;
+  c.value_bits = 10;
+  OthelloBuilder<std::uint64_t> by_key(c);
+  c.key_index = false;
+  OthelloBuilder<std::uint64_t> by_slot(c);
+  Random rng(3);
+  for (std::uint64_t op = 0; op < 3000; ++op) {
+    const std::uint64_t key = compact_key<std::uint64_t>(rng.below(700));
+    const std::uint64_t value = rng.below(1024);
+    const std::optional<std::uint32_t> slot = by_key.slot_of(key);
+    if (rng.below(4) == 0) {
+      if (!slot) continue;
+      by_key.erase(key);
+      by_slot.erase_slot(*slot);
+    } else {
+      by_key.insert(key, value);
+      if (slot) {
+        by_slot.set_value(*slot, value);
+      } else {
+        by_slot.append(key, value);
+      }
+    }
+    ASSERT_EQ(by_slot.size(), by_key.size());
+    if (op % 100 == 0) {
+      ASSERT_EQ(by_slot.export_image().shape, by_key.export_image().shape) << op;
+      ASSERT_EQ(by_slot.export_image().cells, by_key.export_image().cells) << op;
+    }
+  }
+  EXPECT_TRUE(by_slot.acyclic());
+  for (std::uint32_t slot = 0; slot < by_key.size(); ++slot) ASSERT_EQ(by_slot.key_at(slot), by_key.key_at(slot));
+}
+
 TEST(OthelloMap, RefillOverItsGraphAnswersEveryKeyWithTheNewValues) {
   OthelloMap<std::uint64_t> map(1024);
   for (std::uint64_t n = 0; n < 1000; ++n) map.insert_or_assign(compact_key<std::uint64_t>(n), static_cast<std::uint32_t>(n % 4096));

@@ -40,6 +40,21 @@ class ConcuryControl {
 
   // Learns a connection with its Dcode; true when it was new (a known one keeps the Dcode given).
   bool learn(std::uint32_t vip, std::uint64_t key, std::uint32_t dcode);
+  // A batch of reports (the data plane's reports of new connections), learnt in order as learn() would,
+  // with the misses of several reports in flight at once; returns how many were new.
+  struct Report {
+    std::uint32_t vip;
+    std::uint64_t key;
+    std::uint32_t dcode;
+  };
+  std::size_t learn_all(std::span<const Report> reports);
+  // learn() and dip_of() read two lines that miss at scale, one after the other (OthelloMap's index
+  // cells, then the key they point at). A caller with several keys to ask about (a burst's openings
+  // and answers) overlaps them: prefetch_cells for every key, then prefetch_key for every key, then asks.
+  [[gnu::always_inline]] void prefetch_cells(std::uint32_t vip, std::uint64_t key) const {
+    vips_[vip].connections.prefetch_cells(key);
+  }
+  [[gnu::always_inline]] void prefetch_key(std::uint32_t vip, std::uint64_t key) const { vips_[vip].connections.prefetch_key(key); }
   void forget(std::uint32_t vip, std::uint64_t key);
   // Changes the pool; returns how many known connections lost their DIP (it left the list).
   std::size_t set_pool(std::uint32_t vip, std::vector<std::uint16_t> dips, std::vector<double> weights);

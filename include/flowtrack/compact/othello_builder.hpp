@@ -34,6 +34,9 @@ struct OthelloConfig {
   bool emptiness = false;         // the taken bit per cell (alien detection)
   bool random_fill = false;       // free cells and tree roots get random values (uniform alien answers)
   bool messages = true;           // updates return messages; off for an index no lookup structure follows
+  // A hash map key -> slot, for the updates by key (insert, erase, value_of, slot_of). Off for an owner
+  // that knows every key's slot and updates by slot only (OthelloMap): a learn then allocates nothing.
+  bool key_index = true;
   std::uint64_t seed = 1;
 };
 
@@ -43,10 +46,16 @@ class OthelloBuilder {
   explicit OthelloBuilder(const OthelloConfig& config);
 
   // Inserts the key or changes its value. Values are masked to value_bits. (Every update's message is
-  // empty when the configuration turns messages off.)
+  // empty when the configuration turns messages off.) The updates and queries by key need key_index.
   OthelloMessage insert(const Key& key, std::uint64_t value);
   // Removes the key; survivors' answers do not change (only taken bits may be cleared).
   OthelloMessage erase(const Key& key);
+  // The same updates by slot, for an owner that knows each key's slot (any configuration):
+  // append adds a key that is no member, in slot size(); set_value changes the value of a slot's key;
+  // erase_slot removes a slot's key and moves the last key into the slot.
+  OthelloMessage append(const Key& key, std::uint64_t value);
+  OthelloMessage set_value(std::uint32_t slot, std::uint64_t value);
+  OthelloMessage erase_slot(std::uint32_t slot);
   // Replaces the whole content (distinct keys) in one construction: the message carries the image.
   OthelloMessage assign(std::span<const Key> keys, std::span<const std::uint64_t> values);
 
@@ -55,6 +64,15 @@ class OthelloBuilder {
   std::uint64_t lookup(const Key& key) const {
     const OthelloProbe p = othello_probe(shape_, key);
     return (payload(p.a) ^ payload(p.b)) & ((1ull << shape_.value_bits) - 1);
+  }
+  // Starts loading what an update of the key reads first (its two cells, with their edge lists and
+  // union-find entries), so that a batch of updates overlaps its misses: call it a few keys ahead.
+  // Always inlined, as every prefetch-only function here must be: GCC 12's pure-const analysis takes
+  // a function whose only effect is a prefetch for one with no effect, and drops the calls.
+  [[gnu::always_inline]] void prefetch(const Key& key) const {
+    const OthelloProbe p = othello_probe(shape_, key);
+    __builtin_prefetch(&cells_[p.a]);
+    __builtin_prefetch(&cells_[p.b]);
   }
   std::size_t size() const { return keys_.size(); }
   std::uint32_t capacity() const { return capacity_; }
@@ -82,9 +100,23 @@ class OthelloBuilder {
 
  private:
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  static constexpr std::uint32_t kSetRoot = 1u << 31;  // Cell::set of a union-find root (cells < 2^31)
+  // A cell of A or B and what the control plane keeps beside it, one 16-byte record so that an update
+  // reads one line a cell it touches: the cell's bits (taken bit, then payload), the first slot of its
+  // edge list, and its union-find entry.
+  struct Cell {
+    std::uint64_t bits = 0;
+    std::uint32_t head = kNone;
+    std::uint32_t set = kSetRoot | 1;  // the parent cell, or at a root kSetRoot | the set's size (an upper bound)
+  };
+  // A key's edge: its two cells (B's offset by size_a) and the next slot in the edge list of each.
+  struct Edge {
+    std::uint32_t a, b;
+    std::uint32_t next_a, next_b;
+  };
 
   std::uint64_t stored_value(std::uint32_t slot) const;  // value | fingerprint << value_bits
-  std::uint64_t payload(std::uint32_t cell) const { return cells_[cell] >> shape_.taken_bits(); }
+  std::uint64_t payload(std::uint32_t cell) const { return cells_[cell].bits >> shape_.taken_bits(); }
   void set_payload(std::uint32_t cell, std::uint64_t payload);
   void set_taken(std::uint32_t cell, bool taken);
   // The cells of the tree holding `cell`, ignoring the edge of `skip_slot` (in a scratch buffer that
@@ -92,29 +124,35 @@ class OthelloBuilder {
   const std::vector<std::uint32_t>& component(std::uint32_t cell, std::uint32_t skip_slot) const;
   // Union-find over the cells: the root of a cell's set; sets joined by an edge.
   std::uint32_t root_of(std::uint32_t cell);
+  std::uint32_t set_size(std::uint32_t root) const { return cells_[root].set & ~kSetRoot; }
   void join(std::uint32_t a, std::uint32_t b);
-  void renew_sets();  // from the edges, after a rebuild
   void link(std::uint32_t slot);
   void unlink(std::uint32_t slot);
   void relabel_slot(std::uint32_t from, std::uint32_t to);
   // xor every cell of `tree` by x, recording the writes
   void xor_tree(const std::vector<std::uint32_t>& tree, std::uint64_t x, OthelloMessage& message);
   void record(std::uint32_t cell, OthelloMessage& message) const {
-    if (config_.messages) message.writes.push_back({cell, cells_[cell]});
+    if (config_.messages) message.writes.push_back({cell, cells_[cell].bits});
   }
   // New seed (and sizes for capacity_) until the graph of all keys is acyclic; returns the image message
   // (empty when messages are off).
   OthelloMessage rebuild();
   // Fills every tree of the current graph; false on a cycle. value(slot) gives the stored value of the
   // key in that slot; each tree's root (and each free cell) gets root_value(cell), masked to payload_bits.
-  template <class ValueOfSlot, class RootValue>
-  bool fill(std::vector<std::uint64_t>& cells, unsigned taken_bits, unsigned payload_bits, ValueOfSlot&& value,
-            RootValue&& root_value) const;
+  // Each cell's bits go to store(cell, bits, root), the root of its tree first.
+  template <class ValueOfSlot, class RootValue, class Store>
+  bool fill(unsigned taken_bits, unsigned payload_bits, ValueOfSlot&& value, RootValue&& root_value, Store&& store) const;
   std::uint32_t next_at(std::uint32_t slot, std::uint32_t cell) const {
-    return end_a_[slot] == cell ? next_a_[slot] : next_b_[slot];
+    return edges_[slot].a == cell ? edges_[slot].next_a : edges_[slot].next_b;
   }
   std::uint32_t other_end(std::uint32_t slot, std::uint32_t cell) const {
-    return end_a_[slot] == cell ? end_b_[slot] : end_a_[slot];
+    return edges_[slot].a == cell ? edges_[slot].b : edges_[slot].a;
+  }
+  // The link in cell's edge list that points at `slot` (the list must hold it).
+  std::uint32_t* link_to(std::uint32_t slot, std::uint32_t cell) {
+    std::uint32_t* link = &cells_[cell].head;
+    while (*link != slot) link = edges_[*link].a == cell ? &edges_[*link].next_a : &edges_[*link].next_b;
+    return link;
   }
 
   OthelloConfig config_;
@@ -125,14 +163,11 @@ class OthelloBuilder {
 
   std::vector<Key> keys_;
   std::vector<std::uint64_t> values_;
-  std::vector<std::uint32_t> end_a_, end_b_;        // per slot: its two cells (B offset by size_a)
-  std::vector<std::uint32_t> next_a_, next_b_;      // per slot: next slot in the list of its A / B cell
-  std::vector<std::uint32_t> head_;                 // per cell: first slot with an edge there
-  std::vector<std::uint64_t> cells_;                // the arrays, one cell per word
-  std::vector<std::uint32_t> set_parent_, set_size_;  // union-find per cell (size: at roots, an upper bound)
-  bool sets_split_ = false;                          // a delete came since renew_sets()
+  std::vector<Edge> edges_;  // per slot
+  std::vector<Cell> cells_;  // the arrays A then B
+  bool sets_split_ = false;                          // a delete came since the last rebuild
   mutable std::vector<std::uint32_t> walk_, walk_parent_;  // component()'s scratch
-  std::unordered_map<Key, std::uint32_t, KeyHasher> slots_;
+  std::unordered_map<Key, std::uint32_t, KeyHasher> slots_;  // empty unless config_.key_index
 };
 
 template <CompactKey Key>
@@ -142,40 +177,50 @@ OthelloImage OthelloBuilder<Key>::refill(unsigned value_bits, ValueOfSlot&& valu
   OthelloShape shape = shape_;
   shape.value_bits = value_bits;
   shape.fingerprint_bits = 0;
-  std::vector<std::uint64_t> cells(cells_.size());
   Random rng(fill_seed);
   const bool keep = previous != nullptr && previous->shape == shape;
-  fill(cells, shape.taken_bits(), value_bits, value_of_slot,
-       [&](std::uint32_t cell) { return keep ? previous->cells.get(cell) >> shape.taken_bits() : rng.next(); });
-  OthelloImage image{shape, PackedCells(cells.size(), shape.cell_bits())};
-  for (std::size_t c = 0; c < cells.size(); ++c) image.cells.set(c, cells[c]);
+  OthelloImage image{shape, PackedCells(cells_.size(), shape.cell_bits())};
+  fill(
+      shape.taken_bits(), value_bits, value_of_slot,
+      [&](std::uint32_t cell) { return keep ? previous->cells.get(cell) >> shape.taken_bits() : rng.next(); },
+      [&](std::uint32_t cell, std::uint64_t bits, std::uint32_t) { image.cells.set(cell, bits); });
   return image;
 }
 
 template <CompactKey Key>
-template <class ValueOfSlot, class RootValue>
-bool OthelloBuilder<Key>::fill(std::vector<std::uint64_t>& cells, unsigned taken_bits, unsigned payload_bits,
-                               ValueOfSlot&& value, RootValue&& root_value) const {
+template <class ValueOfSlot, class RootValue, class Store>
+bool OthelloBuilder<Key>::fill(unsigned taken_bits, unsigned payload_bits, ValueOfSlot&& value, RootValue&& root_value,
+                               Store&& store) const {
   const std::uint64_t payload_mask = payload_bits >= 64 ? ~0ull : (1ull << payload_bits) - 1;
-  std::vector<std::uint8_t> visited(cells.size(), 0);
-  std::vector<std::uint32_t> parent_slot(cells.size(), kNone), stack;
-  auto taken = [&](std::uint32_t cell) { return taken_bits != 0 && head_[cell] != kNone ? 1ull : 0ull; };
-  for (std::uint32_t root = 0; root < cells.size(); ++root) {
-    if (visited[root]) continue;
-    visited[root] = 1;
-    cells[root] = ((root_value(root) & payload_mask) << taken_bits) | taken(root);
-    stack.assign(1, root);
+  // Per cell, the slot of the edge the walk came by: kUnvisited before the walk reaches the cell, kNone
+  // at a root.
+  constexpr std::uint32_t kUnvisited = kNone - 1;
+  std::vector<std::uint32_t> arrived_by(cells_.size(), kUnvisited);
+  struct Visit {
+    std::uint32_t cell;
+    std::uint64_t payload;
+  };
+  std::vector<Visit> stack;
+  auto bits = [&](std::uint32_t cell, std::uint64_t payload) {
+    return (payload << taken_bits) | (taken_bits != 0 && cells_[cell].head != kNone ? 1ull : 0ull);
+  };
+  for (std::uint32_t root = 0; root < cells_.size(); ++root) {
+    if (arrived_by[root] != kUnvisited) continue;
+    arrived_by[root] = kNone;
+    const std::uint64_t root_payload = root_value(root) & payload_mask;
+    store(root, bits(root, root_payload), root);
+    stack.assign(1, {root, root_payload});
     while (!stack.empty()) {
-      const std::uint32_t u = stack.back();
+      const Visit u = stack.back();
       stack.pop_back();
-      for (std::uint32_t s = head_[u]; s != kNone; s = next_at(s, u)) {
-        if (s == parent_slot[u]) continue;
-        const std::uint32_t v = other_end(s, u);
-        if (visited[v]) return false;  // a second path to v: a cycle
-        visited[v] = 1;
-        parent_slot[v] = s;
-        cells[v] = ((((cells[u] >> taken_bits) ^ value(s)) & payload_mask) << taken_bits) | taken(v);
-        stack.push_back(v);
+      for (std::uint32_t s = cells_[u.cell].head; s != kNone; s = next_at(s, u.cell)) {
+        if (s == arrived_by[u.cell]) continue;
+        const std::uint32_t v = other_end(s, u.cell);
+        if (arrived_by[v] != kUnvisited) return false;  // a second path to v: a cycle
+        arrived_by[v] = s;
+        const std::uint64_t payload = (u.payload ^ value(s)) & payload_mask;
+        store(v, bits(v, payload), root);
+        stack.push_back({v, payload});
       }
     }
   }

@@ -80,12 +80,14 @@ class ConcuryLb {
   // LB's configuration; the policy and the other table sizes do not apply.
   explicit ConcuryLb(const StatefulLbConfig& config);
 
-  // Three stages: lookup (every packet to a service, in bulk), state (per packet in order: the pool
-  // changes due, the cold and reverse paths' reports, the plan), rewrite.
+  // Three stages: lookup (every packet to a service, in bulk), state (the control-plane lines the
+  // burst will ask about prefetched, then per packet in order: the pool changes due, the cold and
+  // reverse paths' reports, the plan), rewrite.
   template <BurstOutput Out>
   void process_burst(std::span<NfPacket> burst, Out& out) {
     lookup_burst(burst);
     out.stage_done(NfStage::lookup);
+    prefetch_control_plane(burst);
     for (std::size_t i = 0; i < burst.size(); ++i) plans_[i] = decide(burst[i], i);
     out.stage_done(NfStage::state);
     for (std::size_t i = 0; i < burst.size(); ++i) {
@@ -114,6 +116,17 @@ class ConcuryLb {
   static std::uint64_t client_key(std::uint32_t address, std::uint16_t port) { return std::uint64_t{address} << 16 | port; }
 
   void lookup_burst(std::span<const NfPacket> burst);
+  // A packet that may open a connection (TCP SYN without ACK; any UDP packet).
+  static bool may_open(const ParsedPacket& p);
+  // The control-plane questions decide() will ask for packet i, from the lookup stage's answers:
+  // fn(service, key) for an opening's learn, and for each service whose arrays send an answer's client
+  // to the answering backend (answer()'s dip_of). A pool change within the burst may make decide()
+  // ask other ones: these are hints, for prefetch_control_plane.
+  template <class Fn>
+  void control_plane_questions(const NfPacket& packet, std::size_t i, Fn&& fn) const;
+  // The first pass of the state stage: every control-plane line the burst's questions will read first
+  // is loaded in two rounds (index cells, then the keys they point at), so that their misses overlap.
+  void prefetch_control_plane(std::span<const NfPacket> burst) const;
   LbPlan decide(NfPacket& packet, std::size_t i);
   // The cold path: a packet that may open a connection; returns the backend it goes to.
   [[gnu::noinline]] std::uint16_t open(std::uint32_t service, std::uint64_t key, compact::ConcuryLookup::Answer arrays, Nanos now);
