@@ -31,7 +31,7 @@ class FlowDeadlines {
     flow.deadline = now + flow.timeout;
   }
 
-  [[gnu::always_inline]] void prefetch(FlowId id) const { __builtin_prefetch(&flows_[id], 1); }
+  void prefetch(FlowId id) const { __builtin_prefetch(&flows_[id], 1); }
   // The flow will never be due, even if touched again, until restarted.
   void forget(FlowId id) { flows_[id] = {kNever, kMaxTimeout}; }
 

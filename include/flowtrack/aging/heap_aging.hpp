@@ -44,7 +44,7 @@ class HeapAging {
   }
 
   // Brings what touch() of `id` reads first (its heap position, its timeout) towards the cache.
-  [[gnu::always_inline]] void prefetch(FlowId id) const {
+  void prefetch(FlowId id) const {
     __builtin_prefetch(&position_[id]);
     __builtin_prefetch(&timeouts_[id]);
   }

@@ -62,7 +62,7 @@ class TimerWheel {
   void arm(FlowId id, Nanos now, Nanos timeout);
   void touch(FlowId id, Nanos now) { deadlines_.touch(id, now); }
   // Brings what touch() and set_timeout() of `id` read towards the cache (its deadline, its link).
-  [[gnu::always_inline]] void prefetch(FlowId id) const {
+  void prefetch(FlowId id) const {
     deadlines_.prefetch(id);
     __builtin_prefetch(&links_[id]);
   }

@@ -33,7 +33,7 @@ class DigestConnTable {
     const auto n = static_cast<std::uint32_t>(buckets_.size());
     return {{reduce(low_half(h), n), reduce(high_half(h), n)}, static_cast<std::uint16_t>((h ^ (h >> 32)) | 1)};
   }
-  [[gnu::always_inline]] void prefetch(const Probe& p) const {
+  void prefetch(const Probe& p) const {
     for (const std::uint32_t b : p.bucket) {
       const Bucket& bucket = buckets_[b];
       __builtin_prefetch(&bucket);                  // the digests and DIPs

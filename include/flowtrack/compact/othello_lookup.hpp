@@ -113,10 +113,10 @@ class OthelloLookup {
 
   // Brings the key's two cells towards the cache (bulk lookups of structures built on Othello).
   template <CompactKey Key>
-  [[gnu::always_inline]] void prefetch(const Key& key) const {
+  void prefetch(const Key& key) const {
     prefetch(othello_probe(current_shape(), key));
   }
-  [[gnu::always_inline]] void prefetch(const OthelloProbe& p) const {
+  void prefetch(const OthelloProbe& p) const {
     __builtin_prefetch(cells_.address_of(p.a));
     __builtin_prefetch(cells_.address_of(p.b));
   }

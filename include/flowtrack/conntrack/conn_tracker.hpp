@@ -133,7 +133,7 @@ class ConnTracker {
 
   // Brings what update() and payload() of a connection touch towards the cache, ahead of them: its
   // record's first cache line and its aging policy's record.
-  [[gnu::always_inline]] void prefetch(ConnId conn) const {
+  void prefetch(ConnId conn) const {
     __builtin_prefetch(&connections_[conn], 1);
     wheel_.prefetch(conn);
   }
@@ -143,7 +143,7 @@ class ConnTracker {
   // its next inserts take, their links and entries (a creation inserts two tuples); and, when the table
   // can say where a key goes, the buckets of its reply tuple (the bulk lookup brought the original's). A
   // hint: nothing changes, and a wrong guess costs a wasted prefetch.
-  [[gnu::always_inline]] void prefetch_create(std::size_t nth) const {
+  void prefetch_create(std::size_t nth) const {
     const ConnId conn = conn_ids_.peek(nth);
     if constexpr (kNamedEntries) {
       if (conn == kNoConn) return;
@@ -162,7 +162,7 @@ class ConnTracker {
     for (std::size_t line = 0; line < sizeof(Connection); line += 64) __builtin_prefetch(record + line, 1);
     wheel_.prefetch(conn);
   }
-  [[gnu::always_inline]] void prefetch_create(std::size_t nth, std::uint32_t reply_hash) const {
+  void prefetch_create(std::size_t nth, std::uint32_t reply_hash) const {
     if constexpr (requires { table_.prefetch(reply_hash); }) table_.prefetch(reply_hash);
     prefetch_create(nth);
   }

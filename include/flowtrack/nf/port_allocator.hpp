@@ -40,7 +40,7 @@ class PortAllocator {
   std::uint16_t allocate(std::uint16_t preferred, Nanos now, std::uint32_t holder);
   // Brings towards the cache what allocate(preferred) reads and writes at random: the preferred port's
   // word of the free set and its holder entry, and the quarantine queue's front. A hint; changes nothing.
-  [[gnu::always_inline]] void prefetch(std::uint16_t preferred) const {
+  void prefetch(std::uint16_t preferred) const {
     if (owns(preferred)) {
       const std::size_t slot = preferred - first_;
       __builtin_prefetch(&free_words_[slot / 64]);
@@ -55,7 +55,7 @@ class PortAllocator {
   bool in_use(std::uint16_t port) const { return holder_of(port) != kNoHolder; }
   // The holder of a port in use, else kNoHolder (also for a port outside the slice).
   std::uint32_t holder_of(std::uint16_t port) const { return owns(port) ? holders_[port - first_] : kNoHolder; }
-  [[gnu::always_inline]] void prefetch_holder(std::uint16_t port) const {
+  void prefetch_holder(std::uint16_t port) const {
     if (owns(port)) __builtin_prefetch(&holders_[port - first_]);
   }
   std::size_t in_use_count() const { return in_use_; }

@@ -115,7 +115,7 @@ class StatefulLb {
   // connections will write (ConnTracker::prefetch_create), so that those misses overlap as the lookups'
   // do: with Maglev, whose choice changes nothing and can be made ahead, the reply tuple's buckets too.
   // Hints only: open() decides, and a packet that turns out not to open costs a wasted prefetch.
-  [[gnu::always_inline]] void prefetch_openings(std::span<const NfPacket> burst) const {
+  void prefetch_openings(std::span<const NfPacket> burst) const {
     std::size_t nth = 0;
     for (std::size_t i = 0; i < burst.size(); ++i) {
       if (!matches_.looked_up(i) || matches_.prefetch_hint(i)) continue;

@@ -32,7 +32,7 @@ class MigrationTable {
     }
     return core;
   }
-  [[gnu::always_inline]] void prefetch(std::uint64_t flow) const { entries_.prefetch(flow); }
+  void prefetch(std::uint64_t flow) const { entries_.prefetch(flow); }
   void assign(std::uint64_t flow, unsigned core) { entries_.assign(flow, (epochs_[core] << kCoreBits) | core); }
   // Every entry that points at `core` dies (its epoch moves on).
   void invalidate_core(unsigned core) { epochs_[core] = (epochs_[core] + 1) & kEpochMask; }

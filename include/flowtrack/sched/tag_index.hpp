@@ -30,7 +30,7 @@ class TagIndex {
   }
 
   // Starts loading the first slot a lookup of `tag` reads.
-  [[gnu::always_inline]] void prefetch(std::uint64_t tag) const { __builtin_prefetch(&slots_[home(tag)]); }
+  void prefetch(std::uint64_t tag) const { __builtin_prefetch(&slots_[home(tag)]); }
 
   // Doubles the array when it would pass half full: amortised, and never once the index has reached
   // its working size.

@@ -114,7 +114,7 @@ class CuckooTable {
 
   // Brings towards the cache the two buckets a key of this hash lives in or would be inserted into:
   // ahead of an insert() whose key the bulk lookup did not look for (a connection's reply tuple).
-  [[gnu::always_inline]] void prefetch(std::uint32_t hash) const {
+  void prefetch(std::uint32_t hash) const {
     const std::uint32_t primary = hash & mask_;
     __builtin_prefetch(&buckets_[primary]);
     __builtin_prefetch(&buckets_[alternate(primary, tag_of(hash))]);
@@ -124,7 +124,7 @@ class CuckooTable {
   // and a prefetch of what an insert writes under an id (its key and hash). Hints, for bringing a
   // creation's writes towards the cache ahead of it; never for deciding.
   FlowId next_id(std::size_t nth) const { return ids_.peek(nth); }
-  [[gnu::always_inline]] void prefetch_entry(FlowId id) const {
+  void prefetch_entry(FlowId id) const {
     __builtin_prefetch(&keys_[id], 1);
     __builtin_prefetch(&hashes_[id], 1);
   }
