@@ -147,14 +147,15 @@ void print_paired(const CompactBenchSetup& setup, unsigned reps, bool json) {
       ratio.push_back(p.concury_mqps[round] / p.maglev_mqps[round]);
     }
   }
+  const auto [lowest, highest] = std::minmax_element(ratio.begin(), ratio.end());
   if (json) {
     JsonObject j;
     j.set("structure", "concury/maglev-digest")
         .set("keys", s.keys)
         .set("mode", "bulk-paired")
         .set("ratio", median(ratio))
-        .set("ratio_min", *std::min_element(ratio.begin(), ratio.end()))
-        .set("ratio_max", *std::max_element(ratio.begin(), ratio.end()))
+        .set("ratio_min", *lowest)
+        .set("ratio_max", *highest)
         .set("concury_mqps", median(concury))
         .set("maglev_mqps", median(maglev))
         .set("vips", s.vips)
@@ -165,9 +166,23 @@ void print_paired(const CompactBenchSetup& setup, unsigned reps, bool json) {
   } else {
     fmt::print("  {:>9} connections: concury / maglev-digest bulk, timed in alternation: {:.2f}x "
                "(rounds {:.2f}-{:.2f}x; {:.1f} against {:.1f} Mqps)\n",
-               s.keys, median(ratio), *std::min_element(ratio.begin(), ratio.end()),
-               *std::max_element(ratio.begin(), ratio.end()), median(concury), median(maglev));
+               s.keys, median(ratio), *lowest, *highest, median(concury), median(maglev));
   }
+}
+
+// One repetition's setup for `keys` keys, as the options give it (Ludo's first seed width).
+CompactBenchSetup setup_of(const CompactBenchOptions& o, std::size_t keys) {
+  return {.keys = keys,
+          .queries = o.queries,
+          .value_bits = o.value_bits,
+          .seed_bits = o.seed_bits.front(),
+          .fingerprint_bits = o.fingerprint_bits,
+          .vips = o.vips,
+          .dips_per_vip = o.dips,
+          .dynamic_seconds = o.dynamic_seconds,
+          .dip_change_every = o.dip_change_every,
+          .control_thread = o.control_thread,
+          .concury_scalar = o.concury_scalar};
 }
 
 bool has(const std::vector<std::string>& names, const char* name) {
@@ -198,7 +213,8 @@ void run_compact_bench(CompactBenchOptions o) {
     for (const auto& structure : o.structures) {
       const std::vector<unsigned> seed_bits = structure == "ludo" ? o.seed_bits : std::vector<unsigned>{o.seed_bits.front()};
       for (const unsigned bits : seed_bits) {
-        Summary s{structure, {keys, o.queries, o.value_bits, bits, o.fingerprint_bits, o.vips, o.dips, 1, {}, o.dynamic_seconds, o.dip_change_every, o.control_thread, o.concury_scalar}, {}};
+        Summary s{structure, setup_of(o, keys), {}};
+        s.setup.seed_bits = bits;
         if (structure == "concury") s.setup.arrivals = o.arrivals;
         for (unsigned rep = 0; rep < o.reps; ++rep) {
           s.setup.seed = rep + 1;
@@ -211,15 +227,7 @@ void run_compact_bench(CompactBenchOptions o) {
   }
   if (!o.json) print_ratios(all);
   if (has(o.structures, "concury") && has(o.structures, "maglev-digest")) {
-    for (const std::size_t keys : o.sizes) {
-      CompactBenchSetup setup;
-      setup.keys = keys;
-      setup.queries = o.queries;
-      setup.vips = o.vips;
-      setup.dips_per_vip = o.dips;
-      setup.concury_scalar = o.concury_scalar;
-      print_paired(setup, o.reps, o.json);
-    }
+    for (const std::size_t keys : o.sizes) print_paired(setup_of(o, keys), o.reps, o.json);
   }
 }
 

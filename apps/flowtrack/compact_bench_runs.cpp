@@ -65,17 +65,15 @@ Workload make_workload(const CompactBenchSetup& s) {
 }
 
 template <class Work>
-double seconds_of(Work&& work) {
-  const std::uint64_t start = tsc_begin();
-  work();
-  return static_cast<double>(tsc_end() - start) / tsc_hz();
-}
-
-template <class Work>
 std::uint64_t ticks_of(Work&& work) {
   const std::uint64_t start = tsc_begin();
   work();
   return tsc_end() - start;
+}
+
+template <class Work>
+double seconds_of(Work&& work) {
+  return static_cast<double>(ticks_of(work)) / tsc_hz();
 }
 
 // `lookups` lookups in `ticks` TSC ticks.
@@ -92,28 +90,31 @@ void warm(std::span<const Query> queries) {
   g_sink = sum;
 }
 
-// Queries 0 .. queries - 1: single(q) answers query q; bulk(q) answers queries q .. q + kBurst - 1;
-// warm_queries(from, n) brings the inputs of queries from .. from + n - 1 into the cache (warm() on each
-// array they read).
-// The lookups are timed a segment of kSegment queries at a time, each segment's inputs read just
+// The Mqps of answer_segment(from), which answers queries from .. from + kSegment - 1, over queries
+// 0 .. queries - 1; warm_queries(from, n) brings the inputs of queries from .. from + n - 1 into the
+// cache (warm() on each array they read). Only answer_segment is timed, each segment's inputs read just
 // before, untimed: a NIC's DMA leaves packet headers in the last-level cache, and the thesis draws its
 // queries from an LFSR in registers. Streamed from DRAM, the 32 MiB of queries would be measured
 // beside the structure and cap the fastest one (Concury at 1K: 100 Mqps with the stream, 155 without).
+template <class WarmQueries, class AnswerSegment>
+double segmented_mqps(std::size_t queries, WarmQueries&& warm_queries, AnswerSegment&& answer_segment) {
+  std::uint64_t ticks = 0;
+  for (std::size_t from = 0; from < queries; from += kSegment) {
+    warm_queries(from, kSegment);
+    ticks += ticks_of([&] { answer_segment(from); });
+  }
+  return mqps_of(queries, ticks);
+}
+
+// Queries 0 .. queries - 1, timed by segments (segmented_mqps): single(q) answers query q; bulk(q)
+// answers queries q .. q + kBurst - 1.
 template <class WarmQueries, class Single, class Bulk>
 void time_lookups(CompactRep& r, std::size_t queries, WarmQueries&& warm_queries, Single&& single, Bulk&& bulk) {
   std::uint64_t acc = 0;
-  auto mqps = [&](auto&& answer_segment) {
-    std::uint64_t ticks = 0;
-    for (std::size_t from = 0; from < queries; from += kSegment) {
-      warm_queries(from, kSegment);
-      ticks += ticks_of([&] { answer_segment(from); });
-    }
-    return mqps_of(queries, ticks);
-  };
-  r.single_mqps = mqps([&](std::size_t from) {
+  r.single_mqps = segmented_mqps(queries, warm_queries, [&](std::size_t from) {
     for (std::size_t q = from; q < from + kSegment; ++q) acc += single(q);
   });
-  r.bulk_mqps = mqps([&](std::size_t from) {
+  r.bulk_mqps = segmented_mqps(queries, warm_queries, [&](std::size_t from) {
     for (std::size_t q = from; q < from + kSegment; q += kBurst) acc += bulk(q);
   });
   g_sink = acc;
@@ -582,16 +583,13 @@ PairedLookups run_concury_against_maglev(const CompactBenchSetup& setup) {
     }
   };
   // One structure's pass: untimed lookups first, so that it finds its own lines in the cache and not
-  // the other's (each would own the cache in a load balancer); then every query, timed as time_lookups
-  // times them.
+  // the other's (each would own the cache in a load balancer); then every query, timed by segments as
+  // time_lookups times them.
   auto pass_mqps = [&](std::size_t which) {
     bulk_from(which, 0, queries.size() / 8);
-    std::uint64_t ticks = 0;
-    for (std::size_t from = 0; from < queries.size(); from += kSegment) {
-      warm(std::span(queries).subspan(from, kSegment));
-      ticks += ticks_of([&] { bulk_from(which, from, from + kSegment); });
-    }
-    return mqps_of(queries.size(), ticks);
+    return segmented_mqps(
+        queries.size(), [&](std::size_t from, std::size_t n) { warm(std::span(queries).subspan(from, n)); },
+        [&](std::size_t from) { bulk_from(which, from, from + kSegment); });
   };
   // Rounds of one pass each, which one goes first alternating: a round's two passes see nearly the same
   // moment of a shared machine, so its ratio is steadier than that of two separate runs.
