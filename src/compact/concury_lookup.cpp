@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "flowtrack/compact/prefetch_policy.hpp"
 #include "flowtrack/compact/version_stripes.hpp"
 #include "flowtrack/util/assert.hpp"
 #include "flowtrack/util/relaxed_atomic.hpp"
@@ -34,6 +35,12 @@ void ConcuryLookup::point(std::uint32_t vip) {
   hot_[vip] = {o.cells.words().data(), o.shape.size_a, o.shape.size_b, o.dips.data(), o.shape.seed};
 }
 
+void ConcuryLookup::decide_prefetch() {
+  std::size_t cell_bytes = 0;
+  for (const Owned& v : owned_) cell_bytes += v.cells.bytes();
+  prefetch_ = prefetch_pays(cell_bytes);
+}
+
 std::uint32_t ConcuryLookup::add_vip(const ConcuryVipImage& image) {
   check(image);
   owned_.push_back({image.codes.shape, image.codes.cells, image.dips});
@@ -41,6 +48,7 @@ std::uint32_t ConcuryLookup::add_vip(const ConcuryVipImage& image) {
   epochs_.resize(owned_.size(), 0);
   // owned_ may have moved: the arrays did not (moved vectors keep their buffers), but point again anyway.
   for (std::uint32_t v = 0; v < owned_.size(); ++v) point(v);
+  decide_prefetch();
   return static_cast<std::uint32_t>(owned_.size() - 1);
 }
 
@@ -51,6 +59,7 @@ void ConcuryLookup::apply(std::uint32_t vip, const ConcuryVipImage& image) {
     // Another geometry: the caller guarantees no reader is inside (see the header).
     owned = {image.codes.shape, image.codes.cells, image.dips};
     point(vip);
+    decide_prefetch();
     return;
   }
   // The sequence locks: odd, the copy, even again (version_stripes.hpp's invariant).
@@ -103,8 +112,10 @@ void ConcuryLookup::hash_pass(const LbQuery* q, std::size_t from, std::size_t n,
     cells.a[i] = PackedCells::bit_address(v.cells, std::size_t{c.a} * width.bits());
     cells.b[i] = PackedCells::bit_address(v.cells, std::size_t{c.b} * width.bits());
     cells.row[i] = v.dips;
-    __builtin_prefetch(PackedCells::byte_at(cells.a[i]));
-    __builtin_prefetch(PackedCells::byte_at(cells.b[i]));
+    if (prefetch_) {
+      __builtin_prefetch(PackedCells::byte_at(cells.a[i]));
+      __builtin_prefetch(PackedCells::byte_at(cells.b[i]));
+    }
   }
 }
 
@@ -112,6 +123,7 @@ template <class Width>
 void ConcuryLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips, std::span<std::uint32_t> dcodes,
                          Width width) const {
   const std::uint64_t mask = (1ull << width.bits()) - 1;
+  const bool prefetch = prefetch_;  // read once: the loops below are compiled with and without it
   ChunkCells cells;
   std::uint32_t code[kChunk];
   for (std::size_t base = 0; base < queries.size(); base += kChunk) {
@@ -125,7 +137,7 @@ void ConcuryLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint16
 #pragma GCC unroll 4
     for (std::size_t i = 0; i < n; ++i) {
       code[i] = static_cast<std::uint32_t>((PackedCells::bits_at(cells.a[i]) ^ PackedCells::bits_at(cells.b[i])) & mask);
-      __builtin_prefetch(cells.row[i] + code[i]);
+      if (prefetch) __builtin_prefetch(cells.row[i] + code[i]);
     }
     for (std::size_t i = 0; i < n; ++i) out[i] = load_relaxed(cells.row[i][code[i]]);
     stripes_fence(std::memory_order_acquire);

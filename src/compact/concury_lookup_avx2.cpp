@@ -91,8 +91,8 @@ __attribute__((target("avx2"))) std::size_t ConcuryLookup::hash_pass_avx2(const 
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.a + i), _mm256_add_epi64(cells_bit, _mm256_mul_epu32(a, width)));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.b + i), _mm256_add_epi64(cells_bit, _mm256_mul_epu32(b, width)));
   }
-  // The cells' lines, by scalar code reading the addresses back (see above).
-  for (std::size_t i = 0; i < in_lanes; ++i) {
+  // The cells' lines, by scalar code reading the addresses back (see above), when they are worth it.
+  for (std::size_t i = 0; prefetch_ && i < in_lanes; ++i) {
     __builtin_prefetch(PackedCells::byte_at(out.a[i]));
     __builtin_prefetch(PackedCells::byte_at(out.b[i]));
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "flowtrack/compact/prefetch_policy.hpp"
 #include "flowtrack/compact/weighted_codes.hpp"
 #include "flowtrack/util/assert.hpp"
 
@@ -10,6 +11,8 @@ namespace flowtrack::compact {
 std::uint32_t MaglevDigestLb::add_vip(std::vector<std::uint16_t> row, std::uint32_t capacity, std::uint64_t seed) {
   FLOWTRACK_ASSERT(!row.empty() && (row.size() & (row.size() - 1)) == 0, "the row has 2^k entries");
   vips_.push_back({DigestConnTable(capacity, seed), std::move(row)});
+  table_bytes_ += vips_.back().table.bytes();
+  prefetch_ = prefetch_pays(table_bytes_);
   return static_cast<std::uint32_t>(vips_.size() - 1);
 }
 
@@ -31,7 +34,7 @@ void MaglevDigestLb::lookup_bulk(std::span<const LbQuery> queries, std::span<std
     for (std::size_t i = 0; i < n; ++i) {
       const DigestConnTable& table = vips_[q[i].vip].table;
       probes[i] = table.probe(q[i].key);
-      table.prefetch(probes[i]);
+      if (prefetch_) table.prefetch(probes[i]);
     }
     for (std::size_t i = 0; i < n; ++i) {
       const auto found = vips_[q[i].vip].table.find(q[i].key, probes[i]);

@@ -1,12 +1,15 @@
 // Concury's two bulk paths, scalar and AVX2 (compact/concury_lookup_avx2.cpp), give the same DIPs and
 // Dcodes bit for bit, for known and unknown connections of VIPs of every size (arrays from a handful of
 // cells to thousands, so every reduce range and both packed-cell cases), at Dcode widths 12 (the hot
-// path's constant) and others, in bursts of every length modulo 4 (the AVX2 path's scalar tail).
+// path's constant) and others, in bursts of every length modulo 4 (the AVX2 path's scalar tail); at
+// width 12 with a VIP of 150K connections too, whose half a MiB of cells makes the bulk paths prefetch
+// wherever the L2 is at most 1 MiB (prefetch_policy.hpp).
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "flowtrack/compact/concury_control.hpp"
+#include "flowtrack/compact/prefetch_policy.hpp"
 #include "support/compact_cases.hpp"
 
 namespace flowtrack::compact {
@@ -24,7 +27,9 @@ TEST_P(ConcuryBulkPaths, ScalarAndAvx2GiveTheSameDipsAndDcodes) {
   std::mt19937_64 rng(dcode_bits);
   std::vector<LbQuery> queries;
   std::uint64_t next_key = 0;
-  for (const std::uint32_t connections : {0u, 1u, 3u, 17u, 100u, 613u, 2500u}) {
+  std::vector<std::uint32_t> vip_sizes{0, 1, 3, 17, 100, 613, 2500};
+  if (dcode_bits == 12) vip_sizes.push_back(150'000);
+  for (const std::uint32_t connections : vip_sizes) {
     std::vector<std::uint16_t> dips;
     for (std::uint16_t d = 0; d < 5; ++d) dips.push_back(static_cast<std::uint16_t>(100 * lookup.vips() + d));
     const std::uint32_t vip = control.add_vip(dips, {1, 2, 3, 1, 1}, connections + 1);
@@ -62,6 +67,12 @@ TEST_P(ConcuryBulkPaths, ScalarAndAvx2GiveTheSameDipsAndDcodes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DcodeWidths, ConcuryBulkPaths, ::testing::Values(12u, 5u, 9u, 16u));
+
+TEST(PrefetchPolicy, NeverForArraysOfAFewLinesAlwaysForAGibibyte) {
+  EXPECT_FALSE(prefetch_pays(0));
+  EXPECT_FALSE(prefetch_pays(4096));
+  EXPECT_TRUE(prefetch_pays(std::size_t{1} << 30));
+}
 
 }  // namespace
 }  // namespace flowtrack::compact

@@ -51,7 +51,8 @@ class ConcuryLookup {
   Answer answer(std::uint32_t vip, std::uint64_t key) const;
   // A burst (a runtime burst of packets), in three passes over each chunk of 32 so that the misses of a
   // pass overlap: hash every key and prefetch its two cells; read the cells and prefetch the row entry
-  // of each Dcode; read the row. No branch per key. `dcodes`, when not empty, gets the Dcodes too.
+  // of each Dcode; read the row. No branch per key. The prefetches are left out while the VIPs' cells
+  // fit this core's L2 (prefetch_policy.hpp). `dcodes`, when not empty, gets the Dcodes too.
   void lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips,
                    std::span<std::uint32_t> dcodes = {}) const;
 
@@ -110,10 +111,13 @@ class ConcuryLookup {
   // The same for keys [0, n - n % 4) in AVX2 lanes; returns n - n % 4.
   std::size_t hash_pass_avx2(const LbQuery* q, std::size_t n, ChunkCells& cells) const;
   void point(std::uint32_t vip);  // hot_[vip] from owned_[vip]
+  void decide_prefetch();         // prefetch_ from the cells' bytes, whenever they change size
   void check(const ConcuryVipImage& image) const;
 
   unsigned dcode_bits_;
   bool avx2_;  // lookup_bulk's one dispatch: which hash_pass
+  // Whether bulk lookups prefetch cells and row entries; changes only with no reader inside (as sizes do).
+  bool prefetch_ = false;
   std::vector<Hot> hot_;
   std::vector<std::uint32_t> epochs_;  // per VIP; odd while a rewrite is copied in
   std::uint32_t generation_ = 0;       // odd while a rewrite of any VIP is copied in

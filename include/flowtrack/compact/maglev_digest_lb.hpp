@@ -2,7 +2,8 @@
 // DigestConnTable of its connections (full keys, 16-bit digests) and a new-connection row (Maglev's
 // lookup table: a DIP per hash bucket, shares following the weights). A stored connection gets its
 // DIP; any other key the row's entry for its hash. Its bulk path gets the care Concury's gets: each key
-// hashed once, every line its two buckets span prefetched for a whole chunk before any is read.
+// hashed once, every line its two buckets span prefetched for a whole chunk before any is read, by the
+// same rule (prefetch_policy.hpp: only when the tables exceed what this core's L2 keeps).
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,8 @@ class MaglevDigestLb {
     std::vector<std::uint16_t> row;
   };
   std::vector<Vip> vips_;
+  std::size_t table_bytes_ = 0;  // of every VIP's table (their capacity is fixed at add_vip)
+  bool prefetch_ = false;        // whether lookup_bulk prefetches, from table_bytes_
 };
 
 }  // namespace flowtrack::compact
