@@ -1,0 +1,45 @@
+// The builder of Dcode blocks (dcode_blocks.hpp): from a VIP's (4-tuple, Dcode) pairs, one image.
+//
+// Each block is solved alone: its keys are the edges of a bipartite graph on its cells; the builder
+// tries block seeds until the graph is acyclic (union-find), then fills each tree from a root given a
+// random value, setting each far cell to near cell xor the edge's value; free cells get random values.
+// When no seed of the 256 makes the graph acyclic, the seed with the fewest cycle-closing edges is kept
+// and those keys are bumped to the overflow table (dcode_blocks.hpp). The random values of a block come
+// from (fill_seed, block), so a block's contents depend on its own keys only.
+//
+// Stability across rebuilds (what Concury's consistency for connections not yet known needs):
+// rebuild() keeps every block of the image in use, bit for bit (seed, cells, flag), in which every known
+// key already gets its Dcode, and solves again only the others, trying their seed in use first. So an
+// unknown connection keeps its Dcode unless its block changed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "flowtrack/compact/dcode_blocks.hpp"
+
+namespace flowtrack::compact {
+
+struct DcodePair {
+  std::uint64_t key;
+  std::uint32_t dcode;  // < 2^dcode_bits
+};
+
+// Cells per key (A's and B's together) that dcode_blocks_for aims at by default. Classic Othello uses
+// 2.33; see compact.md (Dcode blocks) for the bumping rate this one gives.
+inline constexpr double kDcodeCellsPerKey = 2.33;
+
+// Blocks for `keys` keys of `dcode_bits`-bit Dcodes at `cells_per_key` cells a key (at least one).
+std::uint32_t dcode_blocks_for(std::size_t keys, unsigned dcode_bits, double cells_per_key = kDcodeCellsPerKey);
+
+// An image of `nblocks` blocks holding the pairs (distinct keys), hashed with `seed`.
+DcodeBlocksImage build_dcode_blocks(std::span<const DcodePair> pairs, std::uint32_t nblocks, unsigned dcode_bits,
+                                    std::uint64_t seed, std::uint64_t fill_seed);
+
+// The pairs (distinct keys) in an image of in_use's geometry (blocks, width, seed), keeping the blocks
+// in use that already answer all their keys. The overflow table keeps its size while the bumped keys
+// fit in half of it, so the result is most often of in_use's geometry: copied in place.
+DcodeBlocksImage rebuild_dcode_blocks(const DcodeBlocksImage& in_use, std::span<const DcodePair> pairs, std::uint64_t fill_seed);
+
+}  // namespace flowtrack::compact

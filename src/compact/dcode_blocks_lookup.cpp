@@ -1,0 +1,146 @@
+#include "flowtrack/compact/dcode_blocks_lookup.hpp"
+
+#include <algorithm>
+#include <bit>
+
+#include "flowtrack/compact/prefetch_policy.hpp"
+#include "flowtrack/compact/version_stripes.hpp"
+#include "flowtrack/util/assert.hpp"
+#include "flowtrack/util/relaxed_atomic.hpp"
+
+namespace flowtrack::compact {
+
+namespace {
+
+// A rewrite of one VIP copied in place: its epoch and the generation odd while it lasts
+// (version_stripes.hpp's invariant), even again after.
+class InPlaceRewrite {
+ public:
+  InPlaceRewrite(std::uint32_t& epoch, std::uint32_t& generation) : epoch_(epoch), generation_(generation) {
+    bump();
+    stripes_fence(std::memory_order_release);
+  }
+  ~InPlaceRewrite() { bump(); }
+  InPlaceRewrite(const InPlaceRewrite&) = delete;
+  InPlaceRewrite& operator=(const InPlaceRewrite&) = delete;
+
+ private:
+  // Only the writer stores: a load and a release store.
+  void bump() {
+    for (std::uint32_t* counter : {&epoch_, &generation_}) __atomic_store_n(counter, *counter + 1, __ATOMIC_RELEASE);
+  }
+  std::uint32_t& epoch_;
+  std::uint32_t& generation_;
+};
+
+constexpr unsigned kBumpedShift = std::countr_zero(kDcodeBumped);
+
+}  // namespace
+
+DcodeBlocksLookup::DcodeBlocksLookup(unsigned dcode_bits) : geometry_(dcode_bits) {
+  FLOWTRACK_ASSERT(dcode_bits >= 1 && dcode_bits <= 24, "a cell in one 8-byte load");
+}
+
+void DcodeBlocksLookup::point(std::uint32_t vip) { hot_[vip] = images_[vip].arrays(); }
+
+void DcodeBlocksLookup::decide_prefetch() {
+  std::size_t line_bytes = 0;
+  for (const DcodeBlocksImage& image : images_) line_bytes += image.lines.size() * sizeof(DcodeLine);
+  prefetch_ = prefetch_pays(line_bytes);
+}
+
+std::uint32_t DcodeBlocksLookup::add_vip(const DcodeBlocksImage& image) {
+  FLOWTRACK_ASSERT(image.dcode_bits == geometry_.bits, "one Dcode width for every VIP");
+  images_.push_back(image);
+  hot_.resize(images_.size());
+  epochs_.resize(images_.size(), 0);
+  // images_ may have moved: their arrays did not (moved vectors keep their buffers); point again anyway.
+  for (std::uint32_t v = 0; v < images_.size(); ++v) point(v);
+  decide_prefetch();
+  return static_cast<std::uint32_t>(images_.size() - 1);
+}
+
+void DcodeBlocksLookup::apply(std::uint32_t vip, const DcodeBlocksImage& image) {
+  FLOWTRACK_ASSERT(image.dcode_bits == geometry_.bits, "one Dcode width for every VIP");
+  DcodeBlocksImage& own = images_[vip];
+  if (!own.same_geometry(image)) {
+    // Another geometry: the caller guarantees no reader is inside (see the header).
+    own = image;
+    point(vip);
+    decide_prefetch();
+    return;
+  }
+  const InPlaceRewrite section(epochs_[vip], generation_);
+  for (std::size_t b = 0; b < own.lines.size(); ++b) {
+    for (std::size_t w = 0; w < std::size(own.lines[b].words); ++w) store_relaxed(own.lines[b].words[w], image.lines[b].words[w]);
+  }
+  for (std::size_t s = 0; s < own.overflow.size(); ++s) {
+    store_relaxed(own.overflow[s].key, image.overflow[s].key);
+    store_relaxed(own.overflow[s].code, image.overflow[s].code);
+  }
+}
+
+std::uint32_t DcodeBlocksLookup::lookup(std::uint32_t vip, std::uint64_t key) const {
+  for (;;) {
+    const std::uint32_t epoch = __atomic_load_n(&epochs_[vip], __ATOMIC_ACQUIRE);
+    if ((epoch & 1) != 0) continue;
+    const std::uint32_t code = dcode_of(hot_[vip], key, geometry_);
+    stripes_fence(std::memory_order_acquire);
+    if (load_relaxed(epochs_[vip]) == epoch) return code;
+  }
+}
+
+void DcodeBlocksLookup::lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint32_t> dcodes) const {
+  if (geometry_.bits == DefaultGeometry::get().bits) {
+    bulk(queries, dcodes, DefaultGeometry{});
+  } else {
+    bulk(queries, dcodes, RuntimeGeometry{geometry_});
+  }
+}
+
+template <class Geometry>
+void DcodeBlocksLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint32_t> dcodes, Geometry geometry) const {
+  const DcodeGeometry g = geometry.get();
+  const bool prefetch = prefetch_;
+  std::uint64_t h[kChunk];
+  const DcodeLine* line[kChunk];
+  for (std::size_t base = 0; base < queries.size(); base += kChunk) {
+    const std::size_t n = std::min(kChunk, queries.size() - base);
+    const LbQuery* q = queries.data() + base;
+    std::uint32_t* out = dcodes.data() + base;
+    const std::uint32_t generation = __atomic_load_n(&generation_, __ATOMIC_ACQUIRE);
+    for (std::size_t i = 0; i < n; ++i) {
+      const DcodeArrays& v = hot_[q[i].vip];
+      h[i] = seeded_hash(q[i].key, v.seed);
+      line[i] = v.lines + dcode_block_of(h[i], v.nblocks);
+      if (prefetch) __builtin_prefetch(line[i]);
+    }
+    // Bit i set: key i's block is flagged.
+    std::uint32_t flagged = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t header = load_relaxed(line[i]->words[0]);
+      out[i] = dcode_from_line(*line[i], header, h[i], g);
+      flagged |= static_cast<std::uint32_t>((header >> kBumpedShift) & 1) << i;
+    }
+    // The keys of flagged blocks (rare): the overflow table's answer when it holds the key.
+    for (; flagged != 0; flagged &= flagged - 1) {
+      const auto i = static_cast<std::size_t>(std::countr_zero(flagged));
+      const DcodeArrays& v = hot_[q[i].vip];
+      if (const auto code = dcode_overflow_find(v.overflow, v.overflow_mask, q[i].key, h[i])) out[i] = *code;
+    }
+    stripes_fence(std::memory_order_acquire);
+    // A rewrite of some VIP raced with the chunk (rare): read the chunk again key by key.
+    if (((generation & 1) | (load_relaxed(generation_) ^ generation)) != 0) {
+      for (std::size_t i = 0; i < n; ++i) out[i] = lookup(q[i].vip, q[i].key);
+    }
+  }
+}
+
+std::size_t DcodeBlocksLookup::bytes() const {
+  std::size_t total = sizeof(*this) + hot_.size() * (sizeof(DcodeArrays) + sizeof(std::uint32_t)) +
+                      images_.size() * sizeof(DcodeBlocksImage);
+  for (const DcodeBlocksImage& image : images_) total += image.bytes();
+  return total;
+}
+
+}  // namespace flowtrack::compact
