@@ -41,15 +41,17 @@ class BlockSolver {
   }
 
   // Fills `line` with the keys' block (at most reserve()'s keys). Keys bumped are appended to `bumped`.
-  // `first_seed` is tried first, then the others from 0 on.
-  void solve(std::span<const BlockKey> keys, unsigned first_seed, Random& rng, DcodeLine& line, std::vector<BlockKey>& bumped) {
+  // `first_seed` is tried first, then the others from 0 on. `previous`, when given, is the block's line
+  // in use: its cells give the roots their values (see fill).
+  void solve(std::span<const BlockKey> keys, unsigned first_seed, const DcodeLine* previous, Random& rng, DcodeLine& line,
+             std::vector<BlockKey>& bumped) {
     unsigned best_seed = first_seed, best_cycles = cycle_edges(keys, best_seed, ~0u);
     for (unsigned seed = 0; seed < kDcodeSeeds && best_cycles != 0; ++seed) {
       if (seed == first_seed) continue;
       const unsigned cycles = cycle_edges(keys, seed, best_cycles);
       if (cycles < best_cycles) best_seed = seed, best_cycles = cycles;
     }
-    fill(keys, best_seed, rng, line, bumped);
+    fill(keys, best_seed, previous, rng, line, bumped);
   }
 
  private:
@@ -82,8 +84,13 @@ class BlockSolver {
   }
 
   // The line under `seed`: the forest's edges (the keys that close no cycle, in order) fix their cells
-  // from each tree's root, which gets random bits as every free cell does; the other keys are bumped.
-  void fill(std::span<const BlockKey> keys, unsigned seed, Random& rng, DcodeLine& line, std::vector<BlockKey>& bumped) {
+  // from each tree's root; the other keys are bumped. A root (every free cell is one) keeps its value in
+  // `previous` when given, else gets random bits. So with the seed in use, a tree whose edges the line
+  // in use satisfies keeps every cell, and an unknown key keeps its Dcode unless a cell of it lies in
+  // a tree whose edges changed. (Previous cells are uniform bits as random ones are, and an unknown
+  // key's own bits make its Dcode uniform in any case.)
+  void fill(std::span<const BlockKey> keys, unsigned seed, const DcodeLine* previous, Random& rng, DcodeLine& line,
+            std::vector<BlockKey>& bumped) {
     reset_sets();
     head_.fill(kNoEdge);
     bool any_bumped = false;
@@ -107,7 +114,7 @@ class BlockSolver {
     for (unsigned root = 0; root < g_.cells(); ++root) {
       if (visited_[root]) continue;
       visited_[root] = true;
-      value_[root] = rng.next() & g_.mask();
+      value_[root] = (previous != nullptr ? dcode_line_bits(*previous, g_.load_of(root)) : rng.next()) & g_.mask();
       unsigned top = 0;
       stack_[top++] = static_cast<std::uint16_t>(root);
       while (top != 0) {
@@ -189,9 +196,10 @@ DcodeBlocksImage assemble(std::span<const DcodePair> pairs, std::uint32_t nblock
       continue;
     }
     Random rng(fill_seed ^ (b + 1) * kBlockSpread);  // a block's random bits depend on the block alone
-    // A block solved again tries its seed in use first.
-    const auto first = in_use != nullptr ? static_cast<unsigned>(in_use->lines[b].words[0] & kDcodeSeedMask) : 0u;
-    solver.solve(block, first, rng, image.lines[b], bumped);
+    // A block solved again tries its seed in use first, and its roots keep their cells in use.
+    const DcodeLine* previous = in_use != nullptr ? &in_use->lines[b] : nullptr;
+    const auto first = previous != nullptr ? static_cast<unsigned>(previous->words[0] & kDcodeSeedMask) : 0u;
+    solver.solve(block, first, previous, rng, image.lines[b], bumped);
   }
   // The table at most half full, so that every probe ends at a free slot.
   std::size_t slots = bumped.empty() ? 0 : std::bit_ceil(2 * bumped.size());
@@ -217,8 +225,9 @@ DcodeBlocksImage build_dcode_blocks(std::span<const DcodePair> pairs, std::uint3
   return assemble(pairs, nblocks, dcode_bits, seed, fill_seed, nullptr);
 }
 
-DcodeBlocksImage rebuild_dcode_blocks(const DcodeBlocksImage& in_use, std::span<const DcodePair> pairs, std::uint64_t fill_seed) {
-  return assemble(pairs, in_use.nblocks(), in_use.dcode_bits, in_use.seed, fill_seed, &in_use);
+DcodeBlocksImage rebuild_dcode_blocks(const DcodeBlocksImage& in_use, std::span<const DcodePair> pairs) {
+  // No fill seed: every root keeps its cell in use, so no random bits are drawn.
+  return assemble(pairs, in_use.nblocks(), in_use.dcode_bits, in_use.seed, 0, &in_use);
 }
 
 }  // namespace flowtrack::compact

@@ -33,8 +33,6 @@ class InPlaceRewrite {
   std::uint32_t& generation_;
 };
 
-constexpr unsigned kBumpedShift = std::countr_zero(kDcodeBumped);
-
 }  // namespace
 
 DcodeBlocksLookup::DcodeBlocksLookup(unsigned dcode_bits) : geometry_(dcode_bits) {
@@ -115,18 +113,21 @@ void DcodeBlocksLookup::bulk(std::span<const LbQuery> queries, std::span<std::ui
       line[i] = v.lines + dcode_block_of(h[i], v.nblocks);
       if (prefetch) __builtin_prefetch(line[i]);
     }
-    // Bit i set: key i's block is flagged.
-    std::uint32_t flagged = 0;
+    // The headers or-ed together: whether any key's block is flagged.
+    std::uint64_t any_header = 0;
+#pragma GCC unroll 4
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint64_t header = load_relaxed(line[i]->words[0]);
       out[i] = dcode_from_line(*line[i], header, h[i], g);
-      flagged |= static_cast<std::uint32_t>((header >> kBumpedShift) & 1) << i;
+      any_header |= header;
     }
     // The keys of flagged blocks (rare): the overflow table's answer when it holds the key.
-    for (; flagged != 0; flagged &= flagged - 1) {
-      const auto i = static_cast<std::size_t>(std::countr_zero(flagged));
-      const DcodeArrays& v = hot_[q[i].vip];
-      if (const auto code = dcode_overflow_find(v.overflow, v.overflow_mask, q[i].key, h[i])) out[i] = *code;
+    if ((any_header & kDcodeBumped) != 0) {
+      for (std::size_t i = 0; i < n; ++i) {
+        if ((load_relaxed(line[i]->words[0]) & kDcodeBumped) == 0) continue;
+        const DcodeArrays& v = hot_[q[i].vip];
+        if (const auto code = dcode_overflow_find(v.overflow, v.overflow_mask, q[i].key, h[i])) out[i] = *code;
+      }
     }
     stripes_fence(std::memory_order_acquire);
     // A rewrite of some VIP raced with the chunk (rare): read the chunk again key by key.

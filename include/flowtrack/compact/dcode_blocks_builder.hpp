@@ -9,8 +9,10 @@
 //
 // Stability across rebuilds (what Concury's consistency for connections not yet known needs):
 // rebuild() keeps every block of the image in use, bit for bit (seed, cells, flag), in which every known
-// key already gets its Dcode, and solves again only the others, trying their seed in use first. So an
-// unknown connection keeps its Dcode unless its block changed.
+// key already gets its Dcode, and solves again only the others, trying their seed in use first and
+// giving each tree's root its cell in use. So an unknown connection keeps its Dcode unless its block
+// changed, and even then unless its block changed seed or a cell of it lies in a tree whose edges
+// changed.
 #pragma once
 
 #include <cstddef>
@@ -40,6 +42,6 @@ DcodeBlocksImage build_dcode_blocks(std::span<const DcodePair> pairs, std::uint3
 // The pairs (distinct keys) in an image of in_use's geometry (blocks, width, seed), keeping the blocks
 // in use that already answer all their keys. The overflow table keeps its size while the bumped keys
 // fit in half of it, so the result is most often of in_use's geometry: copied in place.
-DcodeBlocksImage rebuild_dcode_blocks(const DcodeBlocksImage& in_use, std::span<const DcodePair> pairs, std::uint64_t fill_seed);
+DcodeBlocksImage rebuild_dcode_blocks(const DcodeBlocksImage& in_use, std::span<const DcodePair> pairs);
 
 }  // namespace flowtrack::compact
