@@ -39,8 +39,6 @@ DcodeBlocksLookup::DcodeBlocksLookup(unsigned dcode_bits) : geometry_(dcode_bits
   FLOWTRACK_ASSERT(dcode_bits >= 1 && dcode_bits <= 24, "a cell in one 8-byte load");
 }
 
-void DcodeBlocksLookup::point(std::uint32_t vip) { hot_[vip] = images_[vip].arrays(); }
-
 void DcodeBlocksLookup::decide_prefetch() {
   std::size_t line_bytes = 0;
   for (const DcodeBlocksImage& image : images_) line_bytes += image.lines.size() * sizeof(DcodeLine);
@@ -50,10 +48,10 @@ void DcodeBlocksLookup::decide_prefetch() {
 std::uint32_t DcodeBlocksLookup::add_vip(const DcodeBlocksImage& image) {
   FLOWTRACK_ASSERT(image.dcode_bits == geometry_.bits, "one Dcode width for every VIP");
   images_.push_back(image);
-  hot_.resize(images_.size());
-  epochs_.resize(images_.size(), 0);
-  // images_ may have moved: their arrays did not (moved vectors keep their buffers); point again anyway.
-  for (std::uint32_t v = 0; v < images_.size(); ++v) point(v);
+  // If images_ moved, the other VIPs' arrays did not (a moved vector keeps its buffer): their entries
+  // in hot_ still hold.
+  hot_.push_back(images_.back().arrays());
+  epochs_.push_back(0);
   decide_prefetch();
   return static_cast<std::uint32_t>(images_.size() - 1);
 }
@@ -64,7 +62,7 @@ void DcodeBlocksLookup::apply(std::uint32_t vip, const DcodeBlocksImage& image) 
   if (!own.same_geometry(image)) {
     // Another geometry: the caller guarantees no reader is inside (see the header).
     own = image;
-    point(vip);
+    hot_[vip] = own.arrays();
     decide_prefetch();
     return;
   }

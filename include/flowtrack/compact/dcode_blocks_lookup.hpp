@@ -52,7 +52,6 @@ class DcodeBlocksLookup {
   static constexpr std::size_t kChunk = 32;  // keys validated together by a bulk lookup
   template <class Geometry>
   void bulk(std::span<const LbQuery> queries, std::span<std::uint32_t> dcodes, Geometry geometry) const;
-  void point(std::uint32_t vip);
   void decide_prefetch();
 
   DcodeGeometry geometry_;
