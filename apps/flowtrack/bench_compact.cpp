@@ -182,7 +182,8 @@ CompactBenchSetup setup_of(const CompactBenchOptions& o, std::size_t keys) {
           .dynamic_seconds = o.dynamic_seconds,
           .dip_change_every = o.dip_change_every,
           .control_thread = o.control_thread,
-          .concury_scalar = o.concury_scalar};
+          .concury_scalar = o.concury_scalar,
+          .concury_layout = o.concury_layout};
 }
 
 bool has(const std::vector<std::string>& names, const char* name) {

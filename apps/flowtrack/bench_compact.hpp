@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "flowtrack/compact/concury_layout.hpp"
+
 namespace flowtrack::cli {
 
 struct CompactBenchOptions {
@@ -20,6 +22,7 @@ struct CompactBenchOptions {
   double dynamic_seconds = 10, dip_change_every = 10;
   bool control_thread = true;  // concury under load: its control plane on a thread of its own
   bool concury_scalar = false;  // concury's bulk lookups on the scalar path, not AVX2
+  compact::ConcuryLayout concury_layout = compact::ConcuryLayout::pairs;  // concury's arrays
   bool quick = false;
   bool json = false;
 };

@@ -17,6 +17,7 @@
 
 #include "flowtrack/compact/concury_control.hpp"
 #include "flowtrack/compact/cuckoo_filtable_builder.hpp"
+#include "flowtrack/compact/dcode_blocks_builder.hpp"
 #include "flowtrack/compact/ludo_builder.hpp"
 #include "flowtrack/compact/maglev_digest_lb.hpp"
 #include "flowtrack/compact/othello_builder.hpp"
@@ -449,14 +450,19 @@ void build_maglev_digest(const CompactBenchSetup& s, const Workload& w, MaglevDi
 
 CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
   CompactRep r;
-  ConcuryControl control(kDcodeBits, s.seed);
-  ConcuryLookup lookup(kDcodeBits);
+  ConcuryControl control(kDcodeBits, s.seed, s.concury_layout);
+  ConcuryLookup lookup(kDcodeBits, s.concury_layout);
   r.build_seconds = seconds_of([&] { build_concury(s, w, control, lookup); });
   r.bytes = lookup.bytes();
   r.bits_per_key = bits_per_key(r.bytes, s.keys);
-  r.formula_bits_per_key = 2.33 * kDcodeBits + (64 + (1u << kDcodeBits) * 16.0) * s.vips / static_cast<double>(s.keys);
+  // Othello's 2.33 l, or a 512-bit block a block's share of keys (its cells over the builder's cells a key).
+  const double code_bits = s.concury_layout == ConcuryLayout::pairs
+                               ? 2.33 * kDcodeBits
+                               : kDcodeLineBits * kDcodeCellsPerKey / DcodeGeometry(kDcodeBits).cells();
+  r.formula_bits_per_key = code_bits + (64 + (1u << kDcodeBits) * 16.0) * s.vips / static_cast<double>(s.keys);
   if (s.concury_scalar) lookup.set_bulk_path(ConcuryLookup::BulkPath::scalar);
   r.extra.set("bulk_path", lookup.bulk_path() == ConcuryLookup::BulkPath::avx2 ? "avx2" : "scalar");
+  r.extra.set("layout", std::string(layout_name(s.concury_layout)));
   const std::vector<LbQuery> queries = lb_queries(s, w);
   measure_lb_lookups(r, lookup, queries);
   for (std::size_t i = 0; i < s.keys; ++i) {
@@ -566,8 +572,8 @@ const std::vector<std::string>& compact_structures() {
 
 PairedLookups run_concury_against_maglev(const CompactBenchSetup& setup) {
   const Workload w = make_workload(setup);
-  ConcuryControl control(kDcodeBits, setup.seed);
-  ConcuryLookup concury(kDcodeBits);
+  ConcuryControl control(kDcodeBits, setup.seed, setup.concury_layout);
+  ConcuryLookup concury(kDcodeBits, setup.concury_layout);
   if (setup.concury_scalar) concury.set_bulk_path(ConcuryLookup::BulkPath::scalar);
   build_concury(setup, w, control, concury);
   MaglevDigestLb maglev;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "flowtrack/compact/concury_layout.hpp"
 #include "json_line.hpp"
 
 namespace flowtrack::cli {
@@ -28,6 +29,7 @@ struct CompactBenchSetup {
   double dynamic_seconds = 10, dip_change_every = 10;
   bool control_thread = true;
   bool concury_scalar = false;  // Concury's bulk lookups on the scalar path even where the CPU has AVX2
+  compact::ConcuryLayout concury_layout = compact::ConcuryLayout::pairs;
 };
 
 // Concury's lookups at one arrival rate, against its lookups with nothing arriving (same run).

@@ -2,19 +2,21 @@
 
 #include <algorithm>
 
+#include "flowtrack/compact/dcode_blocks_builder.hpp"
 #include "flowtrack/compact/weighted_codes.hpp"
 #include "flowtrack/util/assert.hpp"
 
 namespace flowtrack::compact {
 
-ConcuryControl::ConcuryControl(unsigned dcode_bits, std::uint64_t seed) : dcode_bits_(dcode_bits), seed_(seed) {}
+ConcuryControl::ConcuryControl(unsigned dcode_bits, std::uint64_t seed, ConcuryLayout layout)
+    : dcode_bits_(dcode_bits), seed_(seed), layout_(layout) {}
 
 std::uint32_t ConcuryControl::add_vip(std::vector<std::uint16_t> dips, std::vector<double> weights,
                                       std::uint32_t expected_connections) {
   const auto index = static_cast<std::uint32_t>(vips_.size());
   std::vector<std::uint16_t> row = make_row(dips, weights, {});
-  vips_.push_back({OthelloMap<std::uint64_t>(expected_connections, seed_ + index), std::move(dips), std::move(weights),
-                   std::move(row), seed_ * 0x9e3779b97f4a7c15ull + index});
+  vips_.push_back({OthelloMap<std::uint64_t>(expected_connections, seed_ + index), expected_connections, std::move(dips),
+                   std::move(weights), std::move(row), seed_ * 0x9e3779b97f4a7c15ull + index});
   return index;
 }
 
@@ -31,10 +33,28 @@ std::vector<std::uint16_t> ConcuryControl::make_row(std::span<const std::uint16_
 }
 
 ConcuryVipImage ConcuryControl::image(std::uint32_t index, const ConcuryVipImage* in_use) const {
+  if (layout_ == ConcuryLayout::blocks) return blocks_image(index, in_use);
   const Vip& vip = vips_[index];
   return {vip.connections.index().refill(
               dcode_bits_, [&](std::uint32_t slot) { return std::uint64_t{vip.connections.state_at(slot)}; }, vip.fill_seed,
-              in_use != nullptr ? &in_use->codes : nullptr),
+              in_use != nullptr ? &std::get<OthelloImage>(in_use->codes) : nullptr),
+          vip.row};
+}
+
+ConcuryVipImage ConcuryControl::blocks_image(std::uint32_t index, const ConcuryVipImage* in_use) const {
+  const Vip& vip = vips_[index];
+  std::vector<DcodePair> pairs(vip.connections.size());
+  for (std::uint32_t p = 0; p < pairs.size(); ++p) pairs[p] = {vip.connections.key_at(p), vip.connections.state_at(p)};
+  const std::size_t sized_for = std::max<std::size_t>(pairs.size(), vip.expected_connections);
+  if (in_use != nullptr) {
+    const DcodeBlocksImage& used = std::get<DcodeBlocksImage>(in_use->codes);
+    // Blocks in use that hold the connections at most kBlocksRegrowLoad times their load keep their
+    // geometry (and the blocks that already answer their keys, their contents).
+    if (static_cast<double>(dcode_blocks_for(pairs.size(), dcode_bits_)) <= kBlocksRegrowLoad * used.nblocks()) {
+      return {rebuild_dcode_blocks(used, pairs), vip.row};
+    }
+  }
+  return {build_dcode_blocks(pairs, dcode_blocks_for(sized_for, dcode_bits_), dcode_bits_, vip.fill_seed, vip.fill_seed + 1),
           vip.row};
 }
 

@@ -13,7 +13,9 @@ namespace {
 constexpr unsigned kDefaultDcodeBits = 12;  // the thesis's Dcode width: the hot path's constant
 }  // namespace
 
-ConcuryLookup::ConcuryLookup(unsigned dcode_bits) : dcode_bits_(dcode_bits), avx2_(avx2_supported()) {
+ConcuryLookup::ConcuryLookup(unsigned dcode_bits, ConcuryLayout layout)
+    : dcode_bits_(dcode_bits), avx2_(avx2_supported()),
+      blocks_(layout == ConcuryLayout::blocks ? std::make_unique<DcodeBlocksLookup>(dcode_bits) : nullptr) {
   FLOWTRACK_ASSERT(dcode_bits >= 1 && dcode_bits <= 24, "a row of 2^dcode_bits entries; cells read by one 8-byte load");
 }
 
@@ -25,8 +27,12 @@ void ConcuryLookup::set_bulk_path(BulkPath path) {
 }
 
 void ConcuryLookup::check(const ConcuryVipImage& image) const {
-  [[maybe_unused]] const OthelloShape& s = image.codes.shape;
-  FLOWTRACK_ASSERT(s.value_bits == dcode_bits_ && s.fingerprint_bits == 0 && !s.emptiness, "cells are Dcodes alone");
+  if (blocks_) {
+    FLOWTRACK_ASSERT(std::get<DcodeBlocksImage>(image.codes).dcode_bits == dcode_bits_, "cells are Dcodes alone");
+  } else {
+    [[maybe_unused]] const OthelloShape& s = std::get<OthelloImage>(image.codes).shape;
+    FLOWTRACK_ASSERT(s.value_bits == dcode_bits_ && s.fingerprint_bits == 0 && !s.emptiness, "cells are Dcodes alone");
+  }
   FLOWTRACK_ASSERT(image.dips.size() == (std::size_t{1} << dcode_bits_), "a row entry per Dcode");
 }
 
@@ -36,14 +42,20 @@ void ConcuryLookup::point(std::uint32_t vip) {
 }
 
 void ConcuryLookup::decide_prefetch() {
-  std::size_t cell_bytes = 0;
+  std::size_t cell_bytes = blocks_ ? blocks_->bytes() : 0;
   for (const Owned& v : owned_) cell_bytes += v.cells.bytes();
   prefetch_ = prefetch_pays(cell_bytes);
 }
 
 std::uint32_t ConcuryLookup::add_vip(const ConcuryVipImage& image) {
   check(image);
-  owned_.push_back({image.codes.shape, image.codes.cells, image.dips});
+  if (blocks_) {
+    blocks_->add_vip(std::get<DcodeBlocksImage>(image.codes));
+    owned_.push_back({{}, {}, image.dips});
+  } else {
+    const OthelloImage& codes = std::get<OthelloImage>(image.codes);
+    owned_.push_back({codes.shape, codes.cells, image.dips});
+  }
   hot_.resize(owned_.size());
   epochs_.resize(owned_.size(), 0);
   // owned_ may have moved: the arrays did not (moved vectors keep their buffers), but point again anyway.
@@ -55,9 +67,17 @@ std::uint32_t ConcuryLookup::add_vip(const ConcuryVipImage& image) {
 void ConcuryLookup::apply(std::uint32_t vip, const ConcuryVipImage& image) {
   check(image);
   Owned& owned = owned_[vip];
-  if (!owned.shape.same_geometry(image.codes.shape)) {
+  const bool in_place = blocks_ ? blocks_->image(vip).same_geometry(std::get<DcodeBlocksImage>(image.codes))
+                                : owned.shape.same_geometry(std::get<OthelloImage>(image.codes).shape);
+  if (!in_place) {
     // Another geometry: the caller guarantees no reader is inside (see the header).
-    owned = {image.codes.shape, image.codes.cells, image.dips};
+    if (blocks_) {
+      blocks_->apply(vip, std::get<DcodeBlocksImage>(image.codes));
+      owned.dips = image.dips;
+    } else {
+      const OthelloImage& codes = std::get<OthelloImage>(image.codes);
+      owned = {codes.shape, codes.cells, image.dips};
+    }
     point(vip);
     decide_prefetch();
     return;
@@ -67,9 +87,14 @@ void ConcuryLookup::apply(std::uint32_t vip, const ConcuryVipImage& image) {
   __atomic_store_n(&epoch, epoch + 1, __ATOMIC_RELEASE);
   __atomic_store_n(&generation_, generation_ + 1, __ATOMIC_RELEASE);
   stripes_fence(std::memory_order_release);
-  owned.shape.seed = image.codes.shape.seed;
-  store_relaxed(hot_[vip].seed, image.codes.shape.seed);
-  owned.cells.assign_words(image.codes.cells.words());
+  if (blocks_) {
+    blocks_->apply(vip, std::get<DcodeBlocksImage>(image.codes));  // in place, under its own locks too
+  } else {
+    const OthelloImage& codes = std::get<OthelloImage>(image.codes);
+    owned.shape.seed = codes.shape.seed;
+    store_relaxed(hot_[vip].seed, codes.shape.seed);
+    owned.cells.assign_words(codes.cells.words());
+  }
   for (std::size_t d = 0; d < owned.dips.size(); ++d) store_relaxed(owned.dips[d], image.dips[d]);
   __atomic_store_n(&generation_, generation_ + 1, __ATOMIC_RELEASE);
   __atomic_store_n(&epoch, epoch + 1, __ATOMIC_RELEASE);
@@ -83,12 +108,17 @@ std::uint32_t ConcuryLookup::dcode_of(const Hot& vip, std::uint64_t key, Width w
                                     PackedCells::packed_cell(vip.cells, c.b, width.bits(), mask));
 }
 
+std::uint32_t ConcuryLookup::dcode_of_key(std::uint32_t vip, std::uint64_t key) const {
+  if (blocks_) return blocks_->lookup(vip, key);
+  return dcode_bits_ == kDefaultDcodeBits ? dcode_of(hot_[vip], key, FixedWidth<kDefaultDcodeBits>{})
+                                          : dcode_of(hot_[vip], key, AnyWidth{dcode_bits_});
+}
+
 ConcuryLookup::Answer ConcuryLookup::answer(std::uint32_t vip, std::uint64_t key) const {
   for (;;) {
     const std::uint32_t epoch = __atomic_load_n(&epochs_[vip], __ATOMIC_ACQUIRE);
     if ((epoch & 1) != 0) continue;
-    const std::uint32_t dcode = dcode_bits_ == kDefaultDcodeBits ? dcode_of(hot_[vip], key, FixedWidth<kDefaultDcodeBits>{})
-                                                                : dcode_of(hot_[vip], key, AnyWidth{dcode_bits_});
+    const std::uint32_t dcode = dcode_of_key(vip, key);
     const std::uint16_t dip = load_relaxed(hot_[vip].dips[dcode]);
     stripes_fence(std::memory_order_acquire);
     if (load_relaxed(epochs_[vip]) == epoch) return {dcode, dip};
@@ -97,7 +127,9 @@ ConcuryLookup::Answer ConcuryLookup::answer(std::uint32_t vip, std::uint64_t key
 
 void ConcuryLookup::lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips,
                                 std::span<std::uint32_t> dcodes) const {
-  if (dcode_bits_ == kDefaultDcodeBits) {
+  if (blocks_) {
+    bulk_blocks(queries, dips, dcodes);
+  } else if (dcode_bits_ == kDefaultDcodeBits) {
     bulk(queries, dips, dcodes, FixedWidth<kDefaultDcodeBits>{});
   } else {
     bulk(queries, dips, dcodes, AnyWidth{dcode_bits_});
@@ -139,28 +171,50 @@ void ConcuryLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint16
       code[i] = static_cast<std::uint32_t>((PackedCells::bits_at(cells.a[i]) ^ PackedCells::bits_at(cells.b[i])) & mask);
       if (prefetch) __builtin_prefetch(cells.row[i] + code[i]);
     }
-    for (std::size_t i = 0; i < n; ++i) out[i] = load_relaxed(cells.row[i][code[i]]);
-    stripes_fence(std::memory_order_acquire);
-    // A rewrite of some VIP raced with the chunk (rare): read the chunk again key by key.
-    if (((generation & 1) | (load_relaxed(generation_) ^ generation)) != 0) {
-      for (std::size_t i = 0; i < n; ++i) {
-        const Answer again = answer(q[i].vip, q[i].key);
-        out[i] = again.dip;
-        code[i] = again.dcode;
-      }
-    }
+    rows_of_chunk(q, n, cells.row, code, out, generation, false);  // the rows' lines are on their way already
     if (!dcodes.empty()) std::copy(code, code + n, dcodes.begin() + static_cast<std::ptrdiff_t>(base));
   }
 }
 
+void ConcuryLookup::bulk_blocks(std::span<const LbQuery> queries, std::span<std::uint16_t> dips,
+                                std::span<std::uint32_t> dcodes) const {
+  const std::uint16_t* rows[kChunk];
+  std::uint32_t code[kChunk];
+  for (std::size_t base = 0; base < queries.size(); base += kChunk) {
+    const std::size_t n = std::min(kChunk, queries.size() - base);
+    const LbQuery* q = queries.data() + base;
+    const std::uint32_t generation = __atomic_load_n(&generation_, __ATOMIC_ACQUIRE);
+    blocks_->lookup_bulk(queries.subspan(base, n), std::span(code, n));
+    for (std::size_t i = 0; i < n; ++i) rows[i] = hot_[q[i].vip].dips;
+    rows_of_chunk(q, n, rows, code, dips.data() + base, generation, prefetch_);
+    if (!dcodes.empty()) std::copy(code, code + n, dcodes.begin() + static_cast<std::ptrdiff_t>(base));
+  }
+}
+
+void ConcuryLookup::rows_of_chunk(const LbQuery* q, std::size_t n, const std::uint16_t* const* rows, std::uint32_t* code,
+                                  std::uint16_t* out, std::uint32_t generation, bool prefetch) const {
+  for (std::size_t i = 0; prefetch && i < n; ++i) __builtin_prefetch(rows[i] + code[i]);
+  for (std::size_t i = 0; i < n; ++i) out[i] = load_relaxed(rows[i][code[i]]);
+  stripes_fence(std::memory_order_acquire);
+  // A rewrite of some VIP raced with the chunk (rare): read the chunk again key by key.
+  if (((generation & 1) | (load_relaxed(generation_) ^ generation)) != 0) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const Answer again = answer(q[i].vip, q[i].key);
+      out[i] = again.dip;
+      code[i] = again.dcode;
+    }
+  }
+}
+
 ConcuryVipImage ConcuryLookup::image(std::uint32_t vip) const {
-  return {{owned_[vip].shape, owned_[vip].cells}, owned_[vip].dips};
+  if (blocks_) return {blocks_->image(vip), owned_[vip].dips};
+  return {OthelloImage{owned_[vip].shape, owned_[vip].cells}, owned_[vip].dips};
 }
 
 std::size_t ConcuryLookup::bytes() const {
   std::size_t total = sizeof(*this) + hot_.size() * (sizeof(Hot) + sizeof(std::uint32_t)) + owned_.size() * sizeof(Owned);
   for (const Owned& v : owned_) total += v.cells.bytes() + v.dips.size() * sizeof(std::uint16_t);
-  return total;
+  return total + (blocks_ ? blocks_->bytes() : 0);
 }
 
 }  // namespace flowtrack::compact

@@ -1,5 +1,6 @@
-// Concury's two bulk paths, scalar and AVX2 (compact/concury_lookup_avx2.cpp), give the same DIPs and
-// Dcodes bit for bit, for known and unknown connections of VIPs of every size (arrays from a handful of
+// Concury's bulk lookups give the single lookups' DIPs and Dcodes bit for bit, in the pairs layout on
+// both of its bulk paths, scalar and AVX2 (compact/concury_lookup_avx2.cpp), and in the blocks layout
+// (compact/dcode_blocks_lookup.cpp), for known and unknown connections of VIPs of every size (arrays from a handful of
 // cells to thousands, so every reduce range and both packed-cell cases), at Dcode widths 12 (the hot
 // path's constant) and others, in bursts of every length modulo 4 (the AVX2 path's scalar tail); at
 // width 12 with a VIP of 150K connections too, whose half a MiB of cells makes the bulk paths prefetch
@@ -7,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <tuple>
 
 #include "flowtrack/compact/concury_control.hpp"
 #include "flowtrack/compact/prefetch_policy.hpp"
@@ -17,13 +19,14 @@ namespace {
 
 using testing::compact_key;
 
-class ConcuryBulkPaths : public ::testing::TestWithParam<unsigned> {};
+class ConcuryBulkPaths : public ::testing::TestWithParam<std::tuple<unsigned, ConcuryLayout>> {};
 
-TEST_P(ConcuryBulkPaths, ScalarAndAvx2GiveTheSameDipsAndDcodes) {
-  if (!ConcuryLookup::avx2_supported()) GTEST_SKIP() << "no AVX2 on this CPU";
-  const unsigned dcode_bits = GetParam();
-  ConcuryControl control(dcode_bits, 7);
-  ConcuryLookup lookup(dcode_bits);
+TEST_P(ConcuryBulkPaths, EveryBulkPathGivesTheSingleLookupsDipsAndDcodes) {
+  const auto [dcode_bits, layout] = GetParam();
+  const bool pairs = layout == ConcuryLayout::pairs;
+  if (pairs && !ConcuryLookup::avx2_supported()) GTEST_SKIP() << "no AVX2 on this CPU";
+  ConcuryControl control(dcode_bits, 7, layout);
+  ConcuryLookup lookup(dcode_bits, layout);
   std::mt19937_64 rng(dcode_bits);
   std::vector<LbQuery> queries;
   std::uint64_t next_key = 0;
@@ -52,9 +55,9 @@ TEST_P(ConcuryBulkPaths, ScalarAndAvx2GiveTheSameDipsAndDcodes) {
   for (std::size_t at = 0, length = 1; at < queries.size(); at += length, length = length % 40 + 1) {
     const std::size_t n = std::min(length, queries.size() - at);
     const auto burst = std::span(queries).subspan(at, n);
-    lookup.set_bulk_path(ConcuryLookup::BulkPath::scalar);
+    if (pairs) lookup.set_bulk_path(ConcuryLookup::BulkPath::scalar);
     lookup.lookup_bulk(burst, std::span(scalar_dips).subspan(at, n), std::span(scalar_codes).subspan(at, n));
-    lookup.set_bulk_path(ConcuryLookup::BulkPath::avx2);
+    if (pairs) lookup.set_bulk_path(ConcuryLookup::BulkPath::avx2);
     lookup.lookup_bulk(burst, std::span(avx2_dips).subspan(at, n), std::span(avx2_codes).subspan(at, n));
   }
   for (std::size_t i = 0; i < queries.size(); ++i) {
@@ -66,7 +69,9 @@ TEST_P(ConcuryBulkPaths, ScalarAndAvx2GiveTheSameDipsAndDcodes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(DcodeWidths, ConcuryBulkPaths, ::testing::Values(12u, 5u, 9u, 16u));
+INSTANTIATE_TEST_SUITE_P(DcodeWidths, ConcuryBulkPaths,
+                         ::testing::Combine(::testing::Values(12u, 5u, 9u, 16u),
+                                            ::testing::Values(ConcuryLayout::pairs, ConcuryLayout::blocks)));
 
 TEST(PrefetchPolicy, NeverForArraysOfAFewLinesAlwaysForAGibibyte) {
   EXPECT_FALSE(prefetch_pays(0));

@@ -1,6 +1,7 @@
-// Concury's structures: known connections keep their DIP across pool and weight changes, every Dcode
-// maps to a live DIP of its own VIP, unknown connections spread by weight, a rewrite of one VIP leaves
-// the others alone; and the two baselines of the comparison answer what they stored.
+// Concury's structures, in both layouts of the arrays (pairs, blocks): known connections keep their DIP
+// across pool and weight changes, every Dcode maps to a live DIP of its own VIP, unknown connections
+// spread by weight, a rewrite of one VIP leaves the others alone; and the two baselines of the
+// comparison answer what they stored.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -16,10 +17,12 @@ namespace {
 
 using testing::compact_key;
 
+class Concury : public ::testing::TestWithParam<ConcuryLayout> {};
+
 struct TwoVips {
   ConcuryControl control;
   ConcuryLookup lookup;
-  TwoVips() {
+  explicit TwoVips(ConcuryLayout layout) : control(12, 1, layout), lookup(12, layout) {
     for (std::uint16_t base : {100, 200}) {
       std::vector<std::uint16_t> dips;
       for (std::uint16_t d = 0; d < 8; ++d) dips.push_back(base + d);
@@ -29,16 +32,14 @@ struct TwoVips {
   }
   // A new connection as the network function meets it: the data plane's Dcode, reported and learnt.
   std::uint16_t connect(std::uint32_t vip, std::uint64_t key) {
-    const std::uint16_t dip = lookup.lookup(vip, key);
-    const ConcuryVipImage image = lookup.image(vip);
-    const OthelloLookup codes(image.codes);
-    control.learn(vip, key, static_cast<std::uint32_t>(codes.lookup(key)));
-    return dip;
+    const ConcuryLookup::Answer answer = lookup.answer(vip, key);
+    control.learn(vip, key, answer.dcode);
+    return answer.dip;
   }
 };
 
-TEST(Concury, KnownConnectionsKeepTheirDipAcrossPoolAndWeightChanges) {
-  TwoVips lb;
+TEST_P(Concury, KnownConnectionsKeepTheirDipAcrossPoolAndWeightChanges) {
+  TwoVips lb(GetParam());
   std::map<std::uint64_t, std::uint16_t> dips;
   for (std::uint64_t n = 0; n < 3000; ++n) dips[compact_key<std::uint64_t>(n)] = lb.connect(0, compact_key<std::uint64_t>(n));
   // Unchanged arrays: every packet of a connection, known or not, gets the same DIP.
@@ -60,8 +61,8 @@ TEST(Concury, KnownConnectionsKeepTheirDipAcrossPoolAndWeightChanges) {
 
 // learn_all overlaps the misses of a batch of reports; what it learns must be what learn() one report
 // at a time learns, repeated reports (a retransmitted SYN) included.
-TEST(Concury, LearningABatchOfReportsEqualsLearningThemOneByOne) {
-  TwoVips one_by_one, batched;
+TEST_P(Concury, LearningABatchOfReportsEqualsLearningThemOneByOne) {
+  TwoVips one_by_one(GetParam()), batched(GetParam());
   std::vector<ConcuryControl::Report> reports;
   Random rng(11);
   for (std::uint64_t n = 0; n < 5000; ++n) {
@@ -86,17 +87,17 @@ TEST(Concury, LearningABatchOfReportsEqualsLearningThemOneByOne) {
   }
 }
 
-TEST(Concury, EveryDcodeMapsToALiveDipOfItsOwnVip) {
-  TwoVips lb;
+TEST_P(Concury, EveryDcodeMapsToALiveDipOfItsOwnVip) {
+  TwoVips lb(GetParam());
   lb.control.set_pool(1, {200, 201, 202}, {1, 0, 1});
   lb.lookup.apply(1, lb.control.image(1));
   for (const std::uint16_t dip : lb.lookup.image(0).dips) ASSERT_TRUE(dip >= 100 && dip < 108);
   for (const std::uint16_t dip : lb.lookup.image(1).dips) ASSERT_TRUE(dip == 200 || dip == 202);
 }
 
-TEST(Concury, UnknownConnectionsSpreadByWeight) {
-  ConcuryControl control;
-  ConcuryLookup lookup;
+TEST_P(Concury, UnknownConnectionsSpreadByWeight) {
+  ConcuryControl control(12, 1, GetParam());
+  ConcuryLookup lookup(12, GetParam());
   const std::vector<double> weights{1, 2, 3, 4};
   const std::uint32_t vip = control.add_vip({1, 2, 3, 4}, weights);
   for (std::uint64_t n = 0; n < 500; ++n) control.learn(vip, compact_key<std::uint64_t>(n), n % 4096);
@@ -107,8 +108,8 @@ TEST(Concury, UnknownConnectionsSpreadByWeight) {
   for (std::size_t d = 1; d <= 4; ++d) EXPECT_NEAR(counts[d] / kConnections, weights[d - 1] / 10, 0.015) << "DIP " << d;
 }
 
-TEST(Concury, RewritingOneVipLeavesTheOthersUntouched) {
-  TwoVips lb;
+TEST_P(Concury, RewritingOneVipLeavesTheOthersUntouched) {
+  TwoVips lb(GetParam());
   for (std::uint64_t n = 0; n < 500; ++n) lb.connect(1, compact_key<std::uint64_t>(n));
   const ConcuryVipImage before = lb.lookup.image(1);
   lb.control.set_pool(0, {100, 101}, {1, 1});
@@ -116,8 +117,8 @@ TEST(Concury, RewritingOneVipLeavesTheOthersUntouched) {
   EXPECT_TRUE(lb.lookup.image(1) == before);
 }
 
-TEST(Concury, BulkLookupsAgreeWithSingleLookups) {
-  TwoVips lb;
+TEST_P(Concury, BulkLookupsAgreeWithSingleLookups) {
+  TwoVips lb(GetParam());
   std::vector<LbQuery> queries;
   for (std::uint64_t n = 0; n < 1000; ++n) {
     queries.push_back({static_cast<std::uint32_t>(n % 2), compact_key<std::uint64_t>(n)});
@@ -127,6 +128,11 @@ TEST(Concury, BulkLookupsAgreeWithSingleLookups) {
   lb.lookup.lookup_bulk(queries, dips);
   for (std::size_t i = 0; i < queries.size(); ++i) ASSERT_EQ(dips[i], lb.lookup.lookup(queries[i].vip, queries[i].key));
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, Concury, ::testing::Values(ConcuryLayout::pairs, ConcuryLayout::blocks),
+                         [](const ::testing::TestParamInfo<ConcuryLayout>& info) {
+                           return info.param == ConcuryLayout::pairs ? "pairs" : "blocks";
+                         });
 
 TEST(ConcuryBaselines, DigestTableAndSilkRoadTableAnswerWhatTheyStored) {
   DigestConnTable digest(5000);

@@ -2,12 +2,14 @@
 // threads looking up known connections, in bulk and one at a time, always get each connection's DIP,
 // never one of a half-copied rewrite, while the writer changes a VIP's weights over and over (each
 // change moves known connections to other Dcodes of their DIP's range, so the arrays and the row
-// change) and copies every new image in place. Both bulk paths (scalar, and AVX2 where the CPU has it).
+// change) and copies every new image in place. Both layouts of the arrays, and in the pairs layout both
+// bulk paths (scalar, and AVX2 where the CPU has it).
 // Runs under ThreadSanitizer in `make test`.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "flowtrack/compact/concury_control.hpp"
@@ -16,14 +18,15 @@
 namespace flowtrack::compact {
 namespace {
 
-class ConcuryReaders : public ::testing::TestWithParam<ConcuryLookup::BulkPath> {};
+class ConcuryReaders : public ::testing::TestWithParam<std::tuple<ConcuryLayout, ConcuryLookup::BulkPath>> {};
 
 TEST_P(ConcuryReaders, KnownConnectionsKeepTheirDipInBulkAndSingleLookupsWhileRewritesAreCopiedIn) {
-  if (GetParam() == ConcuryLookup::BulkPath::avx2 && !ConcuryLookup::avx2_supported()) GTEST_SKIP() << "no AVX2";
+  const auto [layout, path] = GetParam();
+  if (path == ConcuryLookup::BulkPath::avx2 && !ConcuryLookup::avx2_supported()) GTEST_SKIP() << "no AVX2";
   constexpr std::uint32_t kVips = 2, kDips = 8, kConnections = 400;
-  ConcuryControl control;
-  ConcuryLookup lookup;
-  lookup.set_bulk_path(GetParam());
+  ConcuryControl control(12, 1, layout);
+  ConcuryLookup lookup(12, layout);
+  lookup.set_bulk_path(path);
   std::vector<std::uint16_t> dips[kVips];
   for (std::uint32_t v = 0; v < kVips; ++v) {
     for (std::uint16_t d = 0; d < kDips; ++d) dips[v].push_back(static_cast<std::uint16_t>(100 * (v + 1) + d));
@@ -70,8 +73,10 @@ TEST_P(ConcuryReaders, KnownConnectionsKeepTheirDipInBulkAndSingleLookupsWhileRe
   EXPECT_EQ(wrong.load(), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(BulkPaths, ConcuryReaders,
-                         ::testing::Values(ConcuryLookup::BulkPath::scalar, ConcuryLookup::BulkPath::avx2));
+INSTANTIATE_TEST_SUITE_P(LayoutsAndBulkPaths, ConcuryReaders,
+                         ::testing::Values(std::make_tuple(ConcuryLayout::pairs, ConcuryLookup::BulkPath::scalar),
+                                           std::make_tuple(ConcuryLayout::pairs, ConcuryLookup::BulkPath::avx2),
+                                           std::make_tuple(ConcuryLayout::blocks, ConcuryLookup::BulkPath::scalar)));
 
 }  // namespace
 }  // namespace flowtrack::compact

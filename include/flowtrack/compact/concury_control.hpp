@@ -29,13 +29,16 @@ class ConcuryControl {
   // A row entry when no DIP of the VIP takes connections and none holds any.
   static constexpr std::uint16_t kNoDip = 0xffff;
 
-  explicit ConcuryControl(unsigned dcode_bits = 12, std::uint64_t seed = 1);
+  // `layout`: the arrays image() makes (ConcuryLookup's layouts), for a lookup structure of that layout.
+  explicit ConcuryControl(unsigned dcode_bits = 12, std::uint64_t seed = 1, ConcuryLayout layout = ConcuryLayout::pairs);
 
   std::uint32_t add_vip(std::vector<std::uint16_t> dips, std::vector<double> weights, std::uint32_t expected_connections = 1024);
   // The VIP's data-plane arrays as they must be now (for ConcuryLookup::add_vip / apply). Given the
-  // arrays now in use, every tree of the graph whose edges they satisfy keeps its cells, so that a
-  // connection not known yet keeps its Dcode unless a cell of it lies in a tree that changed
-  // (OthelloBuilder::refill).
+  // arrays now in use, a connection not known yet keeps its Dcode unless what it reads changed: in the
+  // pairs layout every tree of the graph whose edges they satisfy keeps its cells (OthelloBuilder::refill);
+  // in the blocks layout every block that answers all its known keys stays as it is, and the others are
+  // solved again from their seed and cells in use (rebuild_dcode_blocks), while the VIP's blocks hold its
+  // connections at most kBlocksRegrowLoad times the load they were sized for.
   ConcuryVipImage image(std::uint32_t vip, const ConcuryVipImage* in_use = nullptr) const;
 
   // Learns a connection with its Dcode; true when it was new (a known one keeps the Dcode given).
@@ -70,8 +73,15 @@ class ConcuryControl {
   unsigned dcode_bits() const { return dcode_bits_; }
 
  private:
+  // Blocks are sized for a VIP's connections (or the expected ones, whichever is more) at the builder's
+  // load; past this factor of it, image() sizes them again (another geometry, see ConcuryLookup).
+  static constexpr double kBlocksRegrowLoad = 1.25;
+
+  ConcuryVipImage blocks_image(std::uint32_t index, const ConcuryVipImage* in_use) const;
+
   struct Vip {
     OthelloMap<std::uint64_t> connections;  // 4-tuple -> Dcode
+    std::uint32_t expected_connections;
     std::vector<std::uint16_t> dips;
     std::vector<double> weights;
     std::vector<std::uint16_t> row;  // Dcode -> DIP
@@ -86,6 +96,7 @@ class ConcuryControl {
 
   unsigned dcode_bits_;
   std::uint64_t seed_;
+  ConcuryLayout layout_;
   std::vector<Vip> vips_;
 };
 

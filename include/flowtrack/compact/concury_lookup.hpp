@@ -9,6 +9,10 @@
 // a cache line per VIP in one flat array, the VIPs' epochs another, so that a burst over many VIPs
 // touches no other memory before its cells. The arrays themselves live beside, owned per VIP.
 //
+// The arrays come in two layouts (concury_layout.hpp); in the blocks layout the Dcodes are read by a
+// DcodeBlocksLookup, and the rows, the sequence locks and the chunks' validation are this class's, as in
+// the pairs layout.
+//
 // Concurrency: sequence locks following the invariant of version_stripes.hpp (odd while a rewrite is
 // copied in): one per VIP, and one over the whole structure (its generation). A VIP rewrite (a pool or
 // weight change) with the same geometry is copied in place under both. A single lookup validates its
@@ -19,17 +23,21 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <variant>
 #include <vector>
 
+#include "flowtrack/compact/concury_layout.hpp"
+#include "flowtrack/compact/dcode_blocks_lookup.hpp"
 #include "flowtrack/compact/lb_query.hpp"
 #include "flowtrack/compact/othello_lookup.hpp"
 
 namespace flowtrack::compact {
 
 struct ConcuryVipImage {
-  OthelloImage codes;               // 4-tuple -> Dcode
-  std::vector<std::uint16_t> dips;  // Dcode -> DIP id, 2^dcode_bits entries
+  std::variant<OthelloImage, DcodeBlocksImage> codes;  // 4-tuple -> Dcode, in the structure's layout
+  std::vector<std::uint16_t> dips;                     // Dcode -> DIP id, 2^dcode_bits entries
   friend bool operator==(const ConcuryVipImage&, const ConcuryVipImage&) = default;
 };
 
@@ -37,7 +45,8 @@ class ConcuryLookup {
  public:
   // Every VIP's Othello has cells of exactly dcode_bits bits (no taken bit, no fingerprint), as
   // ConcuryControl's images have.
-  explicit ConcuryLookup(unsigned dcode_bits = 12);
+  explicit ConcuryLookup(unsigned dcode_bits = 12, ConcuryLayout layout = ConcuryLayout::pairs);
+  ConcuryLayout layout() const { return blocks_ ? ConcuryLayout::blocks : ConcuryLayout::pairs; }
 
   std::uint32_t add_vip(const ConcuryVipImage& image);
   void apply(std::uint32_t vip, const ConcuryVipImage& image);
@@ -56,8 +65,8 @@ class ConcuryLookup {
   void lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips,
                    std::span<std::uint32_t> dcodes = {}) const;
 
-  // Which code runs lookup_bulk's first pass (hash, cells, prefetch): scalar, one key at a time, or
-  // AVX2, four keys a step (concury_lookup_avx2.cpp; the scalar code then takes a chunk's last n % 4
+  // Which code runs lookup_bulk's first pass (hash, cells, prefetch) in the pairs layout: scalar, one
+  // key at a time, or AVX2, four keys a step (concury_lookup_avx2.cpp; the scalar code then takes a chunk's last n % 4
   // keys). Both give the same answers bit for bit. A new structure takes AVX2 when the CPU has it
   // (checked at run time); tests and the bench may choose either.
   enum class BulkPath { scalar, avx2 };
@@ -79,7 +88,7 @@ class ConcuryLookup {
     const std::uint16_t* dips;  // the row
     std::uint64_t seed;
   };
-  struct Owned {
+  struct Owned {  // in the blocks layout, shape and cells stay empty (the codes are in blocks_)
     OthelloShape shape;
     PackedCells cells;
     std::vector<std::uint16_t> dips;
@@ -105,6 +114,12 @@ class ConcuryLookup {
   };
   template <class Width>
   void bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips, std::span<std::uint32_t> dcodes, Width width) const;
+  // The blocks layout's bulk lookup: the chunk's Dcodes from blocks_, then its rows.
+  void bulk_blocks(std::span<const LbQuery> queries, std::span<std::uint16_t> dips, std::span<std::uint32_t> dcodes) const;
+  // The rows of a chunk whose Dcodes are known, and its validation (both layouts): with `prefetch`, every
+  // entry's line is prefetched before any is read; a chunk that raced with a rewrite is read again.
+  void rows_of_chunk(const LbQuery* q, std::size_t n, const std::uint16_t* const* rows, std::uint32_t* code,
+                     std::uint16_t* out, std::uint32_t generation, bool prefetch) const;
   // The first pass over keys [from, n) of a chunk: hash each key, find its cells, prefetch their lines.
   template <class Width>
   void hash_pass(const LbQuery* q, std::size_t from, std::size_t n, ChunkCells& cells, Width width) const;
@@ -113,6 +128,8 @@ class ConcuryLookup {
   void point(std::uint32_t vip);  // hot_[vip] from owned_[vip]
   void decide_prefetch();         // prefetch_ from the cells' bytes, whenever they change size
   void check(const ConcuryVipImage& image) const;
+  // The Dcode of a key by a single lookup, in the structure's layout.
+  std::uint32_t dcode_of_key(std::uint32_t vip, std::uint64_t key) const;
 
   unsigned dcode_bits_;
   bool avx2_;  // lookup_bulk's one dispatch: which hash_pass
@@ -122,6 +139,7 @@ class ConcuryLookup {
   std::vector<std::uint32_t> epochs_;  // per VIP; odd while a rewrite is copied in
   std::uint32_t generation_ = 0;       // odd while a rewrite of any VIP is copied in
   std::vector<Owned> owned_;
+  std::unique_ptr<DcodeBlocksLookup> blocks_;  // the codes in the blocks layout, else null
 };
 
 }  // namespace flowtrack::compact
