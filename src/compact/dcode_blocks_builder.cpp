@@ -1,5 +1,6 @@
 #include "flowtrack/compact/dcode_blocks_builder.hpp"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>

@@ -1,7 +1,7 @@
 #include "flowtrack/compact/dcode_blocks_lookup.hpp"
 
 #include <algorithm>
-#include <bit>
+#include <iterator>
 
 #include "flowtrack/compact/prefetch_policy.hpp"
 #include "flowtrack/compact/version_stripes.hpp"
