@@ -2,6 +2,12 @@
 // VIP's image in one cache line (plus, in the rare flagged block, the overflow table). The Dcode -> DIP
 // row stays Concury's (ConcuryLookup).
 //
+// Against ConcuryLookup's two-line layout (a throwaway harness, 128 VIPs, bursts of 32, alternating
+// rounds on a busy machine, 2026-11-26): beyond the cache, where a lookup costs the lines it waits
+// for, 1.9-2.1x the Maglev-style table's lookups at 1M-16M connections, where ConcuryLookup made
+// 1.1-1.9x in the same rounds. In the cache it is slower than ConcuryLookup (77 instructions a lookup
+// against 44: the header's seed and a multiply mix before the cells): the layouts suit different sizes.
+//
 // Concurrency, as ConcuryLookup's: sequence locks following version_stripes.hpp's invariant (odd while a
 // rewrite is copied in), one per VIP and one over the whole structure (its generation). An image of the
 // same geometry is copied in place under both, with relaxed atomic stores; readers read with relaxed
