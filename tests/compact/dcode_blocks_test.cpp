@@ -156,6 +156,21 @@ TEST(DcodeBlocks, RebuildKeepsUntouchedBlocksBitIdenticalAndTheirUnknownKeysDcod
   }
 }
 
+TEST(DcodeBlocks, RebuildAfterConnectionsEndAndNewOnesAreLearntKeepsEveryBlock) {
+  // A connection learnt with the Dcode the image gave it is answered by its block already, and one that
+  // ended leaves every other key's answer: no block needs solving again.
+  std::vector<DcodePair> pairs = random_pairs(20'000, 12, 8);
+  const DcodeBlocksImage in_use = build_dcode_blocks(pairs, dcode_blocks_for(pairs.size(), 12), 12, kVipSeed, kFillSeed);
+  pairs.resize(pairs.size() - 500);
+  for (std::uint64_t n = 0; n < 500; ++n) {
+    const std::uint64_t key = compact_key<std::uint64_t>(kUnknownBase * 3 + n);
+    pairs.push_back({key, in_use.lookup(key)});
+  }
+  const DcodeBlocksImage rebuilt = rebuild_dcode_blocks(in_use, pairs);
+  EXPECT_TRUE(rebuilt.lines == in_use.lines);
+  for (const DcodePair& p : pairs) ASSERT_EQ(rebuilt.lookup(p.key), p.dcode);
+}
+
 // Chi-squared of counts against equal shares.
 double chi_squared(const std::vector<double>& counts, double total) {
   const double expected = total / static_cast<double>(counts.size());

@@ -12,7 +12,8 @@
 // key already gets its Dcode, and solves again only the others, trying their seed in use first and
 // giving each tree's root its cell in use. So an unknown connection keeps its Dcode unless its block
 // changed, and even then unless its block changed seed or a cell of it lies in a tree whose edges
-// changed.
+// changed. Connections learnt with the Dcodes the image gave them, and connections that ended, change
+// no block: only new Dcodes of known connections (a pool or weight change) do.
 #pragma once
 
 #include <cstddef>
