@@ -15,7 +15,7 @@
 // half, B's from its low half (multiply-high reductions). Its Dcode is
 //   cell_a xor cell_b xor top_bits(h),     top_bits(h) = the top dcode_bits bits of h.
 // The builder stores edge values Dcode xor top_bits(h), so a known key gets its Dcode back. The last
-// xor is there for unknown keys: a block holds ~18 keys on 41 cells, a dense graph whose trees are big,
+// xor is there for unknown keys: a block holds ~20 keys on 41 cells, a dense graph whose trees are big,
 // so an unknown key's two cells often lie in one tree, and then cell_a xor cell_b is the xor of the
 // edge values on the path between them, a function of known keys' Dcodes and not uniform (it is 0 in a
 // tree whose keys all have Dcode 0). top_bits(h) is uniform and, the cells being drawn from a multiply
