@@ -138,9 +138,11 @@ void print_ratios(const std::vector<Summary>& all) {
 void print_paired(const CompactBenchSetup& setup, unsigned reps, bool json) {
   std::vector<double> concury, maglev, ratio;
   CompactBenchSetup s = setup;
+  compact::ConcuryLayout layout{};
   for (unsigned rep = 0; rep < reps; ++rep) {
     s.seed = rep + 1;
     const PairedLookups p = run_concury_against_maglev(s);
+    layout = p.layout;
     for (std::size_t round = 0; round < p.concury_mqps.size(); ++round) {
       concury.push_back(p.concury_mqps[round]);
       maglev.push_back(p.maglev_mqps[round]);
@@ -153,6 +155,7 @@ void print_paired(const CompactBenchSetup& setup, unsigned reps, bool json) {
     j.set("structure", "concury/maglev-digest")
         .set("keys", s.keys)
         .set("mode", "bulk-paired")
+        .set("layout", std::string(compact::layout_name(layout)))
         .set("ratio", median(ratio))
         .set("ratio_min", *lowest)
         .set("ratio_max", *highest)
@@ -164,9 +167,9 @@ void print_paired(const CompactBenchSetup& setup, unsigned reps, bool json) {
         .set("rounds", ratio.size())
         .print_line();
   } else {
-    fmt::print("  {:>9} connections: concury / maglev-digest bulk, timed in alternation: {:.2f}x "
+    fmt::print("  {:>9} connections: concury ({}) / maglev-digest bulk, timed in alternation: {:.2f}x "
                "(rounds {:.2f}-{:.2f}x; {:.1f} against {:.1f} Mqps)\n",
-               s.keys, median(ratio), *lowest, *highest, median(concury), median(maglev));
+               s.keys, compact::layout_name(layout), median(ratio), *lowest, *highest, median(concury), median(maglev));
   }
 }
 

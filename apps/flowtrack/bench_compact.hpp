@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,7 @@ struct CompactBenchOptions {
   double dynamic_seconds = 10, dip_change_every = 10;
   bool control_thread = true;  // concury under load: its control plane on a thread of its own
   bool concury_scalar = false;  // concury's bulk lookups on the scalar path, not AVX2
-  compact::ConcuryLayout concury_layout = compact::ConcuryLayout::pairs;  // concury's arrays
+  std::optional<compact::ConcuryLayout> concury_layout;  // concury's arrays; none: by size (layout_for)
   bool quick = false;
   bool json = false;
 };

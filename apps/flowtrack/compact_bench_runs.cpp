@@ -256,6 +256,8 @@ CompactRep run_filtable(const CompactBenchSetup& s, const Workload& w) {
 // v * dips_per_vip .. + dips_per_vip - 1, equal weights.
 
 constexpr unsigned kDcodeBits = 12;
+
+ConcuryLayout layout_of(const CompactBenchSetup& s) { return s.concury_layout.value_or(layout_for(s.keys, kDcodeBits)); }
 constexpr std::size_t kLearnBatch = 32;  // reports the control plane takes at once (same core: at least)
 
 std::vector<std::uint16_t> dips_of(const CompactBenchSetup& s, unsigned vip) {
@@ -450,19 +452,19 @@ void build_maglev_digest(const CompactBenchSetup& s, const Workload& w, MaglevDi
 
 CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
   CompactRep r;
-  ConcuryControl control(kDcodeBits, s.seed, s.concury_layout);
-  ConcuryLookup lookup(kDcodeBits, s.concury_layout);
+  ConcuryControl control(kDcodeBits, s.seed, layout_of(s));
+  ConcuryLookup lookup(kDcodeBits, layout_of(s));
   r.build_seconds = seconds_of([&] { build_concury(s, w, control, lookup); });
   r.bytes = lookup.bytes();
   r.bits_per_key = bits_per_key(r.bytes, s.keys);
   // Othello's 2.33 l, or a 512-bit block a block's share of keys (its cells over the builder's cells a key).
-  const double code_bits = s.concury_layout == ConcuryLayout::pairs
+  const double code_bits = layout_of(s) == ConcuryLayout::pairs
                                ? 2.33 * kDcodeBits
                                : kDcodeLineBits * kDcodeCellsPerKey / DcodeGeometry(kDcodeBits).cells();
   r.formula_bits_per_key = code_bits + (64 + (1u << kDcodeBits) * 16.0) * s.vips / static_cast<double>(s.keys);
   if (s.concury_scalar) lookup.set_bulk_path(ConcuryLookup::BulkPath::scalar);
   r.extra.set("bulk_path", lookup.bulk_path() == ConcuryLookup::BulkPath::avx2 ? "avx2" : "scalar");
-  r.extra.set("layout", std::string(layout_name(s.concury_layout)));
+  r.extra.set("layout", std::string(layout_name(layout_of(s))));
   const std::vector<LbQuery> queries = lb_queries(s, w);
   measure_lb_lookups(r, lookup, queries);
   for (std::size_t i = 0; i < s.keys; ++i) {
@@ -572,8 +574,10 @@ const std::vector<std::string>& compact_structures() {
 
 PairedLookups run_concury_against_maglev(const CompactBenchSetup& setup) {
   const Workload w = make_workload(setup);
-  ConcuryControl control(kDcodeBits, setup.seed, setup.concury_layout);
-  ConcuryLookup concury(kDcodeBits, setup.concury_layout);
+  PairedLookups paired;
+  paired.layout = layout_of(setup);
+  ConcuryControl control(kDcodeBits, setup.seed, paired.layout);
+  ConcuryLookup concury(kDcodeBits, paired.layout);
   if (setup.concury_scalar) concury.set_bulk_path(ConcuryLookup::BulkPath::scalar);
   build_concury(setup, w, control, concury);
   MaglevDigestLb maglev;
@@ -599,18 +603,17 @@ PairedLookups run_concury_against_maglev(const CompactBenchSetup& setup) {
   };
   // Rounds of one pass each, which one goes first alternating: a round's two passes see nearly the same
   // moment of a shared machine, so its ratio is steadier than that of two separate runs.
-  PairedLookups p;
   for (std::size_t round = 0; round < kPairedRounds; ++round) {
     double mqps[2];
     for (std::size_t turn = 0; turn < 2; ++turn) {
       const std::size_t which = (round + turn) % 2;
       mqps[which] = pass_mqps(which);
     }
-    p.concury_mqps.push_back(mqps[0]);
-    p.maglev_mqps.push_back(mqps[1]);
+    paired.concury_mqps.push_back(mqps[0]);
+    paired.maglev_mqps.push_back(mqps[1]);
   }
   g_sink = acc;
-  return p;
+  return paired;
 }
 
 CompactRep run_compact_once(const std::string& structure, const CompactBenchSetup& setup) {

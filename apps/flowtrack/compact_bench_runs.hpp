@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,7 @@ struct CompactBenchSetup {
   double dynamic_seconds = 10, dip_change_every = 10;
   bool control_thread = true;
   bool concury_scalar = false;  // Concury's bulk lookups on the scalar path even where the CPU has AVX2
-  compact::ConcuryLayout concury_layout = compact::ConcuryLayout::pairs;
+  std::optional<compact::ConcuryLayout> concury_layout;  // none: by size (compact::layout_for)
 };
 
 // Concury's lookups at one arrival rate, against its lookups with nothing arriving (same run).
@@ -59,6 +60,7 @@ struct CompactRep {
 // shared machine than two separate runs): each round's Mqps, in order.
 struct PairedLookups {
   std::vector<double> concury_mqps, maglev_mqps;
+  compact::ConcuryLayout layout;  // Concury's
 };
 PairedLookups run_concury_against_maglev(const CompactBenchSetup& setup);
 

@@ -7,7 +7,6 @@
 #include <fmt/core.h>
 
 #include <exception>
-#include <map>
 #include <memory>
 
 #include "bench_aging.hpp"
@@ -80,10 +79,17 @@ void add_compact_bench(CLI::App& bench) {
                 "concury under load: its control plane on the lookups' core between bursts, not on a thread of its own");
   cmd->add_flag("--concury-scalar", o->concury_scalar,
                 "concury's bulk lookups on the scalar path (default: the AVX2 path where the CPU has it)");
-  cmd->add_option("--concury-layout", o->concury_layout,
-                  "concury's arrays: pairs (a key's two cells anywhere: two lines a lookup) or blocks (one line)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, compact::ConcuryLayout>{{"pairs", compact::ConcuryLayout::pairs}, {"blocks", compact::ConcuryLayout::blocks}}));
+  cmd->add_option_function<std::string>(
+         "--concury-layout",
+         [o](const std::string& name) {
+           for (const auto layout : {compact::ConcuryLayout::pairs, compact::ConcuryLayout::blocks}) {
+             if (compact::layout_name(layout) == name) o->concury_layout = layout;
+           }
+         },
+         "concury's arrays: pairs (a key's two cells anywhere: two lines a lookup) or blocks (one line); "
+         "default: by size, blocks beyond a core's share of the cache")
+      ->check(CLI::IsMember({std::string(compact::layout_name(compact::ConcuryLayout::pairs)),
+                             std::string(compact::layout_name(compact::ConcuryLayout::blocks))}));
   cmd->add_flag("--quick", o->quick, "sizes 1K, 64K, 1M; 2 reps");
   cmd->add_flag("--json", o->json, "one JSON object per line");
   cmd->callback([o] { run_compact_bench(*o); });

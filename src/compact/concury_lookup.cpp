@@ -184,9 +184,11 @@ void ConcuryLookup::bulk_blocks(std::span<const LbQuery> queries, std::span<std:
     const std::size_t n = std::min(kChunk, queries.size() - base);
     const LbQuery* q = queries.data() + base;
     const std::uint32_t generation = __atomic_load_n(&generation_, __ATOMIC_ACQUIRE);
-    blocks_->lookup_bulk(queries.subspan(base, n), std::span(code, n));
     for (std::size_t i = 0; i < n; ++i) rows[i] = hot_[q[i].vip].dips;
-    rows_of_chunk(q, n, rows, code, dips.data() + base, generation, prefetch_);
+    // The rows' entries prefetched by blocks_ as each Dcode is known, when prefetches pay.
+    blocks_->lookup_bulk(queries.subspan(base, n), std::span(code, n),
+                         prefetch_ ? std::span<const std::uint16_t* const>(rows, n) : std::span<const std::uint16_t* const>{});
+    rows_of_chunk(q, n, rows, code, dips.data() + base, generation, false);
     if (!dcodes.empty()) std::copy(code, code + n, dcodes.begin() + static_cast<std::ptrdiff_t>(base));
   }
 }

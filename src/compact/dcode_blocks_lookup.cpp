@@ -86,16 +86,18 @@ std::uint32_t DcodeBlocksLookup::lookup(std::uint32_t vip, std::uint64_t key) co
   }
 }
 
-void DcodeBlocksLookup::lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint32_t> dcodes) const {
+void DcodeBlocksLookup::lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint32_t> dcodes,
+                                    std::span<const std::uint16_t* const> rows) const {
   if (geometry_.bits == DefaultGeometry::get().bits) {
-    bulk(queries, dcodes, DefaultGeometry{});
+    bulk(queries, dcodes, rows, DefaultGeometry{});
   } else {
-    bulk(queries, dcodes, RuntimeGeometry{geometry_});
+    bulk(queries, dcodes, rows, RuntimeGeometry{geometry_});
   }
 }
 
 template <class Geometry>
-void DcodeBlocksLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint32_t> dcodes, Geometry geometry) const {
+void DcodeBlocksLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint32_t> dcodes,
+                             std::span<const std::uint16_t* const> rows, Geometry geometry) const {
   const DcodeGeometry g = geometry.get();
   const bool prefetch = prefetch_;
   std::uint64_t h[kChunk];
@@ -117,6 +119,7 @@ void DcodeBlocksLookup::bulk(std::span<const LbQuery> queries, std::span<std::ui
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint64_t header = load_relaxed(line[i]->words[0]);
       out[i] = dcode_from_line(*line[i], header, h[i], g);
+      if (!rows.empty()) __builtin_prefetch(rows[base + i] + out[i]);
       any_header |= header;
     }
     // The keys of flagged blocks (rare): the overflow table's answer when it holds the key.

@@ -133,5 +133,27 @@ TEST(ConcuryCli, BenchCompactTimesConcuryAndTheMaglevStyleTableInAlternation) {
   EXPECT_EQ(sizes, (std::vector<std::uint64_t>{1024, 4096})) << r.output;
 }
 
+// `--concury-layout` chooses the arrays' layout; by default it follows the size (pairs while they fit a
+// core's share of the cache, as at these sizes). Every row says which, and every stored connection
+// gets its DIP in both.
+TEST(ConcuryCli, BenchCompactMeasuresTheLayoutItIsGivenOrTheSizeChooses) {
+  for (const std::string layout : {"", "pairs", "blocks"}) {
+    const auto r = run_cli("bench compact --structures concury,maglev-digest --sizes 4096 --reps 1 --queries 16384 --json" +
+                           (layout.empty() ? std::string() : " --concury-layout " + layout));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::size_t rows = 0;
+    for (const nlohmann::json& j : testing::json_lines(r.output)) {
+      if (j["structure"] == "maglev-digest") continue;
+      ++rows;
+      EXPECT_EQ(j["layout"], layout.empty() ? "pairs" : layout) << j;
+      if (j["mode"] != "bulk-paired") {
+        EXPECT_EQ(j["wrong_answers"].get<std::uint64_t>(), 0u) << j;
+      }
+    }
+    EXPECT_EQ(rows, 3u) << r.output;  // single, bulk, paired
+  }
+  EXPECT_NE(run_cli("bench compact --structures concury --concury-layout diagonal").exit_code, 0);
+}
+
 }  // namespace
 }  // namespace flowtrack

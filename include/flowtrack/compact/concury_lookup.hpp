@@ -72,7 +72,7 @@ class ConcuryLookup {
   enum class BulkPath { scalar, avx2 };
   static bool avx2_supported();
   void set_bulk_path(BulkPath path);
-  BulkPath bulk_path() const { return avx2_ ? BulkPath::avx2 : BulkPath::scalar; }
+  BulkPath bulk_path() const { return avx2_ && !blocks_ ? BulkPath::avx2 : BulkPath::scalar; }
 
   ConcuryVipImage image(std::uint32_t vip) const;  // with no concurrent writer
   std::size_t vips() const { return hot_.size(); }

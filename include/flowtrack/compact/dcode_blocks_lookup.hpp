@@ -39,7 +39,11 @@ class DcodeBlocksLookup {
   // find its block and prefetch the line (when the lines exceed half this core's L2, prefetch_policy.hpp);
   // read each line's header and the key's two cells; then look up the overflow table for the keys of
   // flagged blocks. No branch per key but the loops'.
-  void lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint32_t> dcodes) const;
+  // `rows`, when given (a pointer a query): each query's entry of its row at its Dcode is prefetched as
+  // soon as the Dcode is known, so that a caller reading those rows next (ConcuryLookup) finds them on
+  // their way.
+  void lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint32_t> dcodes,
+                   std::span<const std::uint16_t* const> rows = {}) const;
 
   const DcodeBlocksImage& image(std::uint32_t vip) const { return images_[vip]; }  // with no concurrent writer
   std::size_t vips() const { return hot_.size(); }
@@ -57,7 +61,8 @@ class DcodeBlocksLookup {
   };
   static constexpr std::size_t kChunk = 32;  // keys validated together by a bulk lookup
   template <class Geometry>
-  void bulk(std::span<const LbQuery> queries, std::span<std::uint32_t> dcodes, Geometry geometry) const;
+  void bulk(std::span<const LbQuery> queries, std::span<std::uint32_t> dcodes, std::span<const std::uint16_t* const> rows,
+            Geometry geometry) const;
   void decide_prefetch();
 
   DcodeGeometry geometry_;
