@@ -23,7 +23,8 @@ Nanos longest_timeout(const ConntrackTimeouts& t) {
 }  // namespace
 
 ConcuryLb::ConcuryLb(const StatefulLbConfig& config)
-    : changes_(config.changes), forget_after_(longest_timeout(config.timeouts)), control_(kDcodeBits, config.seed), lookup_(kDcodeBits) {
+    : changes_(config.changes), forget_after_(longest_timeout(config.timeouts)), control_(kDcodeBits, config.seed, compact::layout_for(config.max_connections, kDcodeBits)),
+      lookup_(kDcodeBits, compact::layout_for(config.max_connections, kDcodeBits)) {
   sort_pool_changes(changes_);
   if (const auto problem = check_pool_changes(changes_, config.services, config.maglev_size)) {
     throw std::invalid_argument(fmt::format("concury: change {}: {}: {}", problem->index, problem->key, problem->problem));

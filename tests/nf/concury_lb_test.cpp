@@ -2,7 +2,8 @@
 // test), every connection keeps its backend across each kind of pool change, a drained or removed
 // backend gets no new connection, answers get the service's address back, and the race of a connection
 // the control plane has not heard of when its arrays are rewritten is repaired by the backend's first
-// answer and counted.
+// answer and counted. Each in both layouts of Concury's arrays, which the configured connections choose
+// (compact/concury_layout.hpp: pairs for 1M, blocks for 8M).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -18,8 +19,12 @@ using lb_rig::run;
 using lb_rig::web_service;
 
 
-ConcuryLb make_concury(const std::vector<std::uint32_t>& weights, std::vector<PoolChange> changes = {}) {
+class ConcuryLbInBothLayouts : public ::testing::TestWithParam<std::size_t> {};  // the configured connections
+
+ConcuryLb make_concury(std::size_t max_connections, const std::vector<std::uint32_t>& weights,
+                       std::vector<PoolChange> changes = {}) {
   StatefulLbConfig config;
+  config.max_connections = max_connections;
   config.services = {web_service(weights.size())};
   for (std::size_t b = 0; b < weights.size(); ++b) config.services[0].backends[b].weight = weights[b];
   config.changes = std::move(changes);
@@ -46,9 +51,9 @@ FlowKeyV4 answer_from(std::size_t backend, const FlowKeyV4& client) {
                               to_network16(client.src_port), ipproto::kTcp);
 }
 
-TEST(ConcuryLb, NewConnectionSharesFollowTheWeightsByChiSquared) {
+TEST_P(ConcuryLbInBothLayouts, NewConnectionSharesFollowTheWeightsByChiSquared) {
   const std::vector<std::uint32_t> weights{1, 2, 3, 4};
-  ConcuryLb lb = make_concury(weights);
+  ConcuryLb lb = make_concury(GetParam(), weights);
   constexpr std::uint32_t kConnections = 20000;
   std::vector<double> counts(weights.size(), 0);
   for (std::uint32_t n = 0; n < kConnections; ++n) ++counts.at(backend_of(run(lb, client(n), tcpflag::kSyn)));
@@ -61,8 +66,8 @@ TEST(ConcuryLb, NewConnectionSharesFollowTheWeightsByChiSquared) {
   EXPECT_LT(chi2, 16.27) << counts[0] << " " << counts[1] << " " << counts[2] << " " << counts[3];
 }
 
-TEST(ConcuryLb, EveryConnectionKeepsItsBackendAcrossAddDrainWeightAndRemove) {
-  ConcuryLb lb = make_concury({1, 1, 1}, {change(1, PoolAction::add, 3, 3), change(2, PoolAction::drain, 0),
+TEST_P(ConcuryLbInBothLayouts, EveryConnectionKeepsItsBackendAcrossAddDrainWeightAndRemove) {
+  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1}, {change(1, PoolAction::add, 3, 3), change(2, PoolAction::drain, 0),
                                           change(3, PoolAction::weight, 1, 5), change(4, PoolAction::remove, 2)});
   std::map<std::uint32_t, std::size_t> backend;  // client -> its connection's backend
   std::uint32_t next = 0;
@@ -85,11 +90,11 @@ TEST(ConcuryLb, EveryConnectionKeepsItsBackendAcrossAddDrainWeightAndRemove) {
   EXPECT_EQ(lb.counters().connections_created, next);
 }
 
-TEST(ConcuryLb, NewConnectionsLandingOnADrainedBackendsPinGoElsewhereAndStayThere) {
+TEST_P(ConcuryLbInBothLayouts, NewConnectionsLandingOnADrainedBackendsPinGoElsewhereAndStayThere) {
   // Eight backends, seven drained at 1 s while they hold connections: seven pins, one live backend.
   std::vector<PoolChange> drains;
   for (std::size_t b = 0; b < 7; ++b) drains.push_back(change(1, PoolAction::drain, b));
-  ConcuryLb lb = make_concury(std::vector<std::uint32_t>(8, 1), drains);
+  ConcuryLb lb = make_concury(GetParam(), std::vector<std::uint32_t>(8, 1), drains);
   for (std::uint32_t n = 0; n < 200; ++n) run(lb, client(n), tcpflag::kSyn, 0);
   std::map<std::uint32_t, std::size_t> backend;
   for (std::uint32_t n = 200; n < 10200; ++n) {
@@ -103,8 +108,8 @@ TEST(ConcuryLb, NewConnectionsLandingOnADrainedBackendsPinGoElsewhereAndStayTher
   EXPECT_EQ(lb.stats().false_hits, 0u);
 }
 
-TEST(ConcuryLb, AnswersGetTheServicesAddressAndPortBack) {
-  ConcuryLb lb = make_concury({1, 1, 1});
+TEST_P(ConcuryLbInBothLayouts, AnswersGetTheServicesAddressAndPortBack) {
+  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1});
   const FlowKeyV4 c = client(7);
   const std::size_t b = backend_of(run(lb, c, tcpflag::kSyn));
   const lb_rig::Output back = run(lb, answer_from(b, c), tcpflag::kSyn | tcpflag::kAck);
@@ -114,8 +119,8 @@ TEST(ConcuryLb, AnswersGetTheServicesAddressAndPortBack) {
 
 // A connection met mid-stream (no SYN: the control plane has not heard of it) whose arrays are rewritten
 // before its backend answers: the answer repairs it, so its client's later packets go back there.
-TEST(ConcuryLb, AConnectionMetMidStreamIsRepairedByItsBackendsFirstAnswer) {
-  ConcuryLb lb = make_concury({1, 1, 1}, {change(1, PoolAction::weight, 0, 5)});
+TEST_P(ConcuryLbInBothLayouts, AConnectionMetMidStreamIsRepairedByItsBackendsFirstAnswer) {
+  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1}, {change(1, PoolAction::weight, 0, 5)});
   std::map<std::uint32_t, std::size_t> backend;
   for (std::uint32_t n = 0; n < 500; ++n) backend[n] = backend_of(run(lb, client(n), tcpflag::kAck, kNanosPerSecond / 2));
   EXPECT_EQ(lb.counters().connections_created, 0u);  // an ACK reports nothing
@@ -128,8 +133,8 @@ TEST(ConcuryLb, AConnectionMetMidStreamIsRepairedByItsBackendsFirstAnswer) {
 
 // The race left: a client packet of such a connection between the rewrite and its backend's first
 // answer may go elsewhere. The audit counts each such packet; the answer still repairs the connection.
-TEST(ConcuryLb, TheRaceOfAnUnreportedConnectionIsCountedAndRepaired) {
-  ConcuryLb lb = make_concury({1, 1, 1}, {change(1, PoolAction::weight, 0, 5)});
+TEST_P(ConcuryLbInBothLayouts, TheRaceOfAnUnreportedConnectionIsCountedAndRepaired) {
+  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1}, {change(1, PoolAction::weight, 0, 5)});
   std::map<std::uint32_t, std::size_t> backend;
   for (std::uint32_t n = 0; n < 500; ++n) backend[n] = backend_of(run(lb, client(n), tcpflag::kAck, kNanosPerSecond / 2));
   std::uint64_t moved = 0;
@@ -144,6 +149,11 @@ TEST(ConcuryLb, TheRaceOfAnUnreportedConnectionIsCountedAndRepaired) {
   for (const auto& [c, b] : backend) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, 3 * kNanosPerSecond)), b);
   EXPECT_EQ(lb.stats().violations, moved);
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, ConcuryLbInBothLayouts, ::testing::Values(std::size_t{1} << 20, std::size_t{8} << 20),
+                         [](const ::testing::TestParamInfo<std::size_t>& info) {
+                           return info.param == (std::size_t{1} << 20) ? "pairs" : "blocks";
+                         });
 
 }  // namespace
 }  // namespace flowtrack
