@@ -14,6 +14,7 @@
 #include <mutex>
 #include <span>
 #include <thread>
+#include <utility>
 
 #include "flowtrack/compact/concury_control.hpp"
 #include "flowtrack/compact/cuckoo_filtable_builder.hpp"
@@ -296,6 +297,43 @@ void measure_lb_lookups(CompactRep& r, const Lb& lb, std::span<const LbQuery> qu
 
 double row_bytes(const CompactBenchSetup& s) { return static_cast<double>(s.vips) * (1u << kDcodeBits) * sizeof(std::uint16_t); }
 
+// The connections the control plane holds, per VIP, oldest first from `oldest` (a ring). Connection i
+// of the workload is VIP i % vips's, and so is arrival i of a window.
+class Population {
+ public:
+  Population(const CompactBenchSetup& s, const Workload& w) : keys_(s.vips), oldest_(s.vips, 0) {
+    for (std::size_t i = 0; i < w.keys.size(); ++i) keys_[i % s.vips].push_back(w.keys[i]);
+  }
+  // A batch of connections learnt: with departures each takes the place of its VIP's oldest, which
+  // departs (the control plane forgets the batch's departures together), else each is one more.
+  void arrived(ConcuryControl& control, std::span<const ConcuryControl::Report> batch, bool departures) {
+    departed_.clear();
+    for (const ConcuryControl::Report& r : batch) {
+      std::vector<std::uint64_t>& ring = keys_[r.vip];
+      if (!departures || ring.empty()) {
+        ring.push_back(r.key);
+        continue;
+      }
+      std::size_t& oldest = oldest_[r.vip];
+      departed_.push_back({r.vip, std::exchange(ring[oldest], r.key)});
+      oldest = (oldest + 1) % ring.size();
+    }
+    control.forget_all(departed_);
+  }
+  // Every connection held, as (vip, key).
+  template <class Visit>
+  void for_each(Visit&& visit) const {
+    for (std::uint32_t v = 0; v < keys_.size(); ++v) {
+      for (const std::uint64_t key : keys_[v]) visit(v, key);
+    }
+  }
+
+ private:
+  std::vector<std::vector<std::uint64_t>> keys_;
+  std::vector<std::size_t> oldest_;
+  std::vector<ConcuryControl::Departure> departed_;  // arrived()'s scratch
+};
+
 // Concury under load: the data plane does bulk lookups of stored connections for s.dynamic_seconds of
 // TSC time while new connections arrive at `rate` per second; each arrival is met as the Concury
 // function's cold path meets it (its Dcode from the data plane) and learnt by the control plane, which,
@@ -304,9 +342,12 @@ double row_bytes(const CompactBenchSetup& s) { return static_cast<double>(s.vips
 // bursts. The control plane runs either on a thread of its own, fed reports (as the thesis runs it),
 // or on the data plane's core between bursts (as `flowtrack run --nf concury` does). Arrivals due,
 // reports and hand-overs are taken every 32 bursts (about 30 us of lookups); on the same core the
-// control plane learns the reports kLearnBatch at a time. Returns the data plane's lookup Mqps over the
-// whole time; `point` gets the counts.
-double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::span<const LbQuery> queries,
+// control plane learns the reports kLearnBatch at a time. With s.departures each connection learnt
+// departs its VIP's oldest (`population`), so the control plane also forgets one connection a report.
+// The lookups keep asking for the workload's connections, departed or not: a lookup reads the same
+// two cells and row entry whether its key is a member or not. Returns the data plane's lookup Mqps
+// over the whole time; `point` gets the counts.
+double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Population& population, std::span<const LbQuery> queries,
                           const CompactBenchSetup& s, double rate, DynamicPoint* point = nullptr) {
   using Report = ConcuryControl::Report;
   using Handover = std::pair<std::uint32_t, ConcuryVipImage>;
@@ -326,6 +367,7 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
   const auto learn = [&](std::span<const Report> batch) {
     const std::uint64_t from = tsc_begin();
     control.learn_all(batch);
+    population.arrived(control, batch, s.departures);
     learnt.fetch_add(batch.size(), std::memory_order_relaxed);
     control_ticks += tsc_end() - from;
   };
@@ -412,6 +454,7 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
   g_sink = acc;
   if (point != nullptr) {
     point->learnt = arrived - behind;
+    point->departed = s.departures ? point->learnt : 0;
     point->dip_changes = changes;
     point->reports_behind = behind;
     point->elapsed_seconds = elapsed;
@@ -464,17 +507,22 @@ CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
     r.wrong_answers += lookup.lookup(v, w.keys[i]) != control.dip_of(v, w.keys[i]);
   }
   if (!s.arrivals.empty()) {
-    const double static_mqps = concury_under_load(control, lookup, queries, s, 0);
+    Population population(s, w);
+    const double static_mqps = concury_under_load(control, lookup, population, queries, s, 0);
     for (const double rate : s.arrivals) {
-      DynamicPoint point = {rate, 0, static_mqps, 0, 0};
-      point.mqps = concury_under_load(control, lookup, queries, s, rate, &point);
+      DynamicPoint point{.arrivals_per_second = rate, .static_mqps = static_mqps};
+      point.mqps = concury_under_load(control, lookup, population, queries, s, rate, &point);
       r.dynamic.push_back(point);
     }
-    // The connections learnt under load are all stored: each still gets its DIP.
-    for (std::size_t i = 0; i < s.keys; ++i) {
-      const auto v = static_cast<std::uint32_t>(i % s.vips);
-      r.wrong_answers += lookup.lookup(v, w.keys[i]) != control.dip_of(v, w.keys[i]);
-    }
+    // Every connection held after the windows (those built, less the departed, and those learnt under
+    // load) still gets its DIP, and the control plane holds no other.
+    std::size_t held = 0, known = 0;
+    population.for_each([&](std::uint32_t v, std::uint64_t key) {
+      r.wrong_answers += lookup.lookup(v, key) != control.dip_of(v, key);
+      ++held;
+    });
+    for (unsigned v = 0; v < s.vips; ++v) known += control.connections(v);
+    r.wrong_answers += held > known ? held - known : known - held;
   }
   // A DIP change of one VIP: the control plane's response (new row, Dcodes moved, refill) and the copy.
   std::vector<double> rewrite_ms;
