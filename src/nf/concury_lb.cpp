@@ -31,8 +31,8 @@ ConcuryLb::ConcuryLb(const StatefulLbConfig& config)
   std::vector<std::uint16_t> backends;
   std::vector<double> weights;
   // Each service's control plane sized for its share of the configured connections (bounded), so that
-  // learning them grows it seldom (a growth moves the service's keys into an index twice as large, a
-  // few keys a learn, and asks both indexes meanwhile).
+  // learning them grows it seldom (a growth rebuilds the service's whole index: amortized O(1) a
+  // connection, but all at once).
   const auto expected = static_cast<std::uint32_t>(std::clamp<std::size_t>(
       config.max_connections / std::max<std::size_t>(1, config.services.size()), kMinExpectedPerService, kMaxExpectedPerService));
   for (const ServiceConfig& s : config.services) {

@@ -90,8 +90,8 @@ TEST(Concury, LearningABatchOfReportsEqualsLearningThemOneByOne) {
 }
 
 // Connections arrive and the oldest depart (the control plane forgets them) while the pool's weights
-// change, draining DIPs to 0 and back, and the VIP's control plane grows through its capacity (a growth
-// under way when an image is asked): after every change each surviving connection keeps its DIP.
+// change, draining DIPs to 0 and back, and the VIP's control plane grows through its capacity: after
+// every change each surviving connection keeps its DIP.
 TEST(Concury, ForgettingUnderLoadKeepsEverySurvivorsDip) {
   TwoVips lb;
   std::deque<std::pair<std::uint64_t, std::uint16_t>> alive;  // oldest first, with the DIP it got
