@@ -345,8 +345,10 @@ class Population {
 // control plane learns the reports kLearnBatch at a time. With s.departures each connection learnt
 // departs its VIP's oldest (`population`), so the control plane also forgets one connection a report.
 // The lookups keep asking for the workload's connections, departed or not: a lookup reads the same
-// two cells and row entry whether its key is a member or not. Returns the data plane's lookup Mqps
-// over the whole time; `point` gets the counts.
+// two cells and row entry whether its key is a member or not. Each report carries how many new arrays
+// of its VIP the data plane had installed when it answered: a report the control plane learns after a
+// later change of the VIP is late (its Dcode is of an older row, and the change did not protect it),
+// and is counted. Returns the data plane's lookup Mqps over the whole time; `point` gets the counts.
 double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Population& population, std::span<const LbQuery> queries,
                           const CompactBenchSetup& s, double rate, DynamicPoint* point = nullptr) {
   using Report = ConcuryControl::Report;
@@ -354,18 +356,23 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
   struct Mailbox {
     std::mutex lock;
     std::vector<Report> reports;
+    std::vector<std::uint32_t> installed;  // per report: its VIP's arrays installed when it was answered
     std::vector<Handover> images;
     std::atomic<bool> images_waiting{false}, done{false};
   } box;
   std::atomic<std::uint64_t> learnt{0};
   std::uint64_t changes = 0;       // the control plane's; read after join() when it has a thread
   std::uint64_t control_ticks = 0;  // likewise
+  std::uint64_t late = 0;           // likewise
+  std::vector<std::uint32_t> changed(s.vips, 0);    // per VIP: changes made (the control plane's)
+  std::vector<std::uint32_t> installed(s.vips, 0);  // per VIP: new arrays installed (the data plane's)
   const double hz = tsc_hz();
   const std::uint64_t start = tsc_begin();
   const auto seconds = [&] { return static_cast<double>(tsc_end() - start) / hz; };
   // The control plane's work: learn a batch of reports; the pool change due, if one is.
-  const auto learn = [&](std::span<const Report> batch) {
+  const auto learn = [&](std::span<const Report> batch, std::span<const std::uint32_t> installed_then) {
     const std::uint64_t from = tsc_begin();
+    for (std::size_t i = 0; i < batch.size(); ++i) late += changed[batch[i].vip] > installed_then[i] ? 1 : 0;
     control.learn_all(batch);
     population.arrived(control, batch, s.departures);
     learnt.fetch_add(batch.size(), std::memory_order_relaxed);
@@ -380,6 +387,7 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
     if ((changes / s.vips) % 2 == 0) dips.pop_back();
     control.set_pool(v, dips, std::vector<double>(dips.size(), 1.0));
     to.emplace_back(v, control.image(v));
+    ++changed[v];
     ++changes;
     control_ticks += tsc_end() - from;
   };
@@ -387,14 +395,17 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
   if (s.control_thread) {
     control_plane = std::thread([&] {
       std::vector<Report> batch;
+      std::vector<std::uint32_t> batch_installed;
       std::vector<Handover> images;
       while (!box.done.load(std::memory_order_acquire)) {
         {
           std::lock_guard guard(box.lock);
           batch.swap(box.reports);
+          batch_installed.swap(box.installed);
         }
-        learn(batch);
+        learn(batch, batch_installed);
         batch.clear();
+        batch_installed.clear();
         change_due(images);
         if (!images.empty()) {
           std::lock_guard guard(box.lock);
@@ -409,6 +420,7 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
   Random rng(s.seed ^ static_cast<std::uint64_t>(rate));
   std::array<std::uint16_t, kBurst> out;
   std::vector<Report> reports;
+  std::vector<std::uint32_t> reports_installed;
   std::vector<Handover> images;
   std::uint64_t acc = 0, looked = 0, arrived = 0;
   std::size_t q = 0;
@@ -427,23 +439,30 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
       const auto v = static_cast<std::uint32_t>(arrived % s.vips);
       const std::uint64_t key = rng.next();
       reports.push_back({v, key, lookup.answer(v, key).dcode});
+      reports_installed.push_back(installed[v]);
     }
     if (!s.control_thread) {
       // Reports are learnt kLearnBatch or more at a time (learn_all overlaps their misses), and all those
       // waiting before a pool change and at the end: no change is computed without a report made before it.
       if (reports.size() >= kLearnBatch || last || change_is_due()) {
-        learn(reports);
+        learn(reports, reports_installed);
         reports.clear();
+        reports_installed.clear();
       }
       change_due(images);
     } else if (!reports.empty() || box.images_waiting.load(std::memory_order_acquire)) {
       std::lock_guard guard(box.lock);
       box.reports.insert(box.reports.end(), reports.begin(), reports.end());
+      box.installed.insert(box.installed.end(), reports_installed.begin(), reports_installed.end());
       reports.clear();
+      reports_installed.clear();
       images.swap(box.images);
       box.images_waiting.store(false, std::memory_order_relaxed);
     }
-    for (const auto& [v, image] : images) lookup.apply(v, image);
+    for (const auto& [v, image] : images) {
+      lookup.apply(v, image);
+      ++installed[v];
+    }
     images.clear();
     if (last) break;
   }
@@ -457,6 +476,7 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
     point->departed = s.departures ? point->learnt : 0;
     point->dip_changes = changes;
     point->reports_behind = behind;
+    point->late_reports = late;
     point->elapsed_seconds = elapsed;
     point->control_busy_seconds = static_cast<double>(control_ticks) / hz;
   }

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -89,8 +90,10 @@ TEST(ConcuryCli, EveryConnectionOfTheOutputGoesToOneBackendOfItsServiceAcrossPoo
 
 // `bench compact --arrivals`: Concury's lookups under arrivals and DIP changes, for both places of its
 // control plane and both populations (steady: each arrival departs the oldest connection of its VIP;
-// growing), each against the static lookups of the same run, with every connection held afterwards
-// answered right and no other known to the control plane.
+// growing), each against the static lookups of the same run. Every connection held afterwards is
+// answered with the DIP its control plane holds, but for reports learnt late (after a change of their
+// VIP that their answer predates: only a control plane on its own thread has those), and no other
+// connection is known to the control plane.
 TEST(ConcuryCli, BenchCompactUnderLoadReportsLookupsArrivalsDeparturesAndDipChanges) {
   for (const std::string where : {"", " --same-core"}) {
     for (const std::string population : {"", " --no-departures"}) {
@@ -98,10 +101,15 @@ TEST(ConcuryCli, BenchCompactUnderLoadReportsLookupsArrivalsDeparturesAndDipChan
                              "--dynamic-seconds 0.3 --dip-change-every 0.1 --json" + where + population);
       ASSERT_EQ(r.exit_code, 0) << r.output;
       std::size_t dynamic = 0;
+      std::uint64_t wrong = 0, late = 0;
       for (const nlohmann::json& j : testing::json_lines(r.output)) {
         if (j["mode"] != "dynamic") {
-          EXPECT_EQ(j["wrong_answers"].get<std::uint64_t>(), 0u) << j;
+          wrong = std::max(wrong, j["wrong_answers"].get<std::uint64_t>());
           continue;
+        }
+        late = j["late_reports"].get<std::uint64_t>();
+        if (!where.empty()) {
+          EXPECT_EQ(late, 0u) << j;
         }
         ++dynamic;
         EXPECT_EQ(j["control_plane"], where.empty() ? "own-thread" : "same-core") << j;
@@ -115,6 +123,7 @@ TEST(ConcuryCli, BenchCompactUnderLoadReportsLookupsArrivalsDeparturesAndDipChan
         EXPECT_EQ(j["departed"].get<std::uint64_t>(), population.empty() ? j["learnt"].get<std::uint64_t>() : 0u) << j;
       }
       EXPECT_EQ(dynamic, 1u) << r.output;
+      EXPECT_LE(wrong, late) << r.output;
     }
   }
 }
