@@ -277,14 +277,6 @@ OthelloMessage OthelloBuilder<Key>::rebuild() {
       const OthelloProbe p = othello_probe(shape_, keys_[s]);
       edges_[s].a = p.a;
       edges_[s].b = p.b;
-    }
-    // Linking reads and writes two random cells a key: their lines are fetched kAhead keys before.
-    constexpr std::uint32_t kAhead = 8;
-    for (std::uint32_t s = 0; s < keys_.size(); ++s) {
-      if (s + kAhead < keys_.size()) {
-        __builtin_prefetch(&cells_[edges_[s + kAhead].a], 1);
-        __builtin_prefetch(&cells_[edges_[s + kAhead].b], 1);
-      }
       link(s);
     }
     const unsigned payload_bits = shape_.value_bits + shape_.fingerprint_bits;
