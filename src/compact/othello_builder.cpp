@@ -51,37 +51,18 @@ void OthelloBuilder<Key>::set_taken(std::uint32_t cell, bool taken) {
 }
 
 template <CompactKey Key>
-bool OthelloBuilder<Key>::step(Walk& walk, std::uint32_t skip_slot, std::uint32_t target) const {
-  const std::uint32_t u = walk.cells[walk.next];
-  const std::uint32_t came_by = walk.arrived_by[walk.next++];
-  bool reached = false;
-  for (std::uint32_t s = cells_[u].head; s != kNone; s = next_at(s, u)) {
-    if (s == skip_slot || s == came_by) continue;
-    const std::uint32_t v = other_end(s, u);
-    walk.cells.push_back(v);
-    walk.arrived_by.push_back(s);
-    reached |= v == target;
-  }
-  return reached;
-}
-
-template <CompactKey Key>
 const std::vector<std::uint32_t>& OthelloBuilder<Key>::component(std::uint32_t cell, std::uint32_t skip_slot) const {
-  walk_.start(cell);
-  while (!walk_.done()) step(walk_, skip_slot, kNone);
-  return walk_.cells;
-}
-
-template <CompactKey Key>
-const std::vector<std::uint32_t>* OthelloBuilder<Key>::smaller_tree(std::uint32_t a, std::uint32_t b, std::uint32_t skip_slot) const {
-  walk_.start(a);
-  other_walk_.start(b);
-  for (;;) {
-    if (walk_.done()) return &walk_.cells;
-    if (step(walk_, skip_slot, b)) return nullptr;
-    if (other_walk_.done()) return &other_walk_.cells;
-    if (step(other_walk_, skip_slot, a)) return nullptr;
+  walk_.assign(1, cell);
+  walk_parent_.assign(1, kNone);  // the slot we arrived by, parallel to walk_
+  for (std::size_t i = 0; i < walk_.size(); ++i) {
+    const std::uint32_t u = walk_[i];
+    for (std::uint32_t s = cells_[u].head; s != kNone; s = next_at(s, u)) {
+      if (s == skip_slot || s == walk_parent_[i]) continue;
+      walk_.push_back(other_end(s, u));
+      walk_parent_.push_back(s);
+    }
   }
+  return walk_;
 }
 
 template <CompactKey Key>
@@ -146,13 +127,12 @@ OthelloMessage OthelloBuilder<Key>::insert(const Key& key, std::uint64_t value) 
 
 template <CompactKey Key>
 OthelloMessage OthelloBuilder<Key>::set_value(std::uint32_t slot, std::uint64_t value) {
-  // A value change: xor the cells on one side of the key's edge (the tree split by it), so A[a] ^ B[b]
-  // moves by old ^ new and every other edge, on one side, keeps its xor. The smaller side costs least.
+  // A value change: xor the tree on B's side of the key's edge, so A[a] ^ B[b] moves by old ^ new.
   value &= (1ull << shape_.value_bits) - 1;
   OthelloMessage message;
   const std::uint64_t x = values_[slot] ^ value;
   values_[slot] = value;
-  if (x != 0) xor_tree(*smaller_tree(edges_[slot].a, edges_[slot].b, slot), x, message);
+  xor_tree(component(edges_[slot].b, slot), x, message);
   return message;
 }
 
@@ -171,17 +151,14 @@ OthelloMessage OthelloBuilder<Key>::append(const Key& key, std::uint64_t value) 
   const OthelloProbe p = othello_probe(shape_, key);
   edges_.push_back({p.a, p.b, kNone, kNone});
   const std::uint32_t root_a = root_of(p.a), root_b = root_of(p.b);
+  if (root_a == root_b) {
+    // One tree (or, after a delete, perhaps two that union-find still joins): the walk decides.
+    const std::vector<std::uint32_t>& tree_a = component(p.a, kNone);
+    if (!sets_split_ || std::find(tree_a.begin(), tree_a.end(), p.b) != tree_a.end()) return rebuild();  // a cycle
+  }
   // Fix the smaller tree so that A[a] ^ B[b] becomes the key's stored value.
   const std::uint64_t x = payload(p.a) ^ payload(p.b) ^ stored_value(slot);
-  if (root_a == root_b) {
-    // One tree (a cycle), or after a delete perhaps two that union-find still joins: walking both at
-    // once decides, and finds the smaller.
-    const std::vector<std::uint32_t>* smaller = sets_split_ ? smaller_tree(p.a, p.b, kNone) : nullptr;
-    if (smaller == nullptr) return rebuild();
-    xor_tree(*smaller, x, message);
-  } else if (x != 0) {
-    xor_tree(component(set_size(root_a) < set_size(root_b) ? p.a : p.b, kNone), x, message);
-  }
+  if (x != 0) xor_tree(component(set_size(root_a) < set_size(root_b) ? p.a : p.b, kNone), x, message);
   link(slot);
   join(root_a, root_b);
   for (const std::uint32_t cell : {p.a, p.b}) {

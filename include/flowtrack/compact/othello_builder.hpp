@@ -119,28 +119,9 @@ class OthelloBuilder {
   std::uint64_t payload(std::uint32_t cell) const { return cells_[cell].bits >> shape_.taken_bits(); }
   void set_payload(std::uint32_t cell, std::uint64_t payload);
   void set_taken(std::uint32_t cell, bool taken);
-  // A breadth-first walk of one tree, a cell at a time: the cells reached, each with the slot of the
-  // edge it was reached by (kNone at the start), and the next cell to visit.
-  struct Walk {
-    std::vector<std::uint32_t> cells, arrived_by;
-    std::size_t next = 0;
-    void start(std::uint32_t cell) {
-      cells.assign(1, cell);
-      arrived_by.assign(1, kNone);
-      next = 0;
-    }
-    bool done() const { return next == cells.size(); }
-  };
-  // Visits the walk's next cell: queues its neighbours, but by the edge it came by or skip_slot's. True
-  // when one of them is `target`.
-  bool step(Walk& walk, std::uint32_t skip_slot, std::uint32_t target) const;
-  // The cells of the tree holding `cell`, ignoring the edge of `skip_slot` (in a scratch walk that the
-  // next one reuses).
+  // The cells of the tree holding `cell`, ignoring the edge of `skip_slot` (in a scratch buffer that
+  // the next walk reuses).
   const std::vector<std::uint32_t>& component(std::uint32_t cell, std::uint32_t skip_slot) const;
-  // Walks the trees of cells a and b (ignoring skip_slot's edge) a cell of each in turn, and returns the
-  // cells of the one that ends first, the smaller (to within one cell), or nullptr when either walk
-  // reaches the other cell (one tree). Its cost is twice the smaller tree's, not the larger one's.
-  const std::vector<std::uint32_t>* smaller_tree(std::uint32_t a, std::uint32_t b, std::uint32_t skip_slot) const;
   // Union-find over the cells: the root of a cell's set; sets joined by an edge.
   std::uint32_t root_of(std::uint32_t cell);
   std::uint32_t set_size(std::uint32_t root) const { return cells_[root].set & ~kSetRoot; }
@@ -185,7 +166,7 @@ class OthelloBuilder {
   std::vector<Edge> edges_;  // per slot
   std::vector<Cell> cells_;  // the arrays A then B
   bool sets_split_ = false;                          // a delete came since the last rebuild
-  mutable Walk walk_, other_walk_;  // the scratch of component() and smaller_tree()
+  mutable std::vector<std::uint32_t> walk_, walk_parent_;  // component()'s scratch
   std::unordered_map<Key, std::uint32_t, KeyHasher> slots_;  // empty unless config_.key_index
 };
 
