@@ -1,6 +1,7 @@
 // Concury's structures: known connections keep their DIP across pool and weight changes (while others
-// arrive and depart, too), every Dcode maps to a live DIP of its own VIP, unknown connections spread by weight, a rewrite of one VIP leaves
-// the others alone; and the two baselines of the comparison answer what they stored.
+// arrive and depart, too), every Dcode maps to a live DIP of its own VIP, unknown connections spread
+// by weight, a rewrite of one VIP leaves the others alone; and the two baselines of the comparison
+// answer what they stored.
 #include <gtest/gtest.h>
 
 #include <deque>
