@@ -55,18 +55,21 @@ void print_dynamic(const Summary& s, bool json) {
           .set("seconds", s.setup.dynamic_seconds)
           .set("dip_change_every_s", s.setup.dip_change_every)
           .set("control_plane", s.setup.control_thread ? "own-thread" : "same-core")
+          .set("population", s.setup.departures ? "steady" : "growing")
           .set("dip_changes", last.dip_changes)
           .set("learnt", last.learnt)
+          .set("departed", last.departed)
           .set("reports_behind", last.reports_behind)
+          .set("late_reports", last.late_reports)
           .set("elapsed_s", last.elapsed_seconds)
           .set("control_busy_s", last.control_busy_seconds)
           .set("reps", s.reps.size())
           .print_line();
     } else {
       fmt::print("  under load: {:>9} connections, {:>8.0f} arrivals/s, a DIP change every {:.0f} s: {:>7.2f} Mqps bulk, "
-                 "{:.2f}x static ({:.2f} Mqps); control plane: {} learnt, {} behind, {} DIP changes\n",
+                 "{:.2f}x static ({:.2f} Mqps); control plane: {} learnt, {} departed, {} behind, {} late, {} DIP changes\n",
                  s.setup.keys, last.arrivals_per_second, s.setup.dip_change_every, median(mqps), median(ratio),
-                 median(static_mqps), last.learnt, last.reports_behind, last.dip_changes);
+                 median(static_mqps), last.learnt, last.departed, last.reports_behind, last.late_reports, last.dip_changes);
     }
   }
 }
@@ -185,6 +188,7 @@ CompactBenchSetup setup_of(const CompactBenchOptions& o, std::size_t keys) {
           .dynamic_seconds = o.dynamic_seconds,
           .dip_change_every = o.dip_change_every,
           .control_thread = o.control_thread,
+          .departures = o.departures,
           .concury_scalar = o.concury_scalar,
           .concury_layout = o.concury_layout};
 }

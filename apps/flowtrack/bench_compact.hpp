@@ -22,6 +22,7 @@ struct CompactBenchOptions {
   std::vector<double> arrivals;  // concury under load: new connections per second (none: not measured)
   double dynamic_seconds = 10, dip_change_every = 10;
   bool control_thread = true;  // concury under load: its control plane on a thread of its own
+  bool departures = true;      // concury under load: each arrival matched by a departure (steady population)
   bool concury_scalar = false;  // concury's bulk lookups on the scalar path, not AVX2
   std::optional<compact::ConcuryLayout> concury_layout;  // concury's arrays; none: by size (layout_for)
   bool quick = false;

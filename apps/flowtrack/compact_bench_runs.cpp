@@ -14,6 +14,7 @@
 #include <mutex>
 #include <span>
 #include <thread>
+#include <utility>
 
 #include "flowtrack/compact/concury_control.hpp"
 #include "flowtrack/compact/cuckoo_filtable_builder.hpp"
@@ -299,6 +300,43 @@ void measure_lb_lookups(CompactRep& r, const Lb& lb, std::span<const LbQuery> qu
 
 double row_bytes(const CompactBenchSetup& s) { return static_cast<double>(s.vips) * (1u << kDcodeBits) * sizeof(std::uint16_t); }
 
+// The connections the control plane holds, per VIP, oldest first from `oldest` (a ring). Connection i
+// of the workload is VIP i % vips's, and so is arrival i of a window.
+class Population {
+ public:
+  Population(const CompactBenchSetup& s, const Workload& w) : keys_(s.vips), oldest_(s.vips, 0) {
+    for (std::size_t i = 0; i < w.keys.size(); ++i) keys_[i % s.vips].push_back(w.keys[i]);
+  }
+  // A batch of connections learnt: with departures each takes the place of its VIP's oldest, which
+  // departs (the control plane forgets the batch's departures together), else each is one more.
+  void arrived(ConcuryControl& control, std::span<const ConcuryControl::Report> batch, bool departures) {
+    departed_.clear();
+    for (const ConcuryControl::Report& r : batch) {
+      std::vector<std::uint64_t>& ring = keys_[r.vip];
+      if (!departures || ring.empty()) {
+        ring.push_back(r.key);
+        continue;
+      }
+      std::size_t& oldest = oldest_[r.vip];
+      departed_.push_back({r.vip, std::exchange(ring[oldest], r.key)});
+      oldest = (oldest + 1) % ring.size();
+    }
+    control.forget_all(departed_);
+  }
+  // Every connection held, as (vip, key).
+  template <class Visit>
+  void for_each(Visit&& visit) const {
+    for (std::uint32_t v = 0; v < keys_.size(); ++v) {
+      for (const std::uint64_t key : keys_[v]) visit(v, key);
+    }
+  }
+
+ private:
+  std::vector<std::vector<std::uint64_t>> keys_;
+  std::vector<std::size_t> oldest_;
+  std::vector<ConcuryControl::Departure> departed_;  // arrived()'s scratch
+};
+
 // Concury under load: the data plane does bulk lookups of stored connections for s.dynamic_seconds of
 // TSC time while new connections arrive at `rate` per second; each arrival is met as the Concury
 // function's cold path meets it (its Dcode from the data plane) and learnt by the control plane, which,
@@ -307,28 +345,39 @@ double row_bytes(const CompactBenchSetup& s) { return static_cast<double>(s.vips
 // bursts. The control plane runs either on a thread of its own, fed reports (as the thesis runs it),
 // or on the data plane's core between bursts (as `flowtrack run --nf concury` does). Arrivals due,
 // reports and hand-overs are taken every 32 bursts (about 30 us of lookups); on the same core the
-// control plane learns the reports kLearnBatch at a time. Returns the data plane's lookup Mqps over the
-// whole time; `point` gets the counts.
-double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::span<const LbQuery> queries,
+// control plane learns the reports kLearnBatch at a time. With s.departures each connection learnt
+// departs its VIP's oldest (`population`), so the control plane also forgets one connection a report.
+// The lookups keep asking for the workload's connections, departed or not: a lookup reads the same
+// two cells and row entry whether its key is a member or not. Each report carries how many new arrays
+// of its VIP the data plane had installed when it answered: a report the control plane learns after a
+// later change of the VIP is late (its Dcode is of an older row, and the change did not protect it),
+// and is counted. Returns the data plane's lookup Mqps over the whole time; `point` gets the counts.
+double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Population& population, std::span<const LbQuery> queries,
                           const CompactBenchSetup& s, double rate, DynamicPoint* point = nullptr) {
   using Report = ConcuryControl::Report;
   using Handover = std::pair<std::uint32_t, ConcuryVipImage>;
   struct Mailbox {
     std::mutex lock;
     std::vector<Report> reports;
+    std::vector<std::uint32_t> installed;  // per report: its VIP's arrays installed when it was answered
     std::vector<Handover> images;
     std::atomic<bool> images_waiting{false}, done{false};
   } box;
   std::atomic<std::uint64_t> learnt{0};
   std::uint64_t changes = 0;       // the control plane's; read after join() when it has a thread
   std::uint64_t control_ticks = 0;  // likewise
+  std::uint64_t late = 0;           // likewise
+  std::vector<std::uint32_t> changed(s.vips, 0);    // per VIP: changes made (the control plane's)
+  std::vector<std::uint32_t> installed(s.vips, 0);  // per VIP: new arrays installed (the data plane's)
   const double hz = tsc_hz();
   const std::uint64_t start = tsc_begin();
   const auto seconds = [&] { return static_cast<double>(tsc_end() - start) / hz; };
   // The control plane's work: learn a batch of reports; the pool change due, if one is.
-  const auto learn = [&](std::span<const Report> batch) {
+  const auto learn = [&](std::span<const Report> batch, std::span<const std::uint32_t> installed_then) {
     const std::uint64_t from = tsc_begin();
+    for (std::size_t i = 0; i < batch.size(); ++i) late += changed[batch[i].vip] > installed_then[i] ? 1 : 0;
     control.learn_all(batch);
+    population.arrived(control, batch, s.departures);
     learnt.fetch_add(batch.size(), std::memory_order_relaxed);
     control_ticks += tsc_end() - from;
   };
@@ -341,6 +390,7 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
     if ((changes / s.vips) % 2 == 0) dips.pop_back();
     control.set_pool(v, dips, std::vector<double>(dips.size(), 1.0));
     to.emplace_back(v, control.image(v));
+    ++changed[v];
     ++changes;
     control_ticks += tsc_end() - from;
   };
@@ -348,14 +398,17 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
   if (s.control_thread) {
     control_plane = std::thread([&] {
       std::vector<Report> batch;
+      std::vector<std::uint32_t> batch_installed;
       std::vector<Handover> images;
       while (!box.done.load(std::memory_order_acquire)) {
         {
           std::lock_guard guard(box.lock);
           batch.swap(box.reports);
+          batch_installed.swap(box.installed);
         }
-        learn(batch);
+        learn(batch, batch_installed);
         batch.clear();
+        batch_installed.clear();
         change_due(images);
         if (!images.empty()) {
           std::lock_guard guard(box.lock);
@@ -370,6 +423,7 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
   Random rng(s.seed ^ static_cast<std::uint64_t>(rate));
   std::array<std::uint16_t, kBurst> out;
   std::vector<Report> reports;
+  std::vector<std::uint32_t> reports_installed;
   std::vector<Handover> images;
   std::uint64_t acc = 0, looked = 0, arrived = 0;
   std::size_t q = 0;
@@ -388,23 +442,30 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
       const auto v = static_cast<std::uint32_t>(arrived % s.vips);
       const std::uint64_t key = rng.next();
       reports.push_back({v, key, lookup.answer(v, key).dcode});
+      reports_installed.push_back(installed[v]);
     }
     if (!s.control_thread) {
       // Reports are learnt kLearnBatch or more at a time (learn_all overlaps their misses), and all those
       // waiting before a pool change and at the end: no change is computed without a report made before it.
       if (reports.size() >= kLearnBatch || last || change_is_due()) {
-        learn(reports);
+        learn(reports, reports_installed);
         reports.clear();
+        reports_installed.clear();
       }
       change_due(images);
     } else if (!reports.empty() || box.images_waiting.load(std::memory_order_acquire)) {
       std::lock_guard guard(box.lock);
       box.reports.insert(box.reports.end(), reports.begin(), reports.end());
+      box.installed.insert(box.installed.end(), reports_installed.begin(), reports_installed.end());
       reports.clear();
+      reports_installed.clear();
       images.swap(box.images);
       box.images_waiting.store(false, std::memory_order_relaxed);
     }
-    for (const auto& [v, image] : images) lookup.apply(v, image);
+    for (const auto& [v, image] : images) {
+      lookup.apply(v, image);
+      ++installed[v];
+    }
     images.clear();
     if (last) break;
   }
@@ -415,8 +476,10 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, std::s
   g_sink = acc;
   if (point != nullptr) {
     point->learnt = arrived - behind;
+    point->departed = s.departures ? point->learnt : 0;
     point->dip_changes = changes;
     point->reports_behind = behind;
+    point->late_reports = late;
     point->elapsed_seconds = elapsed;
     point->control_busy_seconds = static_cast<double>(control_ticks) / hz;
   }
@@ -472,17 +535,22 @@ CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
     r.wrong_answers += lookup.lookup(v, w.keys[i]) != control.dip_of(v, w.keys[i]);
   }
   if (!s.arrivals.empty()) {
-    const double static_mqps = concury_under_load(control, lookup, queries, s, 0);
+    Population population(s, w);
+    const double static_mqps = concury_under_load(control, lookup, population, queries, s, 0);
     for (const double rate : s.arrivals) {
-      DynamicPoint point = {rate, 0, static_mqps, 0, 0};
-      point.mqps = concury_under_load(control, lookup, queries, s, rate, &point);
+      DynamicPoint point{.arrivals_per_second = rate, .static_mqps = static_mqps};
+      point.mqps = concury_under_load(control, lookup, population, queries, s, rate, &point);
       r.dynamic.push_back(point);
     }
-    // The connections learnt under load are all stored: each still gets its DIP.
-    for (std::size_t i = 0; i < s.keys; ++i) {
-      const auto v = static_cast<std::uint32_t>(i % s.vips);
-      r.wrong_answers += lookup.lookup(v, w.keys[i]) != control.dip_of(v, w.keys[i]);
-    }
+    // Every connection held after the windows (those built, less the departed, and those learnt under
+    // load) still gets its DIP, and the control plane holds no other.
+    std::size_t held = 0, known = 0;
+    population.for_each([&](std::uint32_t v, std::uint64_t key) {
+      r.wrong_answers += lookup.lookup(v, key) != control.dip_of(v, key);
+      ++held;
+    });
+    for (unsigned v = 0; v < s.vips; ++v) known += control.connections(v);
+    r.wrong_answers += held > known ? held - known : known - held;
   }
   // A DIP change of one VIP: the control plane's response (new row, Dcodes moved, refill) and the copy.
   std::vector<double> rewrite_ms;

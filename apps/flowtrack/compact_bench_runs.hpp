@@ -25,10 +25,13 @@ struct CompactBenchSetup {
   std::uint64_t seed = 1;
   // Concury under load: for each arrival rate (new connections per second), bulk lookups for
   // dynamic_seconds while connections arrive and one VIP's pool changes every dip_change_every seconds
-  // (the control plane on a second thread, or with control_thread false on the lookups' core).
+  // (the control plane on a second thread, or with control_thread false on the lookups' core). With
+  // departures, each connection learnt is matched by the departure of its VIP's oldest one (the control
+  // plane forgets it): the population stays at `keys`; without, it grows by every arrival.
   std::vector<double> arrivals;
   double dynamic_seconds = 10, dip_change_every = 10;
   bool control_thread = true;
+  bool departures = true;
   bool concury_scalar = false;  // Concury's bulk lookups on the scalar path even where the CPU has AVX2
   std::optional<compact::ConcuryLayout> concury_layout;  // none: by size (compact::layout_for)
 };
@@ -37,8 +40,11 @@ struct CompactBenchSetup {
 struct DynamicPoint {
   double arrivals_per_second = 0;
   double mqps = 0, static_mqps = 0;
-  std::uint64_t learnt = 0, dip_changes = 0;
+  std::uint64_t learnt = 0, departed = 0, dip_changes = 0;
   std::uint64_t reports_behind = 0;  // reports the control plane had not learnt when the time was up
+  // Reports learnt after a change of their VIP's pool that came after their answer: the change did not
+  // protect them (on the same core, none: every report is learnt before a change).
+  std::uint64_t late_reports = 0;
   double elapsed_seconds = 0;        // the data plane's time (past dynamic_seconds when a last check ran long)
   double control_busy_seconds = 0;   // the control plane's time learning and changing pools
 };

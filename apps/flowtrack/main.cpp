@@ -77,6 +77,9 @@ void add_compact_bench(CLI::App& bench) {
       ->check(CLI::Range(0.01, 3600.0));
   cmd->add_flag("!--same-core", o->control_thread,
                 "concury under load: its control plane on the lookups' core between bursts, not on a thread of its own");
+  cmd->add_flag("!--no-departures", o->departures,
+                "concury under load: connections arrive and none departs, so the population grows (default: each "
+                "arrival matched by the departure of its VIP's oldest connection)");
   cmd->add_flag("--concury-scalar", o->concury_scalar,
                 "concury's bulk lookups on the scalar path (default: the AVX2 path where the CPU has it)");
   cmd->add_option_function<std::string>(

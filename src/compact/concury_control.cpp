@@ -1,6 +1,7 @@
 #include "flowtrack/compact/concury_control.hpp"
 
 #include <algorithm>
+#include <span>
 
 #include "flowtrack/compact/dcode_blocks_builder.hpp"
 #include "flowtrack/compact/weighted_codes.hpp"
@@ -62,19 +63,33 @@ bool ConcuryControl::learn(std::uint32_t vip, std::uint64_t key, std::uint32_t d
   return vips_[vip].connections.insert_or_assign(key, dcode);
 }
 
-std::size_t ConcuryControl::learn_all(std::span<const Report> reports) {
-  // A software pipeline: report i + kCellsAhead has its index cells on the way, report i + kKeyAhead
-  // (whose cells have had time to arrive) the key they point at, report i is learnt.
+namespace {
+
+// A software pipeline over a batch of connections (each with .vip and .key): connection i + kCellsAhead
+// has its index cells on the way, connection i + kKeyAhead (whose cells have had time to arrive) the
+// key they point at, and do(connection i) runs.
+template <class Connection, class Do>
+void pipelined(const ConcuryControl& control, std::span<const Connection> batch, Do&& do_one) {
   constexpr std::size_t kCellsAhead = 8, kKeyAhead = 4;
-  std::size_t fresh = 0;
-  for (std::size_t i = 0; i < std::min(kCellsAhead, reports.size()); ++i) prefetch_cells(reports[i].vip, reports[i].key);
-  for (std::size_t i = 0; i < std::min(kKeyAhead, reports.size()); ++i) prefetch_key(reports[i].vip, reports[i].key);
-  for (std::size_t i = 0; i < reports.size(); ++i) {
-    if (i + kCellsAhead < reports.size()) prefetch_cells(reports[i + kCellsAhead].vip, reports[i + kCellsAhead].key);
-    if (i + kKeyAhead < reports.size()) prefetch_key(reports[i + kKeyAhead].vip, reports[i + kKeyAhead].key);
-    fresh += learn(reports[i].vip, reports[i].key, reports[i].dcode) ? 1 : 0;
+  for (std::size_t i = 0; i < std::min(kCellsAhead, batch.size()); ++i) control.prefetch_cells(batch[i].vip, batch[i].key);
+  for (std::size_t i = 0; i < std::min(kKeyAhead, batch.size()); ++i) control.prefetch_key(batch[i].vip, batch[i].key);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (i + kCellsAhead < batch.size()) control.prefetch_cells(batch[i + kCellsAhead].vip, batch[i + kCellsAhead].key);
+    if (i + kKeyAhead < batch.size()) control.prefetch_key(batch[i + kKeyAhead].vip, batch[i + kKeyAhead].key);
+    do_one(batch[i]);
   }
+}
+
+}  // namespace
+
+std::size_t ConcuryControl::learn_all(std::span<const Report> reports) {
+  std::size_t fresh = 0;
+  pipelined(*this, reports, [&](const Report& r) { fresh += learn(r.vip, r.key, r.dcode) ? 1 : 0; });
   return fresh;
+}
+
+void ConcuryControl::forget_all(std::span<const Departure> departures) {
+  pipelined(*this, departures, [&](const Departure& d) { forget(d.vip, d.key); });
 }
 
 void ConcuryControl::forget(std::uint32_t vip, std::uint64_t key) { vips_[vip].connections.erase(key); }

@@ -1,10 +1,13 @@
 // Concury's structures, in both layouts of the arrays (pairs, blocks): known connections keep their DIP
-// across pool and weight changes, every Dcode maps to a live DIP of its own VIP, unknown connections
-// spread by weight, a rewrite of one VIP leaves the others alone; and the two baselines of the
-// comparison answer what they stored.
+// across pool and weight changes (while others arrive and depart, too), every Dcode maps to a live DIP
+// of its own VIP, unknown connections spread by weight, a rewrite of one VIP leaves the others alone;
+// and the two baselines of the comparison answer what they stored.
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "flowtrack/compact/concury_control.hpp"
 #include "flowtrack/compact/digest_conn_table.hpp"
@@ -85,6 +88,36 @@ TEST_P(Concury, LearningABatchOfReportsEqualsLearningThemOneByOne) {
       ASSERT_EQ(batched.control.dip_of(vip, compact_key<std::uint64_t>(n)), one_by_one.control.dip_of(vip, compact_key<std::uint64_t>(n)));
     }
   }
+}
+
+// Connections arrive and the oldest depart (the control plane forgets them) while the pool's weights
+// change, draining DIPs to 0 and back, and the VIP's control plane grows through its capacity: after
+// every change each surviving connection keeps its DIP.
+TEST_P(Concury, ForgettingUnderLoadKeepsEverySurvivorsDip) {
+  TwoVips lb(GetParam());
+  std::deque<std::pair<std::uint64_t, std::uint16_t>> alive;  // oldest first, with the DIP it got
+  Random rng(17);
+  std::uint64_t next_key = 0;
+  for (std::uint64_t op = 0; op < 9000; ++op) {
+    const std::uint64_t key = compact_key<std::uint64_t>(next_key++);
+    alive.emplace_back(key, lb.connect(0, key));
+    // Three arrivals for two departures once 500 are alive: the population crosses the control plane's
+    // initial capacity (1024) and the next (2048) while connections leave.
+    if (alive.size() > 500 && op % 3 != 0) {
+      lb.control.forget(0, alive.front().first);
+      alive.pop_front();
+    }
+    if (op % 700 == 699) {
+      std::vector<double> weights(8);
+      for (double& w : weights) w = static_cast<double>(rng.below(3));
+      weights[rng.below(8)] = 1;  // one DIP at least takes new connections
+      lb.control.set_pool(0, {100, 101, 102, 103, 104, 105, 106, 107}, weights);
+      lb.lookup.apply(0, lb.control.image(0));
+      for (const auto& [known, dip] : alive) ASSERT_EQ(lb.lookup.lookup(0, known), dip) << op;
+    }
+  }
+  ASSERT_EQ(lb.control.connections(0), alive.size());
+  for (const auto& [known, dip] : alive) ASSERT_EQ(lb.control.dip_of(0, known), dip);
 }
 
 TEST_P(Concury, EveryDcodeMapsToALiveDipOfItsOwnVip) {

@@ -1,6 +1,6 @@
 // Othello's own promises: an acyclic graph after any updates, the emptiness bit and fingerprints
 // rejecting aliens at the rates the thesis derives, uniform alien answers with random fill, and
-// OthelloMap's exact membership.
+// OthelloMap's exact membership, through its growths.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -141,6 +141,33 @@ TEST(Othello, UpdatesBySlotWithoutAKeyIndexLeaveTheArraysOfUpdatesByKey) {
   }
   EXPECT_TRUE(by_slot.acyclic());
   for (std::uint32_t slot = 0; slot < by_key.size(); ++slot) ASSERT_EQ(by_slot.key_at(slot), by_key.key_at(slot));
+}
+
+// A map that starts small grows many times (each growth a wider index over the same keys) while keys
+// come and go; at every step it must answer as a map whose index never grows (built for every key at
+// once), and its positions must number every key once.
+TEST(OthelloMap, GrowingGivesTheFindsOfAMapBuiltAtOnce) {
+  OthelloMap<std::uint64_t> growing(8), at_once(1 << 14);
+  Random rng(21);
+  for (std::uint64_t op = 0; op < 12000; ++op) {
+    // Two inserts or changes for each erase: the population grows to a few thousand, across growths.
+    const std::uint64_t key = compact_key<std::uint64_t>(rng.below(6000));
+    if (rng.below(3) == 0) {
+      ASSERT_EQ(growing.erase(key), at_once.erase(key)) << op;
+    } else {
+      const auto state = static_cast<std::uint32_t>(rng.next());
+      ASSERT_EQ(growing.insert_or_assign(key, state), at_once.insert_or_assign(key, state)) << op;
+    }
+    ASSERT_EQ(growing.size(), at_once.size()) << op;
+    ASSERT_EQ(growing.find(key), at_once.find(key)) << op;
+    if (op % 500 == 0) {
+      for (std::uint64_t n = 0; n < 6000; ++n) {
+        ASSERT_EQ(growing.find(compact_key<std::uint64_t>(n)), at_once.find(compact_key<std::uint64_t>(n))) << op << " " << n;
+      }
+      for (std::uint32_t p = 0; p < growing.size(); ++p) ASSERT_EQ(growing.find(growing.key_at(p)), growing.state_at(p)) << op;
+    }
+  }
+  EXPECT_GT(growing.index().capacity(), 2048u);  // it did grow
 }
 
 TEST(OthelloMap, RefillOverItsGraphAnswersEveryKeyWithTheNewValues) {

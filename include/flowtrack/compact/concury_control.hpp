@@ -59,6 +59,13 @@ class ConcuryControl {
   }
   [[gnu::always_inline]] void prefetch_key(std::uint32_t vip, std::uint64_t key) const { vips_[vip].connections.prefetch_key(key); }
   void forget(std::uint32_t vip, std::uint64_t key);
+  // A batch of departures (connections ended), forgotten in order as forget() would, with the misses of
+  // several in flight at once.
+  struct Departure {
+    std::uint32_t vip;
+    std::uint64_t key;
+  };
+  void forget_all(std::span<const Departure> departures);
   // Changes the pool; returns how many known connections lost their DIP (it left the list).
   std::size_t set_pool(std::uint32_t vip, std::vector<std::uint16_t> dips, std::vector<double> weights);
   // Makes `key` a known connection of `dip` (a DIP of the VIP's list) with a Dcode of dip's range,
