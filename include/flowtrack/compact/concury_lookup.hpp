@@ -43,10 +43,9 @@ struct ConcuryVipImage {
 
 class ConcuryLookup {
  public:
-  // Every VIP's Othello has cells of exactly dcode_bits bits (no taken bit, no fingerprint), as
-  // ConcuryControl's images have.
+  // Every VIP's arrays are in `layout`, with cells of exactly dcode_bits bits (no taken bit, no
+  // fingerprint), as the images of a ConcuryControl of the same layout are.
   explicit ConcuryLookup(unsigned dcode_bits = 12, ConcuryLayout layout = ConcuryLayout::pairs);
-  ConcuryLayout layout() const { return blocks_ ? ConcuryLayout::blocks : ConcuryLayout::pairs; }
 
   std::uint32_t add_vip(const ConcuryVipImage& image);
   void apply(std::uint32_t vip, const ConcuryVipImage& image);
