@@ -515,19 +515,20 @@ void build_maglev_digest(const CompactBenchSetup& s, const Workload& w, MaglevDi
 
 CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
   CompactRep r;
-  ConcuryControl control(kDcodeBits, s.seed, layout_of(s));
-  ConcuryLookup lookup(kDcodeBits, layout_of(s));
+  const ConcuryLayout layout = layout_of(s);
+  ConcuryControl control(kDcodeBits, s.seed, layout);
+  ConcuryLookup lookup(kDcodeBits, layout);
   r.build_seconds = seconds_of([&] { build_concury(s, w, control, lookup); });
   r.bytes = lookup.bytes();
   r.bits_per_key = bits_per_key(r.bytes, s.keys);
   // Othello's 2.33 l, or a 512-bit block a block's share of keys (its cells over the builder's cells a key).
-  const double code_bits = layout_of(s) == ConcuryLayout::pairs
+  const double code_bits = layout == ConcuryLayout::pairs
                                ? 2.33 * kDcodeBits
                                : kDcodeLineBits * kDcodeCellsPerKey / DcodeGeometry(kDcodeBits).cells();
   r.formula_bits_per_key = code_bits + (64 + (1u << kDcodeBits) * 16.0) * s.vips / static_cast<double>(s.keys);
   if (s.concury_scalar) lookup.set_bulk_path(ConcuryLookup::BulkPath::scalar);
   r.extra.set("bulk_path", lookup.bulk_path() == ConcuryLookup::BulkPath::avx2 ? "avx2" : "scalar");
-  r.extra.set("layout", std::string(layout_name(layout_of(s))));
+  r.extra.set("layout", std::string(layout_name(layout)));
   const std::vector<LbQuery> queries = lb_queries(s, w);
   measure_lb_lookups(r, lookup, queries);
   for (std::size_t i = 0; i < s.keys; ++i) {

@@ -82,11 +82,7 @@ void ConcuryLookup::apply(std::uint32_t vip, const ConcuryVipImage& image) {
     decide_prefetch();
     return;
   }
-  // The sequence locks: odd, the copy, even again (version_stripes.hpp's invariant).
-  std::uint32_t& epoch = epochs_[vip];
-  __atomic_store_n(&epoch, epoch + 1, __ATOMIC_RELEASE);
-  __atomic_store_n(&generation_, generation_ + 1, __ATOMIC_RELEASE);
-  stripes_fence(std::memory_order_release);
+  const InPlaceRewrite section(epochs_[vip], generation_);
   if (blocks_) {
     blocks_->apply(vip, std::get<DcodeBlocksImage>(image.codes));  // in place, under its own locks too
   } else {
@@ -96,8 +92,6 @@ void ConcuryLookup::apply(std::uint32_t vip, const ConcuryVipImage& image) {
     owned.cells.assign_words(codes.cells.words());
   }
   for (std::size_t d = 0; d < owned.dips.size(); ++d) store_relaxed(owned.dips[d], image.dips[d]);
-  __atomic_store_n(&generation_, generation_ + 1, __ATOMIC_RELEASE);
-  __atomic_store_n(&epoch, epoch + 1, __ATOMIC_RELEASE);
 }
 
 template <class Width>
@@ -171,7 +165,7 @@ void ConcuryLookup::bulk(std::span<const LbQuery> queries, std::span<std::uint16
       code[i] = static_cast<std::uint32_t>((PackedCells::bits_at(cells.a[i]) ^ PackedCells::bits_at(cells.b[i])) & mask);
       if (prefetch) __builtin_prefetch(cells.row[i] + code[i]);
     }
-    rows_of_chunk(q, n, cells.row, code, out, generation, false);  // the rows' lines are on their way already
+    rows_of_chunk(q, n, cells.row, code, out, generation);
     if (!dcodes.empty()) std::copy(code, code + n, dcodes.begin() + static_cast<std::ptrdiff_t>(base));
   }
 }
@@ -188,14 +182,13 @@ void ConcuryLookup::bulk_blocks(std::span<const LbQuery> queries, std::span<std:
     // The rows' entries prefetched by blocks_ as each Dcode is known, when prefetches pay.
     blocks_->lookup_bulk(queries.subspan(base, n), std::span(code, n),
                          prefetch_ ? std::span<const std::uint16_t* const>(rows, n) : std::span<const std::uint16_t* const>{});
-    rows_of_chunk(q, n, rows, code, dips.data() + base, generation, false);
+    rows_of_chunk(q, n, rows, code, dips.data() + base, generation);
     if (!dcodes.empty()) std::copy(code, code + n, dcodes.begin() + static_cast<std::ptrdiff_t>(base));
   }
 }
 
 void ConcuryLookup::rows_of_chunk(const LbQuery* q, std::size_t n, const std::uint16_t* const* rows, std::uint32_t* code,
-                                  std::uint16_t* out, std::uint32_t generation, bool prefetch) const {
-  for (std::size_t i = 0; prefetch && i < n; ++i) __builtin_prefetch(rows[i] + code[i]);
+                                  std::uint16_t* out, std::uint32_t generation) const {
   for (std::size_t i = 0; i < n; ++i) out[i] = load_relaxed(rows[i][code[i]]);
   stripes_fence(std::memory_order_acquire);
   // A rewrite of some VIP raced with the chunk (rare): read the chunk again key by key.

@@ -168,11 +168,11 @@ DcodeBlocksImage assemble(std::span<const DcodePair> pairs, std::uint32_t nblock
   const DcodeGeometry g(dcode_bits);
   DcodeBlocksImage image{dcode_bits, seed, std::vector<DcodeLine>(nblocks), {}};
   std::vector<std::uint32_t> start(std::size_t{nblocks} + 1, 0);
-  std::vector<std::uint32_t> block_of(pairs.size());
+  std::vector<std::uint64_t> hash(pairs.size());
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     FLOWTRACK_ASSERT(pairs[i].dcode <= g.mask(), "a Dcode of dcode_bits bits");
-    block_of[i] = dcode_block_of(seeded_hash(pairs[i].key, seed), nblocks);
-    ++start[block_of[i] + 1];
+    hash[i] = seeded_hash(pairs[i].key, seed);
+    ++start[dcode_block_of(hash[i], nblocks) + 1];
   }
   std::size_t largest = 0;
   for (std::uint32_t b = 0; b < nblocks; ++b) {
@@ -183,7 +183,7 @@ DcodeBlocksImage assemble(std::span<const DcodePair> pairs, std::uint32_t nblock
   {
     std::vector<std::uint32_t> next(start.begin(), start.end() - 1);
     for (std::size_t i = 0; i < pairs.size(); ++i) {
-      keys[next[block_of[i]]++] = {pairs[i].key, seeded_hash(pairs[i].key, seed), pairs[i].dcode};
+      keys[next[dcode_block_of(hash[i], nblocks)]++] = {pairs[i].key, hash[i], pairs[i].dcode};
     }
   }
   BlockSolver solver(g);

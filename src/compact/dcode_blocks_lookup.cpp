@@ -10,31 +10,6 @@
 
 namespace flowtrack::compact {
 
-namespace {
-
-// A rewrite of one VIP copied in place: its epoch and the generation odd while it lasts
-// (version_stripes.hpp's invariant), even again after.
-class InPlaceRewrite {
- public:
-  InPlaceRewrite(std::uint32_t& epoch, std::uint32_t& generation) : epoch_(epoch), generation_(generation) {
-    bump();
-    stripes_fence(std::memory_order_release);
-  }
-  ~InPlaceRewrite() { bump(); }
-  InPlaceRewrite(const InPlaceRewrite&) = delete;
-  InPlaceRewrite& operator=(const InPlaceRewrite&) = delete;
-
- private:
-  // Only the writer stores: a load and a release store.
-  void bump() {
-    for (std::uint32_t* counter : {&epoch_, &generation_}) __atomic_store_n(counter, *counter + 1, __ATOMIC_RELEASE);
-  }
-  std::uint32_t& epoch_;
-  std::uint32_t& generation_;
-};
-
-}  // namespace
-
 DcodeBlocksLookup::DcodeBlocksLookup(unsigned dcode_bits) : geometry_(dcode_bits) {
   FLOWTRACK_ASSERT(dcode_bits >= 1 && dcode_bits <= 24, "a cell in one 8-byte load");
 }

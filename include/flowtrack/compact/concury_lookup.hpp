@@ -115,10 +115,10 @@ class ConcuryLookup {
   void bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips, std::span<std::uint32_t> dcodes, Width width) const;
   // The blocks layout's bulk lookup: the chunk's Dcodes from blocks_, then its rows.
   void bulk_blocks(std::span<const LbQuery> queries, std::span<std::uint16_t> dips, std::span<std::uint32_t> dcodes) const;
-  // The rows of a chunk whose Dcodes are known, and its validation (both layouts): with `prefetch`, every
-  // entry's line is prefetched before any is read; a chunk that raced with a rewrite is read again.
+  // The rows of a chunk whose Dcodes are known (their entries prefetched, when that pays, as each Dcode
+  // was found), and its validation (both layouts): a chunk that raced with a rewrite is read again.
   void rows_of_chunk(const LbQuery* q, std::size_t n, const std::uint16_t* const* rows, std::uint32_t* code,
-                     std::uint16_t* out, std::uint32_t generation, bool prefetch) const;
+                     std::uint16_t* out, std::uint32_t generation) const;
   // The first pass over keys [from, n) of a chunk: hash each key, find its cells, prefetch their lines.
   template <class Width>
   void hash_pass(const LbQuery* q, std::size_t from, std::size_t n, ChunkCells& cells, Width width) const;

@@ -33,6 +33,29 @@ inline void stripes_fence(std::memory_order order) {
 #endif
 }
 
+// A rewrite of one VIP's arrays copied in place under a per-VIP epoch and a structure-wide generation
+// (the lookup structures of Concury's two layouts): both odd while it lasts, under the invariant above,
+// even again after. Plain counters, not VersionStripes: a bulk lookup validates a whole chunk against
+// the one generation word.
+class InPlaceRewrite {
+ public:
+  InPlaceRewrite(std::uint32_t& epoch, std::uint32_t& generation) : epoch_(epoch), generation_(generation) {
+    bump();
+    stripes_fence(std::memory_order_release);
+  }
+  ~InPlaceRewrite() { bump(); }
+  InPlaceRewrite(const InPlaceRewrite&) = delete;
+  InPlaceRewrite& operator=(const InPlaceRewrite&) = delete;
+
+ private:
+  // Only the writer stores: a load and a release store.
+  void bump() {
+    for (std::uint32_t* counter : {&epoch_, &generation_}) __atomic_store_n(counter, *counter + 1, __ATOMIC_RELEASE);
+  }
+  std::uint32_t& epoch_;
+  std::uint32_t& generation_;
+};
+
 class VersionStripes {
  public:
   // `stripes` is a power of two; 1 makes every write exclusive of every read.
