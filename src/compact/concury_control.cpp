@@ -33,19 +33,18 @@ std::vector<std::uint16_t> ConcuryControl::make_row(std::span<const std::uint16_
   return weighted_code_table(pinned, std::vector<double>(pinned.size(), 1.0), dcode_bits_);
 }
 
-ConcuryVipImage ConcuryControl::image(std::uint32_t index, const ConcuryVipImage* in_use) const {
+ConcuryVipImage ConcuryControl::image(std::uint32_t index, const ConcuryVipImage* in_use) {
   if (layout_ == ConcuryLayout::blocks) return blocks_image(index, in_use);
-  const Vip& vip = vips_[index];
-  return {vip.connections.index().refill(
-              dcode_bits_, [&](std::uint32_t slot) { return std::uint64_t{vip.connections.state_at(slot)}; }, vip.fill_seed,
-              in_use != nullptr ? &std::get<OthelloImage>(in_use->codes) : nullptr),
+  Vip& vip = vips_[index];
+  return {vip.connections.refill_states(dcode_bits_, vip.fill_seed, in_use != nullptr ? &std::get<OthelloImage>(in_use->codes) : nullptr),
           vip.row};
 }
 
 ConcuryVipImage ConcuryControl::blocks_image(std::uint32_t index, const ConcuryVipImage* in_use) const {
   const Vip& vip = vips_[index];
-  std::vector<DcodePair> pairs(vip.connections.size());
-  for (std::uint32_t p = 0; p < pairs.size(); ++p) pairs[p] = {vip.connections.key_at(p), vip.connections.state_at(p)};
+  std::vector<DcodePair> pairs;
+  pairs.reserve(vip.connections.size());
+  vip.connections.for_each([&](std::uint64_t key, std::uint32_t dcode) { pairs.push_back({key, dcode}); });
   const std::size_t sized_for = std::max<std::size_t>(pairs.size(), vip.expected_connections);
   if (in_use != nullptr) {
     const DcodeBlocksImage& used = std::get<DcodeBlocksImage>(in_use->codes);
@@ -118,10 +117,10 @@ std::size_t ConcuryControl::reshape(Vip& vip, std::vector<std::uint16_t> dips, s
   // The DIPs of weight 0 that hold known connections (or are to hold one: also_pin) keep a code.
   std::vector<bool> holds(dips.size(), false);
   const auto position = [&](std::uint16_t dip) { return static_cast<std::size_t>(std::find(dips.begin(), dips.end(), dip) - dips.begin()); };
-  for (std::uint32_t p = 0; p < vip.connections.size(); ++p) {
-    const std::size_t at = position(vip.row[vip.connections.state_at(p)]);
+  vip.connections.for_each([&](std::uint64_t, std::uint32_t dcode) {
+    const std::size_t at = position(vip.row[dcode]);
     if (at < dips.size()) holds[at] = true;
-  }
+  });
   if (also_pin && position(*also_pin) < dips.size()) holds[position(*also_pin)] = true;
   std::vector<std::uint16_t> pinned;
   for (std::size_t d = 0; d < dips.size(); ++d) {
@@ -130,19 +129,17 @@ std::size_t ConcuryControl::reshape(Vip& vip, std::vector<std::uint16_t> dips, s
   std::vector<std::uint16_t> row = make_row(dips, weights, pinned);
   const std::vector<CodeRange> ranges = code_ranges(dips, row);
   std::size_t lost = 0;
-  for (std::uint32_t p = 0; p < vip.connections.size(); ++p) {
-    const std::uint32_t dcode = vip.connections.state_at(p);
+  vip.connections.for_each([&](std::uint64_t key, std::uint32_t& dcode) {
     const std::uint16_t dip = vip.row[dcode];
     FLOWTRACK_ASSERT(dip != kNoDip, "a known connection has a DIP");
-    if (row[dcode] == dip) continue;
+    if (row[dcode] == dip) return;
     const std::size_t at = position(dip);
     if (at == dips.size() || ranges[at].count == 0) {
       ++lost;
-      continue;
+      return;
     }
-    const std::uint64_t key = vip.connections.key_at(p);
-    vip.connections.insert_or_assign(key, code_in(ranges[at], key, vip.fill_seed));
-  }
+    dcode = code_in(ranges[at], key, vip.fill_seed);
+  });
   vip.dips = std::move(dips);
   vip.weights = std::move(weights);
   vip.row = std::move(row);

@@ -99,16 +99,6 @@ void OthelloBuilder<Key>::unlink(std::uint32_t slot) {
   for (const std::uint32_t cell : {edges_[slot].a, edges_[slot].b}) *link_to(slot, cell) = next_at(slot, cell);
 }
 
-// Moves the key of slot `from` into the free slot `to` (lists point at slots, so the links follow).
-template <CompactKey Key>
-void OthelloBuilder<Key>::relabel_slot(std::uint32_t from, std::uint32_t to) {
-  for (const std::uint32_t cell : {edges_[from].a, edges_[from].b}) *link_to(from, cell) = to;
-  keys_[to] = keys_[from];
-  values_[to] = values_[from];
-  edges_[to] = edges_[from];
-  if (config_.key_index) slots_[keys_[to]] = to;
-}
-
 template <CompactKey Key>
 void OthelloBuilder<Key>::xor_tree(const std::vector<std::uint32_t>& tree, std::uint64_t x, OthelloMessage& message) {
   if (x == 0) return;
@@ -138,29 +128,53 @@ OthelloMessage OthelloBuilder<Key>::set_value(std::uint32_t slot, std::uint64_t 
 
 template <CompactKey Key>
 OthelloMessage OthelloBuilder<Key>::append(const Key& key, std::uint64_t value) {
+  return *add(key, value, OnCycle::rebuild);
+}
+
+template <CompactKey Key>
+bool OthelloBuilder<Key>::append_unless_cycle(const Key& key, std::uint64_t value) {
+  return add(key, value, OnCycle::refuse).has_value();
+}
+
+template <CompactKey Key>
+std::optional<OthelloMessage> OthelloBuilder<Key>::add(const Key& key, std::uint64_t value, OnCycle on_cycle) {
   value &= (1ull << shape_.value_bits) - 1;
   OthelloMessage message;
-  const auto slot = static_cast<std::uint32_t>(keys_.size());
-  keys_.push_back(key);
-  values_.push_back(value);
+  const std::uint32_t slot = next_slot();
+  const OthelloProbe p = othello_probe(shape_, key);
+  const Edge edge{p.a, p.b, kNone, kNone};
+  if (slot == slots()) {
+    keys_.push_back(key);
+    values_.push_back(value);
+    edges_.push_back(edge);
+  } else {
+    free_.pop_back();
+    keys_[slot] = key;
+    values_[slot] = value;
+    edges_[slot] = edge;
+  }
   if (config_.key_index) slots_.emplace(key, slot);
-  if (keys_.size() > capacity_) {
+  if (size() > capacity_) {
     capacity_ *= 2;
     return rebuild();
   }
-  const OthelloProbe p = othello_probe(shape_, key);
-  edges_.push_back({p.a, p.b, kNone, kNone});
-  const std::uint32_t root_a = root_of(p.a), root_b = root_of(p.b);
-  if (root_a == root_b) {
-    // One tree (or, after a delete, perhaps two that union-find still joins): the walk decides.
-    const std::vector<std::uint32_t>& tree_a = component(p.a, kNone);
-    if (!sets_split_ || std::find(tree_a.begin(), tree_a.end(), p.b) != tree_a.end()) return rebuild();  // a cycle
-  }
-  // Fix the smaller tree so that A[a] ^ B[b] becomes the key's stored value.
+  // Fix one of the two trees so that A[a] ^ B[b] becomes the key's stored value (none when it is
+  // already: an owner choosing the value the cells give, OthelloMap, walks no tree).
   const std::uint64_t x = payload(p.a) ^ payload(p.b) ^ stored_value(slot);
-  if (x != 0) xor_tree(component(set_size(root_a) < set_size(root_b) ? p.a : p.b, kNone), x, message);
-  link(slot);
+  const std::uint32_t root_a = root_of(p.a), root_b = root_of(p.b);
+  if (root_a != root_b) {
+    // Two trees (a set holds whole trees, even after a delete split one): the smaller by its set's size.
+    if (x != 0) xor_tree(component(set_size(root_a) < set_size(root_b) ? p.a : p.b, kNone), x, message);
+  } else {
+    // One tree, or after a delete perhaps two that union-find still joins: a walk decides, and its tree
+    // is the one fixed.
+    if (!sets_split_) return cycle(slot, on_cycle);
+    const std::vector<std::uint32_t>& tree_a = component(p.a, kNone);
+    if (std::find(tree_a.begin(), tree_a.end(), p.b) != tree_a.end()) return cycle(slot, on_cycle);
+    xor_tree(tree_a, x, message);
+  }
   join(root_a, root_b);
+  link(slot);
   for (const std::uint32_t cell : {p.a, p.b}) {
     if (shape_.emptiness && (cells_[cell].bits & 1) == 0) {
       set_taken(cell, true);
@@ -168,6 +182,16 @@ OthelloMessage OthelloBuilder<Key>::append(const Key& key, std::uint64_t value) 
     }
   }
   return message;
+}
+
+template <CompactKey Key>
+std::optional<OthelloMessage> OthelloBuilder<Key>::cycle(std::uint32_t slot, OnCycle on_cycle) {
+  if (on_cycle == OnCycle::rebuild) return rebuild();
+  // Refused: the slot taken for the key, whose edge is in no list yet, becomes a hole again.
+  if (config_.key_index) slots_.erase(keys_[slot]);
+  edges_[slot].a = kHole;
+  free_.push_back(slot);
+  return std::nullopt;
 }
 
 template <CompactKey Key>
@@ -190,11 +214,8 @@ OthelloMessage OthelloBuilder<Key>::erase_slot(std::uint32_t slot) {
       record(cell, message);
     }
   }
-  const auto last = static_cast<std::uint32_t>(keys_.size() - 1);
-  if (slot != last) relabel_slot(last, slot);
-  edges_.pop_back();
-  keys_.pop_back();
-  values_.pop_back();
+  edges_[slot].a = kHole;
+  free_.push_back(slot);
   return message;
 }
 
@@ -202,6 +223,8 @@ template <CompactKey Key>
 OthelloMessage OthelloBuilder<Key>::assign(std::span<const Key> keys, std::span<const std::uint64_t> values) {
   keys_.assign(keys.begin(), keys.end());
   values_.resize(keys.size());
+  edges_.assign(keys.size(), Edge{});  // no hole
+  free_.clear();
   slots_.clear();
   for (std::uint32_t s = 0; s < keys.size(); ++s) {
     values_[s] = values[s] & ((1ull << shape_.value_bits) - 1);
@@ -249,8 +272,8 @@ OthelloMessage OthelloBuilder<Key>::rebuild() {
     shape_ = sized_shape(config_, capacity_, rng_.next());
     const std::size_t cells = std::size_t{shape_.size_a} + shape_.size_b;
     cells_.assign(cells, Cell{});
-    edges_.resize(keys_.size());
-    for (std::uint32_t s = 0; s < keys_.size(); ++s) {
+    for (std::uint32_t s = 0; s < slots(); ++s) {
+      if (!live(s)) continue;
       const OthelloProbe p = othello_probe(shape_, keys_[s]);
       edges_[s].a = p.a;
       edges_[s].b = p.b;

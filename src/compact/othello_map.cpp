@@ -8,57 +8,93 @@ namespace flowtrack::compact {
 template <CompactKey Key>
 OthelloConfig OthelloMap<Key>::index_config(std::uint32_t capacity, std::uint64_t seed) {
   OthelloConfig config;
-  config.capacity = std::max<std::uint32_t>(2, capacity);
-  // Positions up to twice the capacity: the index's own growth (at the capacity) keeps its width, and
-  // the map widens it only when the positions outgrow that, so the keys are rebuilt once a doubling.
-  config.value_bits = static_cast<unsigned>(std::bit_width(2 * config.capacity - 1));
+  config.capacity = capacity;
+  // Positions for twice the capacity, or more (a power of two): the map widens them only past that,
+  // so the index's own growths (at the capacity) keep its width.
+  config.value_bits = static_cast<unsigned>(std::bit_width(2 * capacity - 1));
   config.seed = seed;
+  // Free cells and trees' roots hold random values, so that the positions the cells give new keys are
+  // spread over the entries (with zeros they would all start at 0 and probe the same run).
+  config.random_fill = true;
   config.messages = false;   // the map reads its index itself: no lookup structure follows it
-  config.key_index = false;  // a key's slot is its value in the index: the map updates by slot
+  config.key_index = false;  // the map knows each key's slot: it updates by slot
   return config;
 }
 
 template <CompactKey Key>
-OthelloMap<Key>::OthelloMap(std::uint32_t capacity, std::uint64_t seed) : seed_(seed), index_(index_config(capacity, seed)) {}
+OthelloMap<Key>::OthelloMap(std::uint32_t capacity, std::uint64_t seed)
+    : seed_(seed), capacity_(std::max<std::uint32_t>(2, capacity)), index_(index_config(capacity_, seed)),
+      entries_(std::size_t{1} << index_.shape().value_bits) {}
+
+template <CompactKey Key>
+std::optional<std::uint32_t> OthelloMap<Key>::position_of(const Key& key) const {
+  const auto position = static_cast<std::uint32_t>(index_.lookup(key));  // < entries_.size(): value bits
+  if (const Entry& e = entries_[position]; e.slot != kFree && e.key == key) return position;
+  for (const std::uint32_t parked : parked_) {
+    if (entries_[parked].key == key) return parked;
+  }
+  return std::nullopt;
+}
 
 template <CompactKey Key>
 std::optional<std::uint32_t> OthelloMap<Key>::find(const Key& key) const {
-  const auto position = static_cast<std::uint32_t>(index_.lookup(key));
-  if (position >= states_.size() || !(index_.key_at(position) == key)) return std::nullopt;
-  return states_[position];
+  const auto position = position_of(key);
+  if (!position) return std::nullopt;
+  return entries_[*position].state;
+}
+
+template <CompactKey Key>
+void OthelloMap<Key>::reindex(std::uint32_t capacity) {
+  std::vector<Key> keys;
+  std::vector<std::uint64_t> positions;
+  keys.reserve(size());
+  positions.reserve(size());
+  for (std::uint32_t p = 0; p < entries_.size(); ++p) {
+    if (entries_[p].slot == kFree) continue;
+    entries_[p].slot = static_cast<std::uint32_t>(keys.size());  // its slot in the new index
+    keys.push_back(entries_[p].key);
+    positions.push_back(p);
+  }
+  parked_.clear();
+  capacity_ = capacity;
+  index_ = OthelloBuilder<Key>(index_config(capacity_, ++seed_));
+  index_.assign(keys, positions);
+  entries_.resize(std::size_t{1} << index_.shape().value_bits);
 }
 
 template <CompactKey Key>
 bool OthelloMap<Key>::insert_or_assign(const Key& key, std::uint32_t state) {
-  const auto position = static_cast<std::uint32_t>(index_.lookup(key));
-  if (position < states_.size() && index_.key_at(position) == key) {
-    states_[position] = state;
+  if (const auto position = position_of(key)) {
+    entries_[*position].state = state;
     return false;
   }
-  if (states_.size() == (1ull << index_.shape().value_bits)) {
-    // The positions outgrow the index bits: a wider index over the same keys, in the same order.
-    std::vector<Key> keys(states_.size());
-    std::vector<std::uint64_t> positions(states_.size());
-    for (std::uint32_t p = 0; p < states_.size(); ++p) {
-      keys[p] = index_.key_at(p);
-      positions[p] = p;
-    }
-    index_ = OthelloBuilder<Key>(index_config(static_cast<std::uint32_t>(states_.size() * 2), ++seed_));
-    index_.assign(keys, positions);
+  if (2 * (size() + 1) > entries_.size()) reindex(2 * capacity_);
+  const auto mask = static_cast<std::uint32_t>(entries_.size() - 1);
+  // The position the cells give the key, or the next free one (at least half are free).
+  auto position = static_cast<std::uint32_t>(index_.lookup(key));
+  while (entries_[position].slot != kFree) position = (position + 1) & mask;
+  const std::uint32_t slot = index_.next_slot();
+  if (index_.append_unless_cycle(key, position)) {
+    entries_[position] = {key, state, slot};
+  } else {
+    entries_[position] = {key, state, kParked};
+    parked_.push_back(position);
+    if (parked_.size() > kMaxParked) reindex(capacity_);
   }
-  index_.append(key, states_.size());
-  states_.push_back(state);
   return true;
 }
 
 template <CompactKey Key>
 bool OthelloMap<Key>::erase(const Key& key) {
-  if (!find(key)) return false;
-  const auto position = static_cast<std::uint32_t>(index_.lookup(key));
-  index_.erase_slot(position);  // moves the last key into `position`
-  states_[position] = states_.back();
-  states_.pop_back();
-  if (position < states_.size()) index_.set_value(position, position);
+  const auto position = position_of(key);
+  if (!position) return false;
+  Entry& e = entries_[*position];
+  if (e.slot == kParked) {
+    parked_.erase(std::find(parked_.begin(), parked_.end(), *position));
+  } else {
+    index_.erase_slot(e.slot);  // a hole in the index: no other key moves
+  }
+  e.slot = kFree;
   return true;
 }
 

@@ -3,7 +3,9 @@
 // OthelloMap's exact membership, through its growths.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <unordered_map>
 
 #include "flowtrack/compact/othello_map.hpp"
@@ -140,7 +142,43 @@ TEST(Othello, UpdatesBySlotWithoutAKeyIndexLeaveTheArraysOfUpdatesByKey) {
     }
   }
   EXPECT_TRUE(by_slot.acyclic());
-  for (std::uint32_t slot = 0; slot < by_key.size(); ++slot) ASSERT_EQ(by_slot.key_at(slot), by_key.key_at(slot));
+  ASSERT_EQ(by_slot.slots(), by_key.slots());
+  for (std::uint32_t slot = 0; slot < by_key.slots(); ++slot) {
+    ASSERT_EQ(by_slot.live(slot), by_key.live(slot));
+    if (by_key.live(slot)) {
+      ASSERT_EQ(by_slot.key_at(slot), by_key.key_at(slot));
+    }
+  }
+}
+
+// Slots are stable: an erase writes no cell (no survivor's value or slot changes, so OthelloMap's
+// positions stay put) and leaves a hole that the next insert takes.
+TEST(Othello, EraseMovesNoKeyAndWritesNoCellAndItsSlotIsTakenNext) {
+  OthelloConfig c;
+  c.capacity = 256;
+  c.value_bits = 9;
+  OthelloBuilder<std::uint64_t> b(c);
+  for (std::uint64_t n = 0; n < 200; ++n) b.insert(compact_key<std::uint64_t>(n), n);
+  const OthelloImage before = b.export_image();
+  const std::uint32_t erased = *b.slot_of(compact_key<std::uint64_t>(17));
+  EXPECT_TRUE(b.erase(compact_key<std::uint64_t>(17)).empty());
+  EXPECT_EQ(b.export_image().cells, before.cells);
+  EXPECT_FALSE(b.live(erased));
+  EXPECT_EQ(b.size(), 199u);
+  for (std::uint64_t n = 0; n < 200; ++n) {
+    if (n == 17) continue;
+    ASSERT_EQ(b.value_of(compact_key<std::uint64_t>(n)), n);
+    ASSERT_TRUE(b.live(*b.slot_of(compact_key<std::uint64_t>(n))));
+  }
+  EXPECT_EQ(b.next_slot(), erased);
+  b.insert(compact_key<std::uint64_t>(1000), 5);
+  EXPECT_EQ(b.slot_of(compact_key<std::uint64_t>(1000)), erased);
+  EXPECT_EQ(b.slots(), 200u);
+  EXPECT_TRUE(b.acyclic());
+  for (std::uint64_t n = 0; n < 200; ++n) {
+    if (n == 17) continue;
+    ASSERT_EQ(b.lookup(compact_key<std::uint64_t>(n)), n);
+  }
 }
 
 // A map that starts small grows many times (each growth a wider index over the same keys) while keys
@@ -164,16 +202,70 @@ TEST(OthelloMap, GrowingGivesTheFindsOfAMapBuiltAtOnce) {
       for (std::uint64_t n = 0; n < 6000; ++n) {
         ASSERT_EQ(growing.find(compact_key<std::uint64_t>(n)), at_once.find(compact_key<std::uint64_t>(n))) << op << " " << n;
       }
-      for (std::uint32_t p = 0; p < growing.size(); ++p) ASSERT_EQ(growing.find(growing.key_at(p)), growing.state_at(p)) << op;
+      std::size_t held = 0;
+      growing.for_each([&](std::uint64_t key, std::uint32_t state) {
+        ASSERT_EQ(growing.find(key), state) << op;
+        ++held;
+      });
+      ASSERT_EQ(held, growing.size()) << op;
     }
   }
   EXPECT_GT(growing.index().capacity(), 2048u);  // it did grow
 }
 
+// The map places a new key where the index's cells already point when that position is free (at least
+// half are): such an insert changes no cell of the index, where a position chosen otherwise would xor a
+// tree nearly every time.
+TEST(OthelloMap, MostInsertsTakeThePositionTheCellsGiveAndChangeNoCell) {
+  OthelloMap<std::uint64_t> map(1024);
+  std::size_t unchanged = 0;
+  constexpr std::uint64_t kKeys = 600;
+  for (std::uint64_t n = 0; n < kKeys; ++n) {
+    const PackedCells before = map.index().export_image().cells;
+    ASSERT_TRUE(map.insert_or_assign(compact_key<std::uint64_t>(n), static_cast<std::uint32_t>(n)));
+    unchanged += map.index().export_image().cells == before ? 1 : 0;
+  }
+  EXPECT_GT(unchanged, kKeys / 2);
+  for (std::uint64_t n = 0; n < kKeys; ++n) ASSERT_EQ(map.find(compact_key<std::uint64_t>(n)), n);
+  EXPECT_TRUE(map.index().acyclic());
+}
+
+// Churn at full load (Concury's steady population): keys whose edges close cycles are parked and
+// rebuilt into the index in groups. Every find must follow an oracle throughout, parked keys included
+// (found, changed, erased), and a refill must answer every key, parked ones included.
+TEST(OthelloMap, ParkedKeysAreFoundChangedErasedAndRefilledLikeTheOthers) {
+  constexpr std::uint32_t kPopulation = 2000;
+  OthelloMap<std::uint64_t> map(kPopulation);
+  std::unordered_map<std::uint64_t, std::uint32_t> oracle;
+  Random rng(8);
+  std::size_t saw_parked = 0;
+  for (std::uint64_t op = 0; op < 60000; ++op) {
+    const std::uint64_t key = compact_key<std::uint64_t>(rng.below(2 * kPopulation));
+    const auto state = static_cast<std::uint32_t>(rng.below(4096));
+    if (oracle.size() >= kPopulation || (oracle.contains(key) && rng.below(2) == 0)) {
+      // Depart a held key (this one when held, else the oracle's first).
+      const std::uint64_t gone = oracle.contains(key) ? key : oracle.begin()->first;
+      ASSERT_TRUE(map.erase(gone)) << op;
+      oracle.erase(gone);
+    } else {
+      ASSERT_EQ(map.insert_or_assign(key, state), !oracle.contains(key)) << op;
+      oracle[key] = state;
+    }
+    saw_parked = std::max(saw_parked, map.parked());
+    ASSERT_EQ(map.size(), oracle.size()) << op;
+    ASSERT_EQ(map.find(key), oracle.contains(key) ? std::optional(oracle[key]) : std::nullopt) << op;
+  }
+  EXPECT_GT(saw_parked, 0u);  // the churn did close cycles
+  for (const auto& [key, state] : oracle) ASSERT_EQ(map.find(key), state);
+  const OthelloLookup lookup(map.refill_states(12, 3, nullptr));
+  EXPECT_EQ(map.parked(), 0u);
+  for (const auto& [key, state] : oracle) ASSERT_EQ(lookup.lookup(key), state);
+}
+
 TEST(OthelloMap, RefillOverItsGraphAnswersEveryKeyWithTheNewValues) {
   OthelloMap<std::uint64_t> map(1024);
   for (std::uint64_t n = 0; n < 1000; ++n) map.insert_or_assign(compact_key<std::uint64_t>(n), static_cast<std::uint32_t>(n % 4096));
-  const OthelloImage image = map.index().refill(12, [&](std::uint32_t slot) { return std::uint64_t{map.state_at(slot)}; }, 5);
+  const OthelloImage image = map.refill_states(12, 5, nullptr);
   EXPECT_EQ(image.shape.seed, map.index().shape().seed);  // the same graph: no rehash
   const OthelloLookup lookup(image);
   for (std::uint64_t n = 0; n < 1000; ++n) ASSERT_EQ(lookup.lookup(compact_key<std::uint64_t>(n)), n % 4096);

@@ -39,7 +39,8 @@ class ConcuryControl {
   // in the blocks layout every block that answers all its known keys stays as it is, and the others are
   // solved again from their seed and cells in use (rebuild_dcode_blocks), while the VIP's blocks hold its
   // connections at most kBlocksRegrowLoad times the load they were sized for.
-  ConcuryVipImage image(std::uint32_t vip, const ConcuryVipImage* in_use = nullptr) const;
+  // (Not const: the VIP's OthelloMap may first take its parked connections into its graph.)
+  ConcuryVipImage image(std::uint32_t vip, const ConcuryVipImage* in_use = nullptr);
 
   // Learns a connection with its Dcode; true when it was new (a known one keeps the Dcode given).
   bool learn(std::uint32_t vip, std::uint64_t key, std::uint32_t dcode);

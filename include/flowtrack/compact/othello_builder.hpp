@@ -7,9 +7,15 @@
 // an edge inside one tree would close a cycle, and the whole structure is rebuilt with a new seed.
 // Connectivity is tested with union-find over the cells (union by size, path halving), whose sizes
 // also tell which tree is the smaller, so an insert walks that tree only, and only when its cells must
-// change. A delete may split a tree, which union-find cannot undo: after one, "connected" is
-// confirmed by walking the component (trees have O(log n) cells w.h.p.: the arrays hold 2.33 cells per
-// key, below the random graph's giant-component threshold) until the next rebuild renews it.
+// change. A delete may split a tree, which union-find cannot undo: after one, a set may hold several
+// trees (never part of one) until the next rebuild renews the sets, so cells of one set are confirmed
+// connected by walking the tree of one of them (trees have O(log n) cells w.h.p.: the arrays hold 2.33
+// cells per key, below the random graph's giant-component threshold); that walk's tree is then the one
+// an insert fixes.
+//
+// Slots are stable: a key keeps its slot from insert to erase, and an erased key's slot is a hole that
+// the next insert takes (the last freed first). So an owner whose values are the slots themselves
+// (OthelloMap: value = position) never changes a value on a delete, which would cost a tree walk.
 //
 // Every update returns the message that brings a lookup structure (OthelloLookup) from the previous
 // state to the new one: absolute cell writes, or a whole image after a rebuild.
@@ -51,9 +57,12 @@ class OthelloBuilder {
   // Removes the key; survivors' answers do not change (only taken bits may be cleared).
   OthelloMessage erase(const Key& key);
   // The same updates by slot, for an owner that knows each key's slot (any configuration):
-  // append adds a key that is no member, in slot size(); set_value changes the value of a slot's key;
-  // erase_slot removes a slot's key and moves the last key into the slot.
+  // append adds a key that is no member, in slot next_slot(); set_value changes the value of a slot's
+  // key; erase_slot removes a slot's key and leaves the slot a hole (no other key moves).
   OthelloMessage append(const Key& key, std::uint64_t value);
+  // append, but a key whose edge would close a cycle is refused (false, nothing changed) where append
+  // rebuilds: for an owner that keeps such keys aside and rebuilds once for many (OthelloMap).
+  bool append_unless_cycle(const Key& key, std::uint64_t value);
   OthelloMessage set_value(std::uint32_t slot, std::uint64_t value);
   OthelloMessage erase_slot(std::uint32_t slot);
   // Replaces the whole content (distinct keys) in one construction: the message carries the image.
@@ -74,14 +83,19 @@ class OthelloBuilder {
     __builtin_prefetch(&cells_[p.a]);
     __builtin_prefetch(&cells_[p.b]);
   }
-  std::size_t size() const { return keys_.size(); }
+  std::size_t size() const { return keys_.size() - free_.size(); }  // keys held
   std::uint32_t capacity() const { return capacity_; }
   const OthelloShape& shape() const { return shape_; }
   std::size_t rebuilds() const { return rebuilds_; }
 
-  // Dense slots 0..size()-1 (erase moves the last key into the hole): what OthelloMap indexes by.
+  // Slots 0..slots()-1, each a key's (live) or a hole; holes exist only after erases, and the next
+  // appends fill them: with no hole, the slots are 0..size()-1. What OthelloMap indexes by.
   std::optional<std::uint32_t> slot_of(const Key& key) const;
-  const Key& key_at(std::uint32_t slot) const { return keys_[slot]; }
+  std::uint32_t slots() const { return static_cast<std::uint32_t>(keys_.size()); }
+  bool live(std::uint32_t slot) const { return edges_[slot].a != kHole; }
+  std::uint32_t next_slot() const { return free_.empty() ? slots() : free_.back(); }
+  const Key& key_at(std::uint32_t slot) const { return keys_[slot]; }  // a live slot's
+  std::uint64_t value_at(std::uint32_t slot) const { return values_[slot]; }  // a live slot's
 
   // The lookup structure's arrays as the control plane holds them.
   OthelloImage export_image() const;
@@ -101,6 +115,7 @@ class OthelloBuilder {
  private:
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
   static constexpr std::uint32_t kSetRoot = 1u << 31;  // Cell::set of a union-find root (cells < 2^31)
+  static constexpr std::uint32_t kHole = kNone;        // Edge::a of a hole (a free slot, in no edge list)
   // A cell of A or B and what the control plane keeps beside it, one 16-byte record so that an update
   // reads one line a cell it touches: the cell's bits (taken bit, then payload), the first slot of its
   // edge list, and its union-find entry.
@@ -128,7 +143,6 @@ class OthelloBuilder {
   void join(std::uint32_t a, std::uint32_t b);
   void link(std::uint32_t slot);
   void unlink(std::uint32_t slot);
-  void relabel_slot(std::uint32_t from, std::uint32_t to);
   // xor every cell of `tree` by x, recording the writes
   void xor_tree(const std::vector<std::uint32_t>& tree, std::uint64_t x, OthelloMessage& message);
   void record(std::uint32_t cell, OthelloMessage& message) const {
@@ -137,6 +151,10 @@ class OthelloBuilder {
   // New seed (and sizes for capacity_) until the graph of all keys is acyclic; returns the image message
   // (empty when messages are off).
   OthelloMessage rebuild();
+  // append's work; nullopt when a cycle refused the key (OnCycle::refuse).
+  enum class OnCycle { rebuild, refuse };
+  std::optional<OthelloMessage> add(const Key& key, std::uint64_t value, OnCycle on_cycle);
+  std::optional<OthelloMessage> cycle(std::uint32_t slot, OnCycle on_cycle);  // add's answer to a cycle
   // Fills every tree of the current graph; false on a cycle. value(slot) gives the stored value of the
   // key in that slot; each tree's root (and each free cell) gets root_value(cell), masked to payload_bits.
   // Each cell's bits go to store(cell, bits, root), the root of its tree first.
@@ -164,8 +182,9 @@ class OthelloBuilder {
   std::vector<Key> keys_;
   std::vector<std::uint64_t> values_;
   std::vector<Edge> edges_;  // per slot
+  std::vector<std::uint32_t> free_;  // the holes, the next one to fill last
   std::vector<Cell> cells_;  // the arrays A then B
-  bool sets_split_ = false;                          // a delete came since the last rebuild
+  bool sets_split_ = false;  // a delete came since the last rebuild: a set may hold several trees
   mutable std::vector<std::uint32_t> walk_, walk_parent_;  // component()'s scratch
   std::unordered_map<Key, std::uint32_t, KeyHasher> slots_;  // empty unless config_.key_index
 };
