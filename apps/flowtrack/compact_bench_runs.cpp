@@ -307,7 +307,7 @@ class Population {
   Population(const CompactBenchSetup& s, const Workload& w) : keys_(s.vips), oldest_(s.vips, 0) {
     for (std::size_t i = 0; i < w.keys.size(); ++i) keys_[i % s.vips].push_back(w.keys[i]);
   }
-  // A batch of connections learnt: with departures each takes the place of its VIP's oldest, which
+  // A batch of connections arriving: with departures each takes the place of its VIP's oldest, which
   // departs (the control plane forgets the batch's departures together), else each is one more.
   void arrived(ConcuryControl& control, std::span<const ConcuryControl::Report> batch, bool departures) {
     departed_.clear();
@@ -376,8 +376,10 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
   const auto learn = [&](std::span<const Report> batch, std::span<const std::uint32_t> installed_then) {
     const std::uint64_t from = tsc_begin();
     for (std::size_t i = 0; i < batch.size(); ++i) late += changed[batch[i].vip] > installed_then[i] ? 1 : 0;
-    control.learn_all(batch);
+    // The departures first: a steady population never holds more than it started with (learning the
+    // batch first would grow every VIP past the capacity it was built for, and its index doubles).
     population.arrived(control, batch, s.departures);
+    control.learn_all(batch);
     learnt.fetch_add(batch.size(), std::memory_order_relaxed);
     control_ticks += tsc_end() - from;
   };
