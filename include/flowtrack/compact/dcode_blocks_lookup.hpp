@@ -44,6 +44,11 @@ class DcodeBlocksLookup {
   // their way.
   void lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint32_t> dcodes,
                    std::span<const std::uint16_t* const> rows = {}) const;
+  // Whether lookup_bulk's first pass (hash, block, prefetch) runs in AVX2 lanes, four keys a step (the
+  // scalar code then takes a chunk's last n % 4 keys), or one key at a time. Both give the same answers
+  // bit for bit. A new structure takes AVX2 when the CPU has it; set_avx2(true) needs a CPU that has it.
+  void set_avx2(bool on);
+  bool avx2() const { return avx2_; }
 
   const DcodeBlocksImage& image(std::uint32_t vip) const { return images_[vip]; }  // with no concurrent writer
   std::size_t vips() const { return hot_.size(); }
@@ -60,12 +65,16 @@ class DcodeBlocksLookup {
     DcodeGeometry get() const { return geometry; }
   };
   static constexpr std::size_t kChunk = 32;  // keys validated together by a bulk lookup
+  // The first pass over keys [0, n - n % 4) of a chunk in AVX2 lanes: each key's hash and line, the
+  // lines prefetched when prefetch_ says so; returns n - n % 4.
+  std::size_t hash_pass_avx2(const LbQuery* q, std::size_t n, std::uint64_t* h, const DcodeLine** line) const;
   template <class Geometry>
   void bulk(std::span<const LbQuery> queries, std::span<std::uint32_t> dcodes, std::span<const std::uint16_t* const> rows,
             Geometry geometry) const;
   void decide_prefetch();
 
   DcodeGeometry geometry_;
+  bool avx2_;              // which first pass lookup_bulk runs
   bool prefetch_ = false;  // changes only with no reader inside
   // Per VIP, what a lookup reads before its line (DcodeArrays); changes only with no reader inside (the
   // VIP's seed is part of the geometry, so an in-place copy leaves it).
