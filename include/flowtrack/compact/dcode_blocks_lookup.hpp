@@ -5,8 +5,10 @@
 // Against ConcuryLookup's two-line layout (a throwaway harness, 128 VIPs, bursts of 32, alternating
 // rounds on a busy machine, 2026-11-26): beyond the cache, where a lookup costs the lines it waits
 // for, 1.9-2.1x the Maglev-style table's lookups at 1M-16M connections, where ConcuryLookup made
-// 1.1-1.9x in the same rounds. In the cache it is slower than ConcuryLookup (77 instructions a lookup
-// against 44: the header's seed and a multiply mix before the cells): the layouts suit different sizes.
+// 1.1-1.9x in the same rounds. In the cache it is slower than ConcuryLookup, the header's seed and a
+// multiply mix coming before the cells: the layouts suit different sizes. (Callgrind over
+// ConcuryLookup::lookup_bulk, bursts of 32 at 1M connections: 86 instructions a lookup against the
+// pairs layout's 60, since the first pass went into AVX2 lanes and the second lost 10; 107 before.)
 //
 // Concurrency, as ConcuryLookup's: sequence locks following version_stripes.hpp's invariant (odd while a
 // rewrite is copied in), one per VIP and one over the whole structure (its generation). An image of the
@@ -48,7 +50,6 @@ class DcodeBlocksLookup {
   // scalar code then takes a chunk's last n % 4 keys), or one key at a time. Both give the same answers
   // bit for bit. A new structure takes AVX2 when the CPU has it; set_avx2(true) needs a CPU that has it.
   void set_avx2(bool on);
-  bool avx2() const { return avx2_; }
 
   const DcodeBlocksImage& image(std::uint32_t vip) const { return images_[vip]; }  // with no concurrent writer
   std::size_t vips() const { return hot_.size(); }
