@@ -24,7 +24,6 @@ bool ConcuryLookup::avx2_supported() { return __builtin_cpu_supports("avx2"); }
 void ConcuryLookup::set_bulk_path(BulkPath path) {
   FLOWTRACK_ASSERT(path == BulkPath::scalar || avx2_supported(), "AVX2 only where the CPU has it");
   avx2_ = path == BulkPath::avx2;
-  if (blocks_) blocks_->set_avx2(avx2_);
 }
 
 void ConcuryLookup::check(const ConcuryVipImage& image) const {

@@ -2,23 +2,52 @@
 // (ConcuryLookup::hash_pass_avx2): each key's VIP record, its seeded hash, its two cells, their lines
 // prefetched. It gives the scalar pass's cell bit addresses bit for bit (tests/compact/
 // concury_bulk_paths_test.cpp), and the chunk's other passes (read the cells, then the row) are the
-// scalar code for both paths. In lanes: the seeded hash (seeded_hash_lanes.hpp), othello_cells'
-// multiply-high reductions, the cells' bit addresses and their lines.
+// scalar code for both paths. In lanes: the seeded hash's finaliser (hash/seeded_hash.hpp) with its
+// 64-bit multiplies as three 32x32->64 lane products each (AVX2 has no 64-bit lane multiply),
+// othello_cells' multiply-high reductions, the cells' bit addresses and their lines.
 //
 // Only this pass is in lanes: the cells and the row are read by scalar loads, because AVX2 gathers
 // measured slower here (AMD EPYC, family 25) than the scalar loads they replace (compact.md, seventh
 // session). Concurrency as in the scalar pass: the seed is a relaxed scalar load; the rest of a VIP's
-// record read here changes only with no reader inside. The function carries the target attribute so
-// that the file builds for any x86-64; ConcuryLookup calls it only where the CPU has AVX2.
+// record read here changes only with no reader inside. The functions carry the target attribute so
+// that the file builds for any x86-64; ConcuryLookup calls them only where the CPU has AVX2.
 #include <immintrin.h>
 
 #include <cstddef>
+#include <cstring>
 
 #include "flowtrack/compact/concury_lookup.hpp"
 #include "flowtrack/util/relaxed_atomic.hpp"
-#include "seeded_hash_lanes.hpp"
 
 namespace flowtrack::compact {
+
+static_assert(sizeof(LbQuery) == 16 && offsetof(LbQuery, key) == 8, "two queries a 32-byte load, keys in the high halves");
+
+namespace {
+
+// x * c in every 64-bit lane, modulo 2^64: lo(x)lo(c) + (hi(x)lo(c) + lo(x)hi(c)) * 2^32.
+__attribute__((target("avx2"))) inline __m256i mul64_lanes(__m256i x, std::uint64_t c) {
+  const __m256i c_lo = _mm256_set1_epi64x(static_cast<long long>(c));  // products take each lane's low half
+  const __m256i c_hi = _mm256_set1_epi64x(static_cast<long long>(c >> 32));
+  const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(x, 32), c_lo), _mm256_mul_epu32(x, c_hi));
+  return _mm256_add_epi64(_mm256_mul_epu32(x, c_lo), _mm256_slli_epi64(cross, 32));
+}
+
+template <int kShift>
+__attribute__((target("avx2"))) inline __m256i xor_shift_lanes(__m256i x) {
+  return _mm256_xor_si256(x, _mm256_srli_epi64(x, kShift));
+}
+
+// seeded_hash(key, seed) of one 64-bit word, in every lane.
+__attribute__((target("avx2"))) inline __m256i seeded_hash_lanes(__m256i keys, __m256i seeds) {
+  using namespace seeded_hash_detail;
+  __m256i x = _mm256_xor_si256(_mm256_xor_si256(seeds, _mm256_set1_epi64x(static_cast<long long>(kMulA))), keys);
+  x = mul64_lanes(xor_shift_lanes<kShift1>(x), kMulA);
+  x = mul64_lanes(xor_shift_lanes<kShift2>(x), kMulB);
+  return xor_shift_lanes<kShift3>(x);
+}
+
+}  // namespace
 
 __attribute__((target("avx2"))) std::size_t ConcuryLookup::hash_pass_avx2(const LbQuery* q, std::size_t n,
                                                                            ChunkCells& out) const {
@@ -47,9 +76,13 @@ __attribute__((target("avx2"))) std::size_t ConcuryLookup::hash_pass_avx2(const 
     store_relaxed(out.row[i + 3], vip[3]->dips);
     auto seed = [&](int k) { return static_cast<long long>(load_relaxed(vip[k]->seed)); };
     const __m256i seeds = _mm256_set_epi64x(seed(3), seed(2), seed(1), seed(0));
+    // Keys 0, 2, 1, 3 from two loads of two queries each, then in order.
+    const __m256i queries01 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + i));
+    const __m256i queries23 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + i + 2));
+    const __m256i keys = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(queries01, queries23), 0xd8);
 
     // othello_cells: a = reduce(low half, size_a), b = size_a + reduce(high half, size_b).
-    const __m256i h = lanes::seeded_hash_lanes(lanes::query_keys(q + i), seeds);
+    const __m256i h = seeded_hash_lanes(keys, seeds);
     const __m256i a = _mm256_srli_epi64(_mm256_mul_epu32(h, size_ab), 32);
     const __m256i b = _mm256_add_epi64(_mm256_and_si256(size_ab, low_halves),
                                        _mm256_srli_epi64(_mm256_mul_epu32(_mm256_srli_epi64(h, 32), _mm256_srli_epi64(size_ab, 32)), 32));

@@ -1,9 +1,6 @@
 #include "flowtrack/compact/dcode_blocks_lookup.hpp"
 
-#include <immintrin.h>
-
 #include <algorithm>
-#include <cstddef>
 #include <iterator>
 #include <type_traits>
 
@@ -11,17 +8,11 @@
 #include "flowtrack/compact/version_stripes.hpp"
 #include "flowtrack/util/assert.hpp"
 #include "flowtrack/util/relaxed_atomic.hpp"
-#include "seeded_hash_lanes.hpp"
 
 namespace flowtrack::compact {
 
-DcodeBlocksLookup::DcodeBlocksLookup(unsigned dcode_bits) : geometry_(dcode_bits), avx2_(__builtin_cpu_supports("avx2")) {
+DcodeBlocksLookup::DcodeBlocksLookup(unsigned dcode_bits) : geometry_(dcode_bits) {
   FLOWTRACK_ASSERT(dcode_bits >= 1 && dcode_bits <= 24, "a cell in one 8-byte load");
-}
-
-void DcodeBlocksLookup::set_avx2(bool on) {
-  FLOWTRACK_ASSERT(!on || __builtin_cpu_supports("avx2"), "AVX2 only where the CPU has it");
-  avx2_ = on;
 }
 
 void DcodeBlocksLookup::decide_prefetch() {
@@ -92,7 +83,7 @@ void DcodeBlocksLookup::bulk(std::span<const LbQuery> queries, std::span<std::ui
     const LbQuery* q = queries.data() + base;
     std::uint32_t* out = dcodes.data() + base;
     const std::uint32_t generation = __atomic_load_n(&generation_, __ATOMIC_ACQUIRE);
-    for (std::size_t i = avx2_ ? hash_pass_avx2(q, n, h, line) : 0; i < n; ++i) {
+    for (std::size_t i = 0; i < n; ++i) {
       const DcodeArrays& v = hot_[q[i].vip];
       h[i] = seeded_hash(q[i].key, v.seed);
       line[i] = v.lines + dcode_block_of(h[i], v.nblocks);
@@ -127,46 +118,6 @@ void DcodeBlocksLookup::bulk(std::span<const LbQuery> queries, std::span<std::ui
       for (std::size_t i = 0; i < n; ++i) out[i] = lookup(q[i].vip, q[i].key);
     }
   }
-}
-
-// The first pass in lanes (seeded_hash_lanes.hpp). The VIPs' records are read by vector loads: what
-// this pass reads of them (lines, seed, nblocks) changes only with no reader inside. The lines'
-// prefetches are scalar, reading back the addresses just stored (extracting lanes costs more, as in
-// concury_lookup_avx2.cpp), four at each step: issued after the whole pass, the first lines had less
-// time to arrive before the second pass read them (1M-16M connections: 0.1-0.3x less of the ratio to
-// Maglev than the scalar pass, which prefetches as it goes).
-__attribute__((target("avx2"))) std::size_t DcodeBlocksLookup::hash_pass_avx2(const LbQuery* q, std::size_t n, std::uint64_t* h,
-                                                                               const DcodeLine** line) const {
-  static_assert(sizeof(DcodeArrays) == 32 && offsetof(DcodeArrays, lines) == 0 && offsetof(DcodeArrays, seed) == 16 &&
-                    offsetof(DcodeArrays, nblocks) == 24,
-                "a record a 32-byte load: lines, overflow | seed, nblocks and overflow_mask");
-  static_assert(sizeof(DcodeLine*) == 8 && sizeof(DcodeLine) == 64, "a line's address in a 64-bit lane, blocks 64 bytes apart");
-  const std::size_t in_lanes = n - n % 4;
-  const DcodeArrays* hot = hot_.data();  // read once: the stores to h and line below might alias it for the compiler
-  const bool prefetch = prefetch_;
-  for (std::size_t i = 0; i < in_lanes; i += 4) {
-    auto record = [&](std::size_t k) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hot + q[i + k].vip)); };
-    const __m256i r0 = record(0), r1 = record(1), r2 = record(2), r3 = record(3);
-    // Records k and k + 1 interleaved: (lines k, lines k + 1 | seed k, seed k + 1) and (overflow k,
-    // overflow k + 1 | sizes k, sizes k + 1), sizes being nblocks in the low half, overflow_mask high.
-    const __m256i lo01 = _mm256_unpacklo_epi64(r0, r1), lo23 = _mm256_unpacklo_epi64(r2, r3);
-    const __m256i hi01 = _mm256_unpackhi_epi64(r0, r1), hi23 = _mm256_unpackhi_epi64(r2, r3);
-    const __m256i lines = _mm256_permute2x128_si256(lo01, lo23, 0x20);
-    const __m256i seeds = _mm256_permute2x128_si256(lo01, lo23, 0x31);
-    const __m256i sizes = _mm256_permute2x128_si256(hi01, hi23, 0x31);
-    const __m256i hashes = lanes::seeded_hash_lanes(lanes::query_keys(q + i), seeds);
-    // dcode_block_of: reduce(low half of h, nblocks), a multiply of the lanes' low halves.
-    const __m256i blocks = _mm256_srli_epi64(_mm256_mul_epu32(hashes, sizes), 32);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(h + i), hashes);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(line + i), _mm256_add_epi64(lines, _mm256_slli_epi64(blocks, 6)));
-    if (prefetch) {
-      __builtin_prefetch(line[i]);
-      __builtin_prefetch(line[i + 1]);
-      __builtin_prefetch(line[i + 2]);
-      __builtin_prefetch(line[i + 3]);
-    }
-  }
-  return in_lanes;
 }
 
 std::size_t DcodeBlocksLookup::bytes() const {

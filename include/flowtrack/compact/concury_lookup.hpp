@@ -64,15 +64,14 @@ class ConcuryLookup {
   void lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint16_t> dips,
                    std::span<std::uint32_t> dcodes = {}) const;
 
-  // Which code runs lookup_bulk's first pass (hash, cells or block, prefetch) in either layout: scalar,
-  // one key at a time, or AVX2, four keys a step (concury_lookup_avx2.cpp for the pairs layout,
-  // DcodeBlocksLookup's for the blocks layout; the scalar code then takes a chunk's last n % 4 keys).
-  // Both give the same answers bit for bit. A new structure takes AVX2 when the CPU has it (checked at
-  // run time); tests and the bench may choose either.
+  // Which code runs lookup_bulk's first pass (hash, cells, prefetch) in the pairs layout: scalar, one
+  // key at a time, or AVX2, four keys a step (concury_lookup_avx2.cpp; the scalar code then takes a chunk's last n % 4
+  // keys). Both give the same answers bit for bit. A new structure takes AVX2 when the CPU has it
+  // (checked at run time); tests and the bench may choose either.
   enum class BulkPath { scalar, avx2 };
   static bool avx2_supported();
   void set_bulk_path(BulkPath path);
-  BulkPath bulk_path() const { return avx2_ ? BulkPath::avx2 : BulkPath::scalar; }
+  BulkPath bulk_path() const { return avx2_ && !blocks_ ? BulkPath::avx2 : BulkPath::scalar; }
 
   ConcuryVipImage image(std::uint32_t vip) const;  // with no concurrent writer
   std::size_t vips() const { return hot_.size(); }
@@ -132,7 +131,7 @@ class ConcuryLookup {
   std::uint32_t dcode_of_key(std::uint32_t vip, std::uint64_t key) const;
 
   unsigned dcode_bits_;
-  bool avx2_;  // lookup_bulk's one dispatch in the pairs layout: which hash_pass (blocks_ has its own, kept equal)
+  bool avx2_;  // lookup_bulk's one dispatch: which hash_pass
   // Whether bulk lookups prefetch cells and row entries; changes only with no reader inside (as sizes do).
   bool prefetch_ = false;
   std::vector<Hot> hot_;

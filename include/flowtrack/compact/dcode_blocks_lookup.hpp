@@ -5,10 +5,8 @@
 // Against ConcuryLookup's two-line layout (a throwaway harness, 128 VIPs, bursts of 32, alternating
 // rounds on a busy machine, 2026-11-26): beyond the cache, where a lookup costs the lines it waits
 // for, 1.9-2.1x the Maglev-style table's lookups at 1M-16M connections, where ConcuryLookup made
-// 1.1-1.9x in the same rounds. In the cache it is slower than ConcuryLookup, the header's seed and a
-// multiply mix coming before the cells: the layouts suit different sizes. (Callgrind over
-// ConcuryLookup::lookup_bulk, bursts of 32 at 1M connections: 86 instructions a lookup against the
-// pairs layout's 60, since the first pass went into AVX2 lanes and the second lost 10; 107 before.)
+// 1.1-1.9x in the same rounds. In the cache it is slower than ConcuryLookup (77 instructions a lookup
+// against 44: the header's seed and a multiply mix before the cells): the layouts suit different sizes.
 //
 // Concurrency, as ConcuryLookup's: sequence locks following version_stripes.hpp's invariant (odd while a
 // rewrite is copied in), one per VIP and one over the whole structure (its generation). An image of the
@@ -46,10 +44,6 @@ class DcodeBlocksLookup {
   // their way.
   void lookup_bulk(std::span<const LbQuery> queries, std::span<std::uint32_t> dcodes,
                    std::span<const std::uint16_t* const> rows = {}) const;
-  // Whether lookup_bulk's first pass (hash, block, prefetch) runs in AVX2 lanes, four keys a step (the
-  // scalar code then takes a chunk's last n % 4 keys), or one key at a time. Both give the same answers
-  // bit for bit. A new structure takes AVX2 when the CPU has it; set_avx2(true) needs a CPU that has it.
-  void set_avx2(bool on);
 
   const DcodeBlocksImage& image(std::uint32_t vip) const { return images_[vip]; }  // with no concurrent writer
   std::size_t vips() const { return hot_.size(); }
@@ -66,16 +60,12 @@ class DcodeBlocksLookup {
     DcodeGeometry get() const { return geometry; }
   };
   static constexpr std::size_t kChunk = 32;  // keys validated together by a bulk lookup
-  // The first pass over keys [0, n - n % 4) of a chunk in AVX2 lanes: each key's hash and line, the
-  // lines prefetched when prefetch_ says so; returns n - n % 4.
-  std::size_t hash_pass_avx2(const LbQuery* q, std::size_t n, std::uint64_t* h, const DcodeLine** line) const;
   template <class Geometry>
   void bulk(std::span<const LbQuery> queries, std::span<std::uint32_t> dcodes, std::span<const std::uint16_t* const> rows,
             Geometry geometry) const;
   void decide_prefetch();
 
   DcodeGeometry geometry_;
-  bool avx2_;              // which first pass lookup_bulk runs
   bool prefetch_ = false;  // changes only with no reader inside
   // Per VIP, what a lookup reads before its line (DcodeArrays); changes only with no reader inside (the
   // VIP's seed is part of the geometry, so an in-place copy leaves it).

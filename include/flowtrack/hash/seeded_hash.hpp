@@ -18,7 +18,7 @@ namespace flowtrack {
 namespace seeded_hash_detail {
 inline constexpr std::uint64_t kMulA = 0x9fb21c651e98df25ull;
 inline constexpr std::uint64_t kMulB = 0xc2b2ae3d27d4eb4full;
-// The finaliser's three xor-shifts, in order (a vector copy of it, src/compact/seeded_hash_lanes.hpp,
+// The finaliser's three xor-shifts, in order (a vector copy of it, compact/concury_lookup_avx2.cpp,
 // takes the same constants).
 inline constexpr int kShift1 = 31, kShift2 = 29, kShift3 = 32;
 
