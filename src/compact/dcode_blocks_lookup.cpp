@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <type_traits>
 
 #include "flowtrack/compact/prefetch_policy.hpp"
 #include "flowtrack/compact/version_stripes.hpp"
@@ -88,15 +89,21 @@ void DcodeBlocksLookup::bulk(std::span<const LbQuery> queries, std::span<std::ui
       line[i] = v.lines + dcode_block_of(h[i], v.nblocks);
       if (prefetch) __builtin_prefetch(line[i]);
     }
-    // The headers or-ed together: whether any key's block is flagged.
-    std::uint64_t any_header = 0;
+    // Each key's Dcode from its line; returns the headers or-ed together: whether any key's block is
+    // flagged. Compiled with and without the rows' prefetches (GCC kept the test on `rows` in the
+    // unrolled loop, with what it needs in registers spilled).
+    auto read_lines = [&](auto prefetch_rows) {
+      std::uint64_t any_header = 0;
 #pragma GCC unroll 4
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint64_t header = load_relaxed(line[i]->words[0]);
-      out[i] = dcode_from_line(*line[i], header, h[i], g);
-      if (!rows.empty()) __builtin_prefetch(rows[base + i] + out[i]);
-      any_header |= header;
-    }
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t header = load_relaxed(line[i]->words[0]);
+        out[i] = dcode_from_line(*line[i], header, h[i], g);
+        if constexpr (prefetch_rows) __builtin_prefetch(rows[base + i] + out[i]);
+        any_header |= header;
+      }
+      return any_header;
+    };
+    const std::uint64_t any_header = rows.empty() ? read_lines(std::false_type{}) : read_lines(std::true_type{});
     // The keys of flagged blocks (rare): the overflow table's answer when it holds the key.
     if ((any_header & kDcodeBumped) != 0) {
       for (std::size_t i = 0; i < n; ++i) {
