@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "flowtrack/util/assert.hpp"
+
 namespace flowtrack::compact {
 
 template <CompactKey Key>
@@ -45,21 +47,30 @@ std::optional<std::uint32_t> OthelloMap<Key>::find(const Key& key) const {
 
 template <CompactKey Key>
 void OthelloMap<Key>::reindex(std::uint32_t capacity) {
+  const unsigned old_bits = index_.shape().value_bits;
+  const unsigned new_bits = index_config(capacity, seed_).value_bits;
+  FLOWTRACK_ASSERT(new_bits == old_bits || new_bits == old_bits + 1, "a reindex keeps or doubles the positions");
+  // With twice the positions, position p moves to 2p or 2p + 1 (in turn): kept where they were, the
+  // keys would crowd the lower half, which new keys fill further, and the probes for a free position
+  // there would grow long with every widening.
+  const unsigned spread = new_bits - old_bits;
+  std::vector<Entry> entries(std::size_t{1} << new_bits);
   std::vector<Key> keys;
   std::vector<std::uint64_t> positions;
   keys.reserve(size());
   positions.reserve(size());
   for (std::uint32_t p = 0; p < entries_.size(); ++p) {
     if (entries_[p].slot == kFree) continue;
-    entries_[p].slot = static_cast<std::uint32_t>(keys.size());  // its slot in the new index
+    const std::uint32_t to = (p << spread) | (spread & static_cast<std::uint32_t>(keys.size()));
+    entries[to] = {entries_[p].key, entries_[p].state, static_cast<std::uint32_t>(keys.size())};  // its slot in the new index
     keys.push_back(entries_[p].key);
-    positions.push_back(p);
+    positions.push_back(to);
   }
+  entries_ = std::move(entries);
   parked_.clear();
   capacity_ = capacity;
   index_ = OthelloBuilder<Key>(index_config(capacity_, ++seed_));
   index_.assign(keys, positions);
-  entries_.resize(std::size_t{1} << index_.shape().value_bits);
 }
 
 template <CompactKey Key>
