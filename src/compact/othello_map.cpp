@@ -90,7 +90,7 @@ bool OthelloMap<Key>::insert_or_assign(const Key& key, std::uint32_t state) {
   } else {
     entries_[position] = {key, state, kParked};
     parked_.push_back(position);
-    if (parked_.size() > kMaxParked) reindex(capacity_);
+    if (parked_.size() == kMaxParked) reindex(capacity_);
   }
   return true;
 }

@@ -11,8 +11,8 @@
 // - A key keeps its position until erased, so an erase changes no value either: it unlinks the key's
 //   edge, and its slot in the index is a hole the next insert takes (OthelloBuilder's stable slots).
 // - A key whose edge would close a cycle is parked: the entry holds it, the index does not, and finds
-//   look through the few parked positions. The index is rebuilt (new seed, O(keys)) for kMaxParked of
-//   them at once, or when its graph must hold every key (refill_states), where Othello rebuilds for
+//   look through the few parked positions. The index is rebuilt (new seed, O(keys)) once kMaxParked
+//   are parked, or when its graph must hold every key (refill_states), where Othello rebuilds for
 //   each: under churn at full load about one insert in 1400 closes a cycle, and those rebuilds were
 //   most of the map's instructions (bench compact under load, 1M connections over 128 VIPs).
 // The Othello's graph depends only on the keys, so a data plane with other values per key (Concury's
@@ -91,7 +91,7 @@ class OthelloMap {
   std::uint32_t capacity_;
   OthelloBuilder<Key> index_;  // key -> position
   std::vector<Entry> entries_;  // 2^(the index's value bits): at least twice the keys held
-  std::vector<std::uint32_t> parked_;  // positions of parked keys, at most kMaxParked
+  std::vector<std::uint32_t> parked_;  // positions of parked keys, fewer than kMaxParked
 };
 
 extern template class OthelloMap<std::uint64_t>;
