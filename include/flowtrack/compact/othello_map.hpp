@@ -83,8 +83,8 @@ class OthelloMap {
   }
   static OthelloConfig index_config(std::uint32_t capacity, std::uint64_t seed);
   std::optional<std::uint32_t> position_of(const Key& key) const;  // when the map holds the key
-  // A new index over every key held, parked ones included, in the same positions: of `capacity` (the
-  // positions follow it: twice the capacity or more).
+  // A new index of `capacity` over every key held, parked ones included. The positions follow the
+  // capacity (twice it or more): the same ones, or twice as many with the keys spread over them.
   void reindex(std::uint32_t capacity);
 
   std::uint64_t seed_;
