@@ -187,10 +187,7 @@ std::optional<OthelloMessage> OthelloBuilder<Key>::add(const Key& key, std::uint
 template <CompactKey Key>
 std::optional<OthelloMessage> OthelloBuilder<Key>::cycle(std::uint32_t slot, OnCycle on_cycle) {
   if (on_cycle == OnCycle::rebuild) return rebuild();
-  // Refused: the slot taken for the key, whose edge is in no list yet, becomes a hole again.
-  if (config_.key_index) slots_.erase(keys_[slot]);
-  edges_[slot].a = kHole;
-  free_.push_back(slot);
+  free_slot(slot);  // refused: the slot taken for the key, whose edge is in no list yet
   return std::nullopt;
 }
 
@@ -205,7 +202,6 @@ OthelloMessage OthelloBuilder<Key>::erase(const Key& key) {
 template <CompactKey Key>
 OthelloMessage OthelloBuilder<Key>::erase_slot(std::uint32_t slot) {
   OthelloMessage message;
-  if (config_.key_index) slots_.erase(keys_[slot]);
   unlink(slot);
   sets_split_ = true;
   for (const std::uint32_t cell : {edges_[slot].a, edges_[slot].b}) {
@@ -214,9 +210,15 @@ OthelloMessage OthelloBuilder<Key>::erase_slot(std::uint32_t slot) {
       record(cell, message);
     }
   }
+  free_slot(slot);
+  return message;
+}
+
+template <CompactKey Key>
+void OthelloBuilder<Key>::free_slot(std::uint32_t slot) {
+  if (config_.key_index) slots_.erase(keys_[slot]);
   edges_[slot].a = kHole;
   free_.push_back(slot);
-  return message;
 }
 
 template <CompactKey Key>

@@ -143,6 +143,7 @@ class OthelloBuilder {
   void join(std::uint32_t a, std::uint32_t b);
   void link(std::uint32_t slot);
   void unlink(std::uint32_t slot);
+  void free_slot(std::uint32_t slot);  // a slot whose edge is in no list becomes a hole
   // xor every cell of `tree` by x, recording the writes
   void xor_tree(const std::vector<std::uint32_t>& tree, std::uint64_t x, OthelloMessage& message);
   void record(std::uint32_t cell, OthelloMessage& message) const {
