@@ -10,7 +10,6 @@
 #include <x86intrin.h>
 
 #include <map>
-#include <ranges>
 #include <thread>
 
 #include "run_command.hpp"
@@ -76,8 +75,8 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
   }
   fmt::print("flowtrack run: nf {}, {} worker(s), table {}, {} aging, {} scaling, bursts of {}\n", o.nf, o.workers, o.table,
              o.aging, o.scaling, o.burst);
-  fmt::print("  packets in {}, out {}, answered {}, {:.2f} Mpps ({})\n", packets, forwarded, replied, mpps,
-             fmt::join(worker_mpps | std::views::transform([](double m) { return fmt::format("{:.2f}", m); }), " + "));
+  fmt::print("  packets in {}, out {}, answered {}, {:.2f} Mpps ({:.2f})\n", packets, forwarded, replied, mpps,
+             fmt::join(worker_mpps, " + "));
   if (o.dispatch != "partition") {
     fmt::print("  dispatch {} (rings of {}, worker 0 slowed by {} ns a packet): {} migrations, {} packets out of order\n",
                o.dispatch, o.ring, o.slow_worker_ns, migrations, out_of_order);

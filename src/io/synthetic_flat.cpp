@@ -36,9 +36,12 @@ std::vector<FlowKeyV4> make_flows(const UniformProfile& profile) {
   Random rng(profile.seed);
   std::vector<FlowKeyV4> flows(profile.flows);
   for (auto& key : flows) {
-    key = FlowKeyV4::from_host(lfsr.next(), static_cast<std::uint32_t>(rng.next()),
-                               static_cast<std::uint16_t>(rng.next()), static_cast<std::uint16_t>(rng.next()),
-                               ipproto::kUdp);
+    // One draw per statement: draws passed as a call's arguments are taken in an order each compiler
+    // picks. Last field first, the order GCC took when these traces were first generated.
+    const auto dport = static_cast<std::uint16_t>(rng.next());
+    const auto sport = static_cast<std::uint16_t>(rng.next());
+    const auto dst = static_cast<std::uint32_t>(rng.next());
+    key = FlowKeyV4::from_host(lfsr.next(), dst, sport, dport, ipproto::kUdp);
   }
   return flows;
 }

@@ -40,8 +40,11 @@ void ArrivalClock::start_epoch(Picos start) {
   epoch_end_ = start + epoch_;
   double noise = 0;
   if (rate_.sigma > 0) {
-    // Box-Muller: one standard normal from two uniforms (1 - u keeps the logarithm finite).
-    noise = rate_.sigma * std::sqrt(-2 * std::log(1 - rng_.unit())) * std::cos(2 * std::numbers::pi * rng_.unit());
+    // Box-Muller: one standard normal from two uniforms (1 - u keeps the logarithm finite). The draws are
+    // sequenced here: two draws in one expression are taken in an order each compiler picks.
+    const double radius_draw = rng_.unit();
+    const double angle_draw = rng_.unit();
+    noise = rate_.sigma * std::sqrt(-2 * std::log(1 - radius_draw)) * std::cos(2 * std::numbers::pi * angle_draw);
   }
   const double mpps = std::max(0.0, expected_rate_mpps(rate_, picos_to_seconds(start)) + noise);
   mean_gap_ps_ = mpps > 0 ? 1e6 / mpps : 0;  // 1e12 ps per s / (mpps * 1e6 packets per s)
