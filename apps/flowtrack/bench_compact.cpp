@@ -61,15 +61,18 @@ void print_dynamic(const Summary& s, bool json) {
           .set("departed", last.departed)
           .set("reports_behind", last.reports_behind)
           .set("late_reports", last.late_reports)
+          .set("repaired_reports", last.repaired_reports)
           .set("elapsed_s", last.elapsed_seconds)
           .set("control_busy_s", last.control_busy_seconds)
           .set("reps", s.reps.size())
           .print_line();
     } else {
       fmt::print("  under load: {:>9} connections, {:>8.0f} arrivals/s, a DIP change every {:.0f} s: {:>7.2f} Mqps bulk, "
-                 "{:.2f}x static ({:.2f} Mqps); control plane: {} learnt, {} departed, {} behind, {} late, {} DIP changes\n",
+                 "{:.2f}x static ({:.2f} Mqps); control plane: {} learnt, {} departed, {} behind, {} late ({} repaired), {} DIP "
+                 "changes\n",
                  s.setup.keys, last.arrivals_per_second, s.setup.dip_change_every, median(mqps), median(ratio),
-                 median(static_mqps), last.learnt, last.departed, last.reports_behind, last.late_reports, last.dip_changes);
+                 median(static_mqps), last.learnt, last.departed, last.reports_behind, last.late_reports,
+                 last.repaired_reports, last.dip_changes);
     }
   }
 }

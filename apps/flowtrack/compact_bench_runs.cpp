@@ -348,38 +348,78 @@ class Population {
 // control plane learns the reports kLearnBatch at a time. With s.departures each connection learnt
 // departs its VIP's oldest (`population`), so the control plane also forgets one connection a report.
 // The lookups keep asking for the workload's connections, departed or not: a lookup reads the same
-// two cells and row entry whether its key is a member or not. Each report carries how many new arrays
-// of its VIP the data plane had installed when it answered: a report the control plane learns after a
-// later change of the VIP is late (its Dcode is of an older row, and the change did not protect it),
-// and is counted. Returns the data plane's lookup Mqps over the whole time; `point` gets the counts.
+// two cells and row entry whether its key is a member or not. The control plane computes each VIP's new
+// arrays from those it handed over last (a copy it keeps, `handed`), as the network function computes
+// them from those in use, so that a connection it does not know yet keeps its Dcode where it can. Each
+// report carries how many new arrays of its VIP the data plane had installed when it answered, and the
+// DIP they gave. A report the control plane learns after it handed its VIP newer arrays is late: those
+// arrays were computed without the connection. When they, or the row the control plane now holds, give
+// it another DIP, it is repaired as the network function repairs a connection (ConcuryLb's answer
+// path): the control plane keeps it on the DIP it was given, if the pool still lists it, and hands the
+// VIP's arrays over again. Until they are installed the connection may be sent elsewhere: that window
+// is the race the thesis leaves open, and only a control plane on its own thread has it. Returns the
+// data plane's lookup Mqps over the whole time; `point` gets the counts.
 double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Population& population, std::span<const LbQuery> queries,
                           const CompactBenchSetup& s, double rate, DynamicPoint* point = nullptr) {
   using Report = ConcuryControl::Report;
   using Handover = std::pair<std::uint32_t, ConcuryVipImage>;
+  // What the data plane knew when it answered a report: its VIP's arrays installed by then, and the DIP
+  // they gave the connection.
+  struct Answered {
+    std::uint32_t installed;
+    std::uint16_t dip;
+  };
   struct Mailbox {
     std::mutex lock;
     std::vector<Report> reports;
-    std::vector<std::uint32_t> installed;  // per report: its VIP's arrays installed when it was answered
+    std::vector<Answered> answered;  // one per report
     std::vector<Handover> images;
     std::atomic<bool> images_waiting{false}, done{false};
   } box;
   std::atomic<std::uint64_t> learnt{0};
   std::uint64_t changes = 0;       // the control plane's; read after join() when it has a thread
   std::uint64_t control_ticks = 0;  // likewise
-  std::uint64_t late = 0;           // likewise
-  std::vector<std::uint32_t> changed(s.vips, 0);    // per VIP: changes made (the control plane's)
-  std::vector<std::uint32_t> installed(s.vips, 0);  // per VIP: new arrays installed (the data plane's)
+  std::uint64_t late = 0, repaired = 0;  // likewise
+  ConcuryLookup handed(kDcodeBits, layout_of(s));    // the control plane's: the arrays it handed over last
+  for (std::uint32_t v = 0; v < s.vips; ++v) handed.add_vip(lookup.image(v));
+  std::vector<std::uint32_t> hand_overs(s.vips, 0);  // per VIP: new arrays handed over (the control plane's)
+  std::vector<std::uint32_t> installed(s.vips, 0);   // per VIP: new arrays installed (the data plane's)
+  std::vector<std::uint32_t> stale;  // the control plane's scratch: VIPs whose handed arrays a late report corrects
   const double hz = tsc_hz();
   const std::uint64_t start = tsc_begin();
   const auto seconds = [&] { return static_cast<double>(tsc_end() - start) / hz; };
-  // The control plane's work: learn a batch of reports; the pool change due, if one is.
-  const auto learn = [&](std::span<const Report> batch, std::span<const std::uint32_t> installed_then) {
+  // The control plane's work: hand a VIP's arrays over; learn a batch of reports, repair the late ones;
+  // the pool change due, if one is.
+  const auto hand_over = [&](std::uint32_t v, std::vector<Handover>& to) {
+    const ConcuryVipImage in_use = handed.image(v);
+    ConcuryVipImage next = control.image(v, &in_use);
+    handed.apply(v, next);
+    to.emplace_back(v, std::move(next));
+    ++hand_overs[v];
+  };
+  const auto learn = [&](std::span<const Report> batch, std::span<const Answered> answered, std::vector<Handover>& to) {
     const std::uint64_t from = tsc_begin();
-    for (std::size_t i = 0; i < batch.size(); ++i) late += changed[batch[i].vip] > installed_then[i] ? 1 : 0;
     // The departures first: a steady population never holds more than it started with (learning the
     // batch first would grow every VIP past the capacity it was built for, and its index doubles).
     population.arrived(control, batch, s.departures);
     control.learn_all(batch);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const auto [v, key, dcode] = batch[i];
+      if (hand_overs[v] == answered[i].installed) continue;
+      ++late;
+      const std::uint16_t given = answered[i].dip, now = handed.lookup(v, key);
+      const std::optional<std::uint16_t> held = control.dip_of(v, key);
+      if (now == given && held == given) continue;
+      if (control.lists(v, given)) {
+        control.keep(v, key, given);
+        ++repaired;
+      } else if (held == now) {
+        continue;  // its DIP left the pool and it lost it, as a known connection does; both planes agree
+      }
+      if (std::find(stale.begin(), stale.end(), v) == stale.end()) stale.push_back(v);
+    }
+    for (const std::uint32_t v : stale) hand_over(v, to);
+    stale.clear();
     learnt.fetch_add(batch.size(), std::memory_order_relaxed);
     control_ticks += tsc_end() - from;
   };
@@ -391,8 +431,7 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
     std::vector<std::uint16_t> dips = dips_of(s, v);
     if ((changes / s.vips) % 2 == 0) dips.pop_back();
     control.set_pool(v, dips, std::vector<double>(dips.size(), 1.0));
-    to.emplace_back(v, control.image(v));
-    ++changed[v];
+    hand_over(v, to);
     ++changes;
     control_ticks += tsc_end() - from;
   };
@@ -400,17 +439,17 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
   if (s.control_thread) {
     control_plane = std::thread([&] {
       std::vector<Report> batch;
-      std::vector<std::uint32_t> batch_installed;
+      std::vector<Answered> batch_answered;
       std::vector<Handover> images;
       while (!box.done.load(std::memory_order_acquire)) {
         {
           std::lock_guard guard(box.lock);
           batch.swap(box.reports);
-          batch_installed.swap(box.installed);
+          batch_answered.swap(box.answered);
         }
-        learn(batch, batch_installed);
+        learn(batch, batch_answered, images);
         batch.clear();
-        batch_installed.clear();
+        batch_answered.clear();
         change_due(images);
         if (!images.empty()) {
           std::lock_guard guard(box.lock);
@@ -425,7 +464,7 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
   Random rng(s.seed ^ static_cast<std::uint64_t>(rate));
   std::array<std::uint16_t, kBurst> out;
   std::vector<Report> reports;
-  std::vector<std::uint32_t> reports_installed;
+  std::vector<Answered> reports_answered;
   std::vector<Handover> images;
   std::uint64_t acc = 0, looked = 0, arrived = 0;
   std::size_t q = 0;
@@ -443,24 +482,25 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
     for (; static_cast<double>(arrived) < rate * std::min(elapsed, s.dynamic_seconds); ++arrived) {
       const auto v = static_cast<std::uint32_t>(arrived % s.vips);
       const std::uint64_t key = rng.next();
-      reports.push_back({v, key, lookup.answer(v, key).dcode});
-      reports_installed.push_back(installed[v]);
+      const ConcuryLookup::Answer answer = lookup.answer(v, key);
+      reports.push_back({v, key, answer.dcode});
+      reports_answered.push_back({installed[v], answer.dip});
     }
     if (!s.control_thread) {
       // Reports are learnt kLearnBatch or more at a time (learn_all overlaps their misses), and all those
       // waiting before a pool change and at the end: no change is computed without a report made before it.
       if (reports.size() >= kLearnBatch || last || change_is_due()) {
-        learn(reports, reports_installed);
+        learn(reports, reports_answered, images);
         reports.clear();
-        reports_installed.clear();
+        reports_answered.clear();
       }
       change_due(images);
     } else if (!reports.empty() || box.images_waiting.load(std::memory_order_acquire)) {
       std::lock_guard guard(box.lock);
       box.reports.insert(box.reports.end(), reports.begin(), reports.end());
-      box.installed.insert(box.installed.end(), reports_installed.begin(), reports_installed.end());
+      box.answered.insert(box.answered.end(), reports_answered.begin(), reports_answered.end());
       reports.clear();
-      reports_installed.clear();
+      reports_answered.clear();
       images.swap(box.images);
       box.images_waiting.store(false, std::memory_order_relaxed);
     }
@@ -482,6 +522,7 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
     point->dip_changes = changes;
     point->reports_behind = behind;
     point->late_reports = late;
+    point->repaired_reports = repaired;
     point->elapsed_seconds = elapsed;
     point->control_busy_seconds = static_cast<double>(control_ticks) / hz;
   }

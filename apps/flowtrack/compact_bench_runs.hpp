@@ -42,9 +42,10 @@ struct DynamicPoint {
   double mqps = 0, static_mqps = 0;
   std::uint64_t learnt = 0, departed = 0, dip_changes = 0;
   std::uint64_t reports_behind = 0;  // reports the control plane had not learnt when the time was up
-  // Reports learnt after a change of their VIP's pool that came after their answer: the change did not
-  // protect them (on the same core, none: every report is learnt before a change).
-  std::uint64_t late_reports = 0;
+  // Reports learnt after their VIP's arrays were handed over again since their answer: the new arrays did
+  // not know them (on the same core, none: every report is learnt before a change). Repaired: of those,
+  // the ones the newer arrays or row would have sent elsewhere, kept on the DIP they were given.
+  std::uint64_t late_reports = 0, repaired_reports = 0;
   double elapsed_seconds = 0;        // the data plane's time (past dynamic_seconds when a last check ran long)
   double control_busy_seconds = 0;   // the control plane's time learning and changing pools
 };

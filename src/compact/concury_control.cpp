@@ -146,9 +146,14 @@ std::size_t ConcuryControl::reshape(Vip& vip, std::vector<std::uint16_t> dips, s
   return lost;
 }
 
+bool ConcuryControl::lists(std::uint32_t vip, std::uint16_t dip) const {
+  const std::vector<std::uint16_t>& dips = vips_[vip].dips;
+  return std::find(dips.begin(), dips.end(), dip) != dips.end();
+}
+
 bool ConcuryControl::keep(std::uint32_t index, std::uint64_t key, std::uint16_t dip) {
   Vip& vip = vips_[index];
-  FLOWTRACK_ASSERT(std::find(vip.dips.begin(), vip.dips.end(), dip) != vip.dips.end(), "keep() names a DIP of the VIP");
+  FLOWTRACK_ASSERT(lists(index, dip), "keep() names a DIP of the VIP");
   const bool pinning = std::find(vip.row.begin(), vip.row.end(), dip) == vip.row.end();
   if (pinning) reshape(vip, vip.dips, vip.weights, dip);
   const std::uint16_t one[] = {dip};

@@ -75,6 +75,8 @@ class ConcuryControl {
   bool keep(std::uint32_t vip, std::uint64_t key, std::uint16_t dip);
 
   std::optional<std::uint16_t> dip_of(std::uint32_t vip, std::uint64_t key) const;
+  // True when `dip` is in the VIP's list (whatever its weight): keep() may name it.
+  bool lists(std::uint32_t vip, std::uint16_t dip) const;
   // The DIP of a Dcode in the VIP's current row.
   std::uint16_t dip_at(std::uint32_t vip, std::uint32_t dcode) const { return vips_[vip].row[dcode]; }
   std::size_t connections(std::uint32_t vip) const { return vips_[vip].connections.size(); }
