@@ -62,7 +62,12 @@ test-live: deps
 test-lab: deps
 	$(PHASE) lab-tests $(LAB_PYTHON) -m unittest discover -s lab/tests -t lab
 
+# A build-asan/ configured by another compiler (GCC, before the thirteenth session) is made anew: given
+# a new compiler, CMake empties the tree's cache and drops every -D of the command, which would leave an
+# unsanitized tree whose tests pass.
 test-asan: deps
+	@if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++$$' build-asan/CMakeCache.txt; then \
+	  echo "build-asan/ was configured by another compiler: making it anew"; rm -rf build-asan; fi
 	$(CONFIGURE) -B build-asan -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOWTRACK_SANITIZE=address,undefined > /dev/null
 	$(PHASE) asan-build ninja -C build-asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
