@@ -404,7 +404,8 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
     population.arrived(control, batch, s.departures);
     control.learn_all(batch);
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      const auto [v, key, dcode] = batch[i];
+      const std::uint32_t v = batch[i].vip;
+      const std::uint64_t key = batch[i].key;
       if (hand_overs[v] == answered[i].installed) continue;
       ++late;
       const std::uint16_t given = answered[i].dip, now = handed.lookup(v, key);
