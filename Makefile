@@ -5,7 +5,7 @@
 #   build/       release, the whole CLI grid (FLOWTRACK_GRID=full): every test
 #   build-asan/  clang, ASan+UBSan, the representative grid: every test. clang, not GCC: at -O0 with both
 #                sanitizers it compiles this project in half GCC's time (test_table's batch 19 s against 45,
-#                the whole tree 230 s against 423 wall), and a second compiler finds what GCC lets by.
+#                the whole tree 236 s against 423 wall), and a second compiler finds what GCC lets by.
 #   build-tsan/  ThreadSanitizer: the concurrency tests (tests/concurrency), the only multi-threaded ones
 #   build-fuzz/  clang + libFuzzer + ASan/UBSan: every fuzzer for FUZZ_SECONDS on its seed corpus
 # Every tree is built with -Werror: a new warning fails the build.
