@@ -48,8 +48,11 @@ NfRun run_concury(const NfChoice& choice, const NfConfigs& configs, const Packet
         // The control plane forgets a connection only after the longest timeout: at the end of any
         // shorter run it holds the most it ever held.
         r.live_connections = r.peak_connections = nf.known_connections();
-        for (const Service& s : nf.services()) {
-          for (const Backend& b : s.backends()) r.backends[b.config.name] += b.total_connections;
+        for (std::uint32_t s = 0; s < nf.services().size(); ++s) {
+          const std::vector<Backend>& pool = nf.services()[s].backends();
+          for (std::size_t b = 0; b < pool.size(); ++b) {
+            r.backends[pool[b].config.name] += nf.new_connections(s, static_cast<std::uint16_t>(b));
+          }
         }
         const ConcuryStats& st = nf.stats();
         r.function_counts = {{"rewrites", st.rewrites},     {"repairs", st.repairs},       {"rehomed", st.rehomed},

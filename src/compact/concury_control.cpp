@@ -81,10 +81,16 @@ void pipelined(const ConcuryControl& control, std::span<const Connection> batch,
 
 }  // namespace
 
-std::size_t ConcuryControl::learn_all(std::span<const Report> reports) {
-  std::size_t fresh = 0;
-  pipelined(*this, reports, [&](const Report& r) { fresh += learn(r.vip, r.key, r.dcode) ? 1 : 0; });
-  return fresh;
+std::size_t ConcuryControl::learn_all(std::span<const Report> reports, std::span<bool> fresh) {
+  FLOWTRACK_ASSERT(fresh.empty() || fresh.size() == reports.size(), "one answer a report");
+  std::size_t count = 0, i = 0;
+  pipelined(*this, reports, [&](const Report& r) {
+    const bool is_new = learn(r.vip, r.key, r.dcode);
+    count += is_new ? 1 : 0;
+    if (!fresh.empty()) fresh[i] = is_new;
+    ++i;
+  });
+  return count;
 }
 
 void ConcuryControl::forget_all(std::span<const Departure> departures) {

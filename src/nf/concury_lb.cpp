@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "flowtrack/hash/seeded_hash.hpp"
+#include "flowtrack/sync/batch_thread.hpp"
 #include "flowtrack/util/assert.hpp"
 
 namespace flowtrack {
@@ -15,6 +16,8 @@ namespace {
 // A service's control plane starts sized for its share of max_connections within these bounds: the
 // upper one because a rewrite refills the service's whole arrays (O(their size), not O(connections)).
 constexpr std::size_t kMinExpectedPerService = 1024, kMaxExpectedPerService = 16384;
+// Reports a control plane on a thread of its own may be behind by before the worker waits for it.
+constexpr std::size_t kReportRing = 16384;
 
 Nanos longest_timeout(const ConntrackTimeouts& t) {
   return std::max({*std::max_element(t.tcp.begin(), t.tcp.end()), t.udp_unreplied, t.udp_replied, t.icmp, t.other});
@@ -22,8 +25,11 @@ Nanos longest_timeout(const ConntrackTimeouts& t) {
 
 }  // namespace
 
-ConcuryLb::ConcuryLb(const StatefulLbConfig& config)
-    : changes_(config.changes), forget_after_(longest_timeout(config.timeouts)), control_(kDcodeBits, config.seed, compact::layout_for(config.max_connections, kDcodeBits)),
+ConcuryLb::ConcuryLb(const StatefulLbConfig& config, ControlPlanePlace place)
+    : changes_(config.changes),
+      learning_(std::make_unique<ConcuryLearning>(
+          compact::ConcuryControl(kDcodeBits, config.seed, compact::layout_for(config.max_connections, kDcodeBits)),
+          longest_timeout(config.timeouts))),
       lookup_(kDcodeBits, compact::layout_for(config.max_connections, kDcodeBits)) {
   sort_pool_changes(changes_);
   if (const auto problem = check_pool_changes(changes_, config.services, config.maglev_size)) {
@@ -41,10 +47,49 @@ ConcuryLb::ConcuryLb(const StatefulLbConfig& config)
     service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), index);
     services_.emplace_back(s, config.maglev_size);
     pool_of(index, backends, weights);
-    control_.add_vip(backends, weights, expected);
-    lookup_.add_vip(control_.image(index));
+    learning_->control().add_vip(backends, weights, expected);
+    lookup_.add_vip(learning_->control().image(index));
   }
   index_backends();
+  if (place == ControlPlanePlace::own_thread) {
+    thread_ = std::make_unique<BatchThread<ConcuryLearning::Report>>(
+        kReportRing, [learning = learning_.get()](std::span<const ConcuryLearning::Report> reports) { learning->learn_all(reports); });
+  }
+}
+
+ConcuryLb::ConcuryLb(ConcuryLb&&) noexcept = default;
+ConcuryLb& ConcuryLb::operator=(ConcuryLb&&) noexcept = default;
+ConcuryLb::~ConcuryLb() = default;
+
+ControlPlanePlace ConcuryLb::control_plane_place() const {
+  return thread_ ? ControlPlanePlace::own_thread : ControlPlanePlace::worker;
+}
+
+void ConcuryLb::report(const ConcuryLearning::Report& r) {
+  FLOWTRACK_ASSERT(staged_count_ < staged_.size(), "one report a packet at most");
+  staged_[staged_count_++] = r;
+  if (oldest_possible_ == kNever) oldest_possible_ = r.at;
+}
+
+void ConcuryLb::kept(const ConcuryLearning::Report& r) {
+  learning_->kept(r);
+  if (oldest_possible_ == kNever) oldest_possible_ = r.at;
+}
+
+void ConcuryLb::hand_over_reports() {
+  if (staged_count_ == 0) return;
+  const std::span<const ConcuryLearning::Report> reports(staged_.data(), staged_count_);
+  if (thread_) {
+    thread_->push(reports);
+  } else {
+    learning_->learn_all(reports);
+  }
+  staged_count_ = 0;
+}
+
+void ConcuryLb::settle() {
+  hand_over_reports();
+  if (thread_) thread_->drain();
 }
 
 void ConcuryLb::pool_of(std::uint32_t service, std::vector<std::uint16_t>& backends, std::vector<double>& weights) const {
@@ -74,15 +119,39 @@ std::uint32_t ConcuryLb::service_of(std::uint32_t address, std::uint16_t port, s
   return it == service_index_.end() ? kNoService : it->second;
 }
 
+// Between bursts no report is staged (process_burst hands them over), so these need only wait for the
+// thread, which changes none of this function's own state.
+NfCounters ConcuryLb::counters() const {
+  FLOWTRACK_ASSERT(staged_count_ == 0, "asked between bursts");
+  if (thread_) thread_->drain();
+  NfCounters c = counters_;
+  c.connections_created = learning_->learnt();
+  c.connections_expired = learning_->forgotten();
+  return c;
+}
+
 std::size_t ConcuryLb::known_connections() const {
+  FLOWTRACK_ASSERT(staged_count_ == 0, "asked between bursts");
+  if (thread_) thread_->drain();
   std::size_t n = 0;
-  for (std::uint32_t s = 0; s < services_.size(); ++s) n += control_.connections(s);
+  for (std::uint32_t s = 0; s < services_.size(); ++s) n += learning_->control().connections(s);
   return n;
+}
+
+std::uint64_t ConcuryLb::new_connections(std::uint32_t service, std::uint16_t backend) const {
+  FLOWTRACK_ASSERT(staged_count_ == 0, "asked between bursts");
+  if (thread_) thread_->drain();
+  return learning_->new_connections(service, backend);
 }
 
 std::uint16_t ConcuryLb::backend_for(std::uint32_t service, std::uint32_t client_addr, std::uint16_t client_port) const {
   const std::uint64_t key = client_key(client_addr, client_port);
-  return control_.dip_of(service, key).value_or(lookup_.lookup(service, key));
+  const std::uint16_t arrays = lookup_.lookup(service, key);
+  // The invariant that lets every path but the sync points ask the arrays alone. Checked where the
+  // control plane is the worker's (a thread's may be learning right now).
+  FLOWTRACK_ASSERT(thread_ || staged_count_ != 0 || learning_->control().dip_of(service, key).value_or(arrays) == arrays,
+                   "the arrays send every connection the control plane knows to its backend");
+  return arrays;
 }
 
 void ConcuryLb::lookup_burst(std::span<const NfPacket> burst) {
@@ -114,33 +183,11 @@ bool ConcuryLb::may_open(const ParsedPacket& p) {
          (p.key4.protocol == ipproto::kTcp && (p.tcp_flags & (tcpflag::kSyn | tcpflag::kAck)) == tcpflag::kSyn);
 }
 
-template <class Fn>
-void ConcuryLb::control_plane_questions(const NfPacket& packet, std::size_t i, Fn&& fn) const {
-  const ParsedPacket& p = packet.parsed;
-  if (services_of_[i] != kNoService) {
-    if (may_open(p)) fn(services_of_[i], client_key(p.key4.src_addr, p.key4.src_port));
-    return;
-  }
-  if (listing_of_[i] == nullptr) return;
-  const std::vector<ServiceBackend>& listing = *listing_of_[i];
-  for (std::size_t k = 0; k < listing.size(); ++k) {
-    if (answers_[first_query_[i] + k] == listing[k].second) fn(listing[k].first, client_key(p.key4.dst_addr, p.key4.dst_port));
-  }
-}
-
-void ConcuryLb::prefetch_control_plane(std::span<const NfPacket> burst) const {
-  for (std::size_t i = 0; i < burst.size(); ++i) {
-    control_plane_questions(burst[i], i, [&](std::uint32_t service, std::uint64_t key) { control_.prefetch_cells(service, key); });
-  }
-  for (std::size_t i = 0; i < burst.size(); ++i) {
-    control_plane_questions(burst[i], i, [&](std::uint32_t service, std::uint64_t key) { control_.prefetch_key(service, key); });
-  }
-}
-
 compact::ConcuryLookup::Answer ConcuryLb::looked_up(std::size_t query) const { return {answer_dcodes_[query], answers_[query]}; }
 
 LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
   if (schedule_.due(packet.time)) {
+    settle();
     schedule_.advance(packet.time, changes_, [&](const PoolChange& change) { apply_change(change); });
   }
   const std::uint32_t service = services_of_[i];
@@ -158,34 +205,37 @@ LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
 }
 
 std::uint16_t ConcuryLb::open(std::uint32_t service, std::uint64_t key, compact::ConcuryLookup::Answer arrays, Nanos now) {
-  std::uint16_t backend = arrays.dip;
+  const std::uint16_t backend = arrays.dip;
   if (backend == compact::ConcuryControl::kNoDip) return backend;
-  Service& svc = services_[service];
-  if (svc.backends()[backend].takes_new()) {
-    // Learnt unless known already (a retransmitted SYN, a later UDP packet): the arrays give a known
-    // connection the Dcode its control plane holds, so learning it again changes nothing.
-    if (!control_.learn(service, key, arrays.dcode)) return backend;
-  } else if (control_.dip_of(service, key)) {
-    return backend;  // a known connection of a backend that takes no new ones
-  } else {
-    // A pin: the Dcode of a backend that only keeps its known connections. Another code of the row,
-    // from a point the key chooses (so by weight), that takes new connections; none: no backend.
-    const std::uint32_t codes = 1u << kDcodeBits;
-    const auto start = static_cast<std::uint32_t>(seeded_hash(key, 0x0c0dec0de) % codes);
-    std::uint32_t c = 0;
-    while (c < codes) {
-      const std::uint16_t other = control_.dip_at(service, (start + c) % codes);
-      if (other != compact::ConcuryControl::kNoDip && svc.backends()[other].takes_new()) break;
-      ++c;
-    }
-    if (c == codes) return compact::ConcuryControl::kNoDip;
-    backend = control_.dip_at(service, (start + c) % codes);
-    control_.keep(service, key, backend);
-    publish(service);
-    ++stats_.rehomed;
+  if (!services_[service].backends()[backend].takes_new()) return open_on_pin(service, key, backend, now);
+  // Learnt unless known already (a retransmitted SYN, a later UDP packet): the arrays give a known
+  // connection the Dcode its control plane holds, so learning it again changes nothing.
+  report({{service, key, arrays.dcode}, now, backend, true});
+  return backend;
+}
+
+std::uint16_t ConcuryLb::open_on_pin(std::uint32_t service, std::uint64_t key, std::uint16_t pin, Nanos now) {
+  settle();
+  compact::ConcuryControl& control = learning_->control();
+  if (control.dip_of(service, key)) return pin;  // a known connection of a backend that takes no new ones
+  // A pin: the Dcode of a backend that only keeps its known connections. Another code of the row, from
+  // a point the key chooses (so by weight), that takes new connections; none: no backend.
+  const Service& svc = services_[service];
+  const std::uint32_t codes = 1u << kDcodeBits;
+  const auto start = static_cast<std::uint32_t>(seeded_hash(key, 0x0c0dec0de) % codes);
+  std::uint32_t c = 0;
+  while (c < codes) {
+    const std::uint16_t other = control.dip_at(service, (start + c) % codes);
+    if (other != compact::ConcuryControl::kNoDip && svc.backends()[other].takes_new()) break;
+    ++c;
   }
-  learnt(service, key, now);
-  ++svc.backends()[backend].total_connections;
+  if (c == codes) return compact::ConcuryControl::kNoDip;
+  const std::uint32_t dcode = (start + c) % codes;
+  const std::uint16_t backend = control.dip_at(service, dcode);
+  control.keep(service, key, backend);
+  kept({{service, key, dcode}, now, backend, true});
+  publish(service);
+  ++stats_.rehomed;
   return backend;
 }
 
@@ -194,43 +244,61 @@ LbPlan ConcuryLb::answer(NfPacket& packet, std::size_t i) {
   if (p.ip_version != 4 || !p.has_ports) return {.verdict = counters_.pass()};
   // The lookup stage's listing and arrays' answers while no rewrite came since, else our own.
   const bool looked = generation_ == burst_generation_ && listing_of_[i] != nullptr;
-  const std::vector<ServiceBackend>* found = looked ? listing_of_[i] : nullptr;
+  const ServiceListing* found = looked ? listing_of_[i] : nullptr;
   if (found == nullptr) {
     const auto it = backend_index_.find(endpoint_key(p.key4.src_addr, p.key4.src_port, p.key4.protocol));
     if (it == backend_index_.end()) return {.verdict = counters_.pass()};
     found = &it->second;
   }
   const std::uint64_t key = client_key(p.key4.dst_addr, p.key4.dst_port);
-  const std::vector<ServiceBackend>& listing = *found;
-  // The service is the first listing one whose control plane knows the connection. The arrays of a
-  // service always send a connection its control plane knows to that connection's backend, so the
-  // arrays are asked first (compact, hot) and a control plane only where they send the client here.
+  const ServiceListing& listing = *found;
+  // The arrays of a service send every connection its control plane knows to that connection's
+  // backend: when exactly one listing service's arrays send the client here, the connection is that
+  // service's, known or to be learnt from this report.
+  std::size_t sender = listing.size();
+  std::uint32_t sender_dcode = 0;
+  for (std::size_t k = 0; k < listing.size(); ++k) {
+    const compact::ConcuryLookup::Answer a = looked ? looked_up(first_query_[i] + k) : lookup_.answer(listing[k].first, key);
+    if (a.dip != listing[k].second) continue;
+    if (sender != listing.size()) return answer_at_sync(packet, i, listing, looked);  // a second one
+    sender = k;
+    sender_dcode = a.dcode;
+  }
+  if (sender == listing.size()) return answer_at_sync(packet, i, listing, looked);
+  report({{listing[sender].first, key, sender_dcode}, packet.time, listing[sender].second, false});
+  return restore_service(listing[sender].first);
+}
+
+LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const ServiceListing& listing, bool looked) {
+  settle();
+  const compact::ConcuryControl& control = learning_->control();
+  const ParsedPacket& p = packet.parsed;
+  const std::uint64_t key = client_key(p.key4.dst_addr, p.key4.dst_port);
   const ServiceBackend* sent_here = nullptr;
   std::uint32_t sent_here_dcode = 0;
   for (std::size_t k = 0; k < listing.size(); ++k) {
     const ServiceBackend& sb = listing[k];
     const compact::ConcuryLookup::Answer a = looked ? looked_up(first_query_[i] + k) : lookup_.answer(sb.first, key);
     if (a.dip != sb.second) continue;
-    if (control_.dip_of(sb.first, key)) return restore_service(sb.first);
+    if (control.dip_of(sb.first, key)) return restore_service(sb.first);
     if (sent_here == nullptr) {
       sent_here = &sb;
       sent_here_dcode = a.dcode;
     }
   }
-  // The backend reports a connection no control plane has heard of (met mid-stream): the service
-  // whose arrays send the client here learns it. When none does, a rewrite came between the
-  // connection's packets: the first service listing the backend learns it there, and its arrays are
-  // refilled so that the client's later packets go back to the backend that answers (a repair).
-  ServiceBackend chosen = listing.front();
+  // Several services' arrays send the client here and none knows it: the first of them learns it.
   if (sent_here != nullptr) {
-    chosen = *sent_here;
-    control_.learn(chosen.first, key, sent_here_dcode);
-  } else {
-    control_.keep(chosen.first, key, chosen.second);
-    publish(chosen.first);
-    ++stats_.repairs;
+    report({{sent_here->first, key, sent_here_dcode}, packet.time, sent_here->second, false});
+    return restore_service(sent_here->first);
   }
-  learnt(chosen.first, key, packet.time);
+  // None does: a rewrite came between the connection's packets (it was met mid-stream and not known
+  // then). The first service listing the backend learns it there, and its arrays are refilled so that
+  // the client's later packets go back to the backend that answers (a repair).
+  const ServiceBackend& chosen = listing.front();
+  learning_->control().keep(chosen.first, key, chosen.second);
+  kept({{chosen.first, key, 0}, packet.time, chosen.second, false});
+  publish(chosen.first);
+  ++stats_.repairs;
   return restore_service(chosen.first);
 }
 
@@ -247,7 +315,7 @@ void ConcuryLb::apply_change(const PoolChange& change) {
     if (services_[s].config().name != change.service) continue;
     pool_of(s, backends, weights);
     // Every backend ever listed stays in the list (a removed one with weight 0): no connection is lost.
-    [[maybe_unused]] const std::size_t lost = control_.set_pool(s, backends, weights);
+    [[maybe_unused]] const std::size_t lost = learning_->control().set_pool(s, backends, weights);
     FLOWTRACK_ASSERT(lost == 0, "a pool change keeps every known connection's backend");
     publish(s);
     ++stats_.rewrites;
@@ -256,26 +324,17 @@ void ConcuryLb::apply_change(const PoolChange& change) {
   ++generation_;  // the listings the lookup stage kept are gone
 }
 
-void ConcuryLb::learnt(std::uint32_t service, std::uint64_t key, Nanos now) {
-  learnt_.push_back({now, service, key});
-  ++counters_.connections_created;
-}
-
 std::size_t ConcuryLb::expire(Nanos now, std::size_t budget) {
-  std::size_t n = 0;
-  // now - at, not at + forget_after_: the timeout may be large enough to overflow the sum.
-  while (n < budget && !learnt_.empty() && now - learnt_.front().at >= forget_after_) {
-    control_.forget(learnt_.front().service, learnt_.front().key);
-    learnt_.pop_front();
-    ++n;
-  }
-  counters_.connections_expired += n;
+  if (oldest_possible_ == kNever || now - oldest_possible_ < learning_->forget_after()) return 0;
+  settle();
+  const std::size_t n = learning_->expire(now, budget);
+  oldest_possible_ = learning_->oldest().value_or(kNever);
   return n;
 }
 
 void ConcuryLb::publish(std::uint32_t service) {
   const compact::ConcuryVipImage in_use = lookup_.image(service);
-  lookup_.apply(service, control_.image(service, &in_use));
+  lookup_.apply(service, learning_->control().image(service, &in_use));
   ++generation_;
 }
 

@@ -3,10 +3,13 @@
 // backend gets no new connection, answers get the service's address back, and the race of a connection
 // the control plane has not heard of when its arrays are rewritten is repaired by the backend's first
 // answer and counted. Each in both layouts of Concury's arrays, which the configured connections choose
-// (compact/concury_layout.hpp: pairs for 1M, blocks for 8M).
+// (compact/concury_layout.hpp: pairs for 1M, blocks for 8M), and with the control plane in both places
+// (on the worker, on a thread of its own).
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "flowtrack/nf/concury_lb.hpp"
@@ -19,17 +22,18 @@ using lb_rig::run;
 using lb_rig::web_service;
 
 
-class ConcuryLbInBothLayouts : public ::testing::TestWithParam<std::size_t> {};  // the configured connections
+// The configured connections (hence the layout), and where the control plane runs.
+using Setup = std::tuple<std::size_t, ControlPlanePlace>;
+class ConcuryLbInBothLayouts : public ::testing::TestWithParam<Setup> {};
 
-ConcuryLb make_concury(std::size_t max_connections, const std::vector<std::uint32_t>& weights,
-                       std::vector<PoolChange> changes = {}) {
+ConcuryLb make_concury(Setup setup, const std::vector<std::uint32_t>& weights, std::vector<PoolChange> changes = {}) {
   StatefulLbConfig config;
-  config.max_connections = max_connections;
+  config.max_connections = std::get<std::size_t>(setup);
   config.services = {web_service(weights.size())};
   for (std::size_t b = 0; b < weights.size(); ++b) config.services[0].backends[b].weight = weights[b];
   config.changes = std::move(changes);
   config.maglev_size = 1009;  // room for 10 backends
-  ConcuryLb lb(config);
+  ConcuryLb lb(config, std::get<ControlPlanePlace>(setup));
   lb.enable_audit();
   return lb;
 }
@@ -150,9 +154,12 @@ TEST_P(ConcuryLbInBothLayouts, TheRaceOfAnUnreportedConnectionIsCountedAndRepair
   EXPECT_EQ(lb.stats().violations, moved);
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, ConcuryLbInBothLayouts, ::testing::Values(std::size_t{1} << 20, std::size_t{8} << 20),
-                         [](const ::testing::TestParamInfo<std::size_t>& info) {
-                           return info.param == (std::size_t{1} << 20) ? "pairs" : "blocks";
+INSTANTIATE_TEST_SUITE_P(Layouts, ConcuryLbInBothLayouts,
+                         ::testing::Combine(::testing::Values(std::size_t{1} << 20, std::size_t{8} << 20),
+                                            ::testing::Values(ControlPlanePlace::worker, ControlPlanePlace::own_thread)),
+                         [](const ::testing::TestParamInfo<Setup>& info) {
+                           return std::string(std::get<std::size_t>(info.param) == (std::size_t{1} << 20) ? "pairs" : "blocks") +
+                                  (std::get<ControlPlanePlace>(info.param) == ControlPlanePlace::worker ? "_on_worker" : "_own_thread");
                          });
 
 }  // namespace

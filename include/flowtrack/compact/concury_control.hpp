@@ -45,13 +45,14 @@ class ConcuryControl {
   // Learns a connection with its Dcode; true when it was new (a known one keeps the Dcode given).
   bool learn(std::uint32_t vip, std::uint64_t key, std::uint32_t dcode);
   // A batch of reports (the data plane's reports of new connections), learnt in order as learn() would,
-  // with the misses of several reports in flight at once; returns how many were new.
+  // with the misses of several reports in flight at once; returns how many were new, and when `fresh` is
+  // not empty (one entry a report) tells which.
   struct Report {
     std::uint32_t vip;
     std::uint64_t key;
     std::uint32_t dcode;
   };
-  std::size_t learn_all(std::span<const Report> reports);
+  std::size_t learn_all(std::span<const Report> reports, std::span<bool> fresh = {});
   // learn() and dip_of() read two lines that miss at scale, one after the other (OthelloMap's index
   // cells, then the key they point at). A caller with several keys to ask about (a burst's openings
   // and answers) overlaps them: prefetch_cells for every key, then prefetch_key for every key, then asks.

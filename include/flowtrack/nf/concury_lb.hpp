@@ -7,13 +7,13 @@
 // uniform because the arrays' free cells are random, hence a backend with odds following the weights,
 // and all its packets the same backend while the arrays do not change.
 //
-// The control plane (compact/concury_control.hpp: an OthelloMap per service) learns connections from
-// this data plane's own reports, since flowtrack sees both directions where the thesis needed an agent
-// on every backend:
+// The control plane (compact/concury_control.hpp: an OthelloMap per service, nf/concury_learning.hpp)
+// learns connections from this data plane's own reports, since flowtrack sees both directions where the
+// thesis needed an agent on every backend; it ignores those of connections it knows already:
 //   - the cold path: a packet that may open a connection (TCP SYN without ACK; any UDP packet, UDP
-//     having no opening) of a connection the control plane does not know reports the Dcode it got;
-//   - the reverse path: a backend's answer of a connection the control plane does not know (one whose
-//     opening this instance never saw: a TCP connection met mid-stream) reports the backend.
+//     having no opening) reports the Dcode it got;
+//   - the reverse path: a backend's answer reports the backend (the control plane learns from it the
+//     connections whose opening this instance never saw: TCP connections met mid-stream).
 // Learning changes no data-plane array. Only a pool change (the [[change]]s of the stateful LB's
 // configuration, applied as the packet clock passes them: add, remove, drain, weight) rewrites the
 // arrays, of the services it names only: every known connection keeps its backend, a removed or
@@ -21,19 +21,29 @@
 // refill of the OthelloMap's graph.
 //
 // The race the thesis leaves open (a connection born before a rewrite whose report has not arrived
-// gets an arbitrary Dcode from the new arrays): reports here are made in packet order on the worker
-// that makes the rewrite, so every connection whose opening came before the rewrite is known to it.
-// What remains is a connection met mid-stream and not yet answered: its client packets between the
-// rewrite and the backend's first answer may reach another backend. That answer repairs it (the
-// connection is learnt with the answering backend and the service's arrays are refilled, so its later
-// packets go back there) and is counted (`repairs`). A new connection that lands on a pin (a backend
-// taking no new connections) is sent elsewhere the same way (`rehomed`), so a drained or removed
-// backend never gets a new connection. Both refills cost O(connections of the service); both are rare.
+// gets an arbitrary Dcode from the new arrays): reports here are learnt, in packet order, before any
+// rewrite, so every connection whose opening came before the rewrite is known to it. What remains is a
+// connection met mid-stream and not yet answered: its client packets between the rewrite and the
+// backend's first answer may reach another backend. That answer repairs it (the connection is learnt
+// with the answering backend and the service's arrays are refilled, so its later packets go back there)
+// and is counted (`repairs`). A new connection that lands on a pin (a backend taking no new connections)
+// is sent elsewhere the same way (`rehomed`), so a drained or removed backend never gets a new
+// connection. Both refills cost O(connections of the service); both are rare.
+//
+// Where the control plane runs (ControlPlanePlace): on the worker, which learns a burst's reports at its
+// end, or on a thread of its own, which the worker hands each burst's reports to over a ring
+// (sync/batch_thread.hpp) and goes on. Learning changes no array, so the worker needs the control plane
+// only at its sync points: a pool change, a repair, a new connection on a pin, an answer that two
+// services' arrays both send to the answering backend, an expiry that may be due, and the counts.
+// There it waits until every report handed over has been learnt, then uses the control plane itself
+// (the thread is idle until the next hand-over). Reports are learnt in the same order and every
+// decision is taken on the same state in both places, so a trace gives the same output, counters and
+// stats in both (tested).
 //
 // The reverse path gives an answer from a backend endpoint the address and port of the service whose
-// control plane knows the connection; when several services list the endpoint (one backend serving
-// several VIPs) and none knows it, of the first whose arrays send the client to that backend, else of
-// the first listing it. Terminations are not reported: the control plane forgets a connection
+// arrays send the client to that backend; when several services list the endpoint (one backend serving
+// several VIPs) and several do, of the first whose control plane knows the connection, else of the first
+// of them; when none does (a repair), of the first listing it. Terminations are not reported: the control plane forgets a connection
 // (expire()) once the longest timeout of the configuration (5 days by default) has passed since it
 // learnt it, so a connection of a longer life is no longer protected from the next rewrite.
 //
@@ -47,19 +57,25 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <span>
 #include <vector>
 
-#include "flowtrack/compact/concury_control.hpp"
 #include "flowtrack/compact/concury_lookup.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
+#include "flowtrack/nf/concury_learning.hpp"
 #include "flowtrack/nf/lb_plan.hpp"
 #include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
 #include "flowtrack/nf/stateful_lb_config.hpp"
 
 namespace flowtrack {
+
+template <class Item>
+class BatchThread;  // sync/batch_thread.hpp, kept out of this header (it brings <thread>)
+
+// Where Concury's control plane learns its reports: on the worker, or on a thread of its own.
+enum class ControlPlanePlace : std::uint8_t { worker, own_thread };
 
 // What the Concury function counts besides NfCounters (whose connections_created counts the connections
 // its control plane learnt, connections_expired those it forgot).
@@ -78,17 +94,20 @@ class ConcuryLb {
   // Uses the services, the changes, maglev_size (the bound on backends per service), seed, the longest
   // timeout and max_connections (each service's control plane is sized for its share) of the stateful
   // LB's configuration; the policy and the other table sizes do not apply.
-  explicit ConcuryLb(const StatefulLbConfig& config);
+  explicit ConcuryLb(const StatefulLbConfig& config, ControlPlanePlace place = ControlPlanePlace::worker);
+  ConcuryLb(ConcuryLb&&) noexcept;
+  ConcuryLb& operator=(ConcuryLb&&) noexcept;
+  ~ConcuryLb();  // with a thread of its own: after it has learnt every report
 
-  // Three stages: lookup (every packet to a service, in bulk), state (the control-plane lines the
-  // burst will ask about prefetched, then per packet in order: the pool changes due, the cold and
-  // reverse paths' reports, the plan), rewrite.
+  // Three stages: lookup (every packet to a service, in bulk), state (per packet in order: the pool
+  // changes due, the cold and reverse paths' reports, the plan; then the burst's reports handed to the
+  // control plane), rewrite.
   template <BurstOutput Out>
   void process_burst(std::span<NfPacket> burst, Out& out) {
     lookup_burst(burst);
     out.stage_done(NfStage::lookup);
-    prefetch_control_plane(burst);
     for (std::size_t i = 0; i < burst.size(); ++i) plans_[i] = decide(burst[i], i);
+    hand_over_reports();
     out.stage_done(NfStage::state);
     for (std::size_t i = 0; i < burst.size(); ++i) {
       out.verdict(burst[i], apply_lb_plan(burst[i], plans_[i]) ? counters_.rewrite() : plans_[i].verdict);
@@ -98,13 +117,16 @@ class ConcuryLb {
   // Forgets, in learning order, up to `budget` connections learnt more than the longest timeout ago.
   std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget);
 
-  const NfCounters& counters() const { return counters_; }
+  // These wait, with a control plane of its own, until it has learnt every report handed over.
+  NfCounters counters() const;
+  std::size_t known_connections() const;  // connections the control plane knows, over every service
+  std::uint64_t new_connections(std::uint32_t service, std::uint16_t backend) const;  // ever given to it
+
   const ConcuryStats& stats() const { return stats_; }
   const std::vector<Service>& services() const { return services_; }
-  // Connections the control plane knows, over every service.
-  std::size_t known_connections() const;
+  ControlPlanePlace control_plane_place() const;
   // The backend (index in the service) a packet of this client endpoint to service `service` would get
-  // now: the control plane's when it knows the connection, else the arrays'.
+  // now: the arrays' answer, which is the control plane's for every connection it knows.
   std::uint16_t backend_for(std::uint32_t service, std::uint32_t client_addr, std::uint16_t client_port) const;
   // The service a packet to (address, port, protocol) is for, or kNoService.
   static constexpr std::uint32_t kNoService = ~std::uint32_t{0};
@@ -118,19 +140,18 @@ class ConcuryLb {
   void lookup_burst(std::span<const NfPacket> burst);
   // A packet that may open a connection (TCP SYN without ACK; any UDP packet).
   static bool may_open(const ParsedPacket& p);
-  // The control-plane questions decide() will ask for packet i, from the lookup stage's answers:
-  // fn(service, key) for an opening's learn, and for each service whose arrays send an answer's client
-  // to the answering backend (answer()'s dip_of). A pool change within the burst may make decide()
-  // ask other ones: these are hints, for prefetch_control_plane.
-  template <class Fn>
-  void control_plane_questions(const NfPacket& packet, std::size_t i, Fn&& fn) const;
-  // The first pass of the state stage: every control-plane line the burst's questions will read first
-  // is loaded in two rounds (index cells, then the keys they point at), so that their misses overlap.
-  void prefetch_control_plane(std::span<const NfPacket> burst) const;
   LbPlan decide(NfPacket& packet, std::size_t i);
   // The cold path: a packet that may open a connection; returns the backend it goes to.
   [[gnu::noinline]] std::uint16_t open(std::uint32_t service, std::uint64_t key, compact::ConcuryLookup::Answer arrays, Nanos now);
+  // A new connection whose Dcode is a pin's (at a sync point): sent to another backend, unless known.
+  [[gnu::noinline]] std::uint16_t open_on_pin(std::uint32_t service, std::uint64_t key, std::uint16_t pin, Nanos now);
   [[gnu::noinline]] LbPlan answer(NfPacket& packet, std::size_t i);
+  // endpoint_key(backend address, port, protocol) -> every (service, backend) listing it
+  using ServiceBackend = std::pair<std::uint32_t, std::uint16_t>;
+  using ServiceListing = std::vector<ServiceBackend>;
+  // An answer that no service's arrays, or more than one's, send to the answering backend (at a sync
+  // point): the first listing service whose control plane knows the connection, else a learn or a repair.
+  [[gnu::noinline]] LbPlan answer_at_sync(const NfPacket& packet, std::size_t i, const ServiceListing& listing, bool looked);
   // An answer's plan: its source becomes the service's VIP and port.
   LbPlan restore_service(std::uint32_t service) const;
   [[gnu::noinline]] void apply_change(const PoolChange& change);
@@ -142,24 +163,30 @@ class ConcuryLb {
   void pool_of(std::uint32_t service, std::vector<std::uint16_t>& backends, std::vector<double>& weights) const;
   void index_backends();
 
-  // A connection the control plane learnt, and when: learning happens in time order, so the queue is
-  // sorted by time and expire() pops its front.
-  struct Learnt {
-    Nanos at;
-    std::uint32_t service;
-    std::uint64_t key;
-  };
-  void learnt(std::uint32_t service, std::uint64_t key, Nanos now);
+  // A report for the control plane, handed over with the burst's others at the burst's end.
+  void report(const ConcuryLearning::Report& r);
+  // A connection made known at a sync point by ConcuryControl::keep (a repair, a pin's rehoming).
+  void kept(const ConcuryLearning::Report& r);
+  void hand_over_reports();
+  // A sync point: every report handed over (and this burst's so far) learnt; the control plane is then
+  // the worker's to use until the next hand-over.
+  void settle();
 
   std::vector<PoolChange> changes_;
-  Nanos forget_after_;
-  std::deque<Learnt> learnt_;
   std::vector<Service> services_;
   absl::flat_hash_map<std::uint64_t, std::uint32_t> service_index_;  // endpoint_key(vip, port, protocol) -> service
-  // endpoint_key(backend address, port, protocol) -> every (service, backend) listing it
-  using ServiceBackend = std::pair<std::uint32_t, std::uint16_t>;
-  absl::flat_hash_map<std::uint64_t, std::vector<ServiceBackend>> backend_index_;
-  compact::ConcuryControl control_;
+  absl::flat_hash_map<std::uint64_t, ServiceListing> backend_index_;  // see ServiceBackend
+  // The control plane, and when it has a thread of its own, that thread (declared after it, so that
+  // it stops first). Both behind pointers: the thread holds the control plane's address, and moves of
+  // this function must not change it.
+  std::unique_ptr<ConcuryLearning> learning_;
+  std::unique_ptr<BatchThread<ConcuryLearning::Report>> thread_;
+  std::array<ConcuryLearning::Report, kMaxBurst> staged_;  // the burst's reports (one a packet at most)
+  std::size_t staged_count_ = 0;
+  // No connection learnt before this time is still known (kNever: none is known): expire() has nothing
+  // to do, and need not wait for the control plane, while now - oldest_possible_ < the longest timeout.
+  static constexpr Nanos kNever = ~Nanos{0};
+  Nanos oldest_possible_ = kNever;
   compact::ConcuryLookup lookup_;
   PoolChangeClock schedule_;
   NfCounters counters_;
@@ -172,7 +199,6 @@ class ConcuryLb {
   // the backend, in order) starts at first_query_[i], and the arrays' answers sit at the same index.
   // Every rewrite of arrays bumps generation_: a packet looked up under another generation is looked
   // up again, alone, so that the burst sees what one packet at a time would.
-  using ServiceListing = std::vector<ServiceBackend>;
   compact::ConcuryLookup::Answer looked_up(std::size_t query) const;
   static constexpr std::size_t kQueries = 4 * kMaxBurst;
   std::array<std::uint32_t, kMaxBurst> services_of_;

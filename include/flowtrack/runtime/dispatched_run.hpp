@@ -25,7 +25,7 @@
 #include "flowtrack/runtime/reordering.hpp"
 #include "flowtrack/runtime/replay_source.hpp"
 #include "flowtrack/runtime/rss_steering.hpp"
-#include "flowtrack/runtime/spsc_ring.hpp"
+#include "flowtrack/sync/spsc_ring.hpp"
 
 namespace flowtrack {
 

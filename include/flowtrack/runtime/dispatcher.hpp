@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "flowtrack/runtime/packet_tags.hpp"
-#include "flowtrack/runtime/spsc_ring.hpp"
+#include "flowtrack/sync/spsc_ring.hpp"
 #include "flowtrack/runtime/worker_picker.hpp"
 
 namespace flowtrack {

@@ -38,7 +38,7 @@
 #include "flowtrack/runtime/flow_meter.hpp"
 #include "flowtrack/runtime/replay_source.hpp"
 #include "flowtrack/runtime/scale_sources.hpp"
-#include "flowtrack/runtime/spsc_ring.hpp"
+#include "flowtrack/sync/spsc_ring.hpp"
 #include "flowtrack/runtime/stage_clock.hpp"
 #include "flowtrack/sync/placement.hpp"
 #include "flowtrack/table/flow_table.hpp"

@@ -16,7 +16,7 @@
 #include "flowtrack/aging/clock.hpp"
 #include "flowtrack/io/packet_store.hpp"
 #include "flowtrack/runtime/replay_source.hpp"
-#include "flowtrack/runtime/spsc_ring.hpp"
+#include "flowtrack/sync/spsc_ring.hpp"
 #include "flowtrack/util/tsc.hpp"
 
 namespace flowtrack {

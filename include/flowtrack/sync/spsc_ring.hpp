@@ -1,5 +1,6 @@
-// A bounded single-producer single-consumer ring of 32-bit items (packet indices), moved in bursts:
-// how the software dispatcher hands packets to its workers.
+// A bounded single-producer single-consumer ring of trivially copyable items, moved in bursts: how the
+// software dispatcher hands packets (32-bit indices, SpscRing) to its workers, and how a network
+// function hands its reports to a control plane on a thread of its own (batch_thread.hpp).
 //
 // head_ is written only by the consumer, tail_ only by the producer; each lives on its own cache line,
 // and each side keeps a private copy of the other's index, refreshed only when the ring looks full
@@ -16,18 +17,21 @@
 #include <bit>
 #include <cstdint>
 #include <span>
-#include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 namespace flowtrack {
 
-class SpscRing {
+template <class Item>
+class SpscRingOf {
+  static_assert(std::is_trivially_copyable_v<Item>, "items are copied in and out of their slots");
+
  public:
   // `capacity` is rounded up to a power of two.
-  explicit SpscRing(std::size_t capacity) : slots_(std::bit_ceil(std::max<std::size_t>(capacity, 2))), mask_(slots_.size() - 1) {}
+  explicit SpscRingOf(std::size_t capacity) : slots_(std::bit_ceil(std::max<std::size_t>(capacity, 2))), mask_(slots_.size() - 1) {}
 
   // Producer: appends as many of `items` as fit; returns how many.
-  std::size_t push(std::span<const std::uint32_t> items) {
+  std::size_t push(std::span<const Item> items) {
     std::size_t free = slots_.size() - (producer_.tail - producer_.cached_head);
     if (free < items.size()) {
       producer_.cached_head = head_.load(std::memory_order_acquire);
@@ -41,7 +45,7 @@ class SpscRing {
   }
 
   // Consumer: takes up to out.size() items; returns how many.
-  std::size_t pop(std::span<std::uint32_t> out) {
+  std::size_t pop(std::span<Item> out) {
     std::size_t available = consumer_.cached_tail - consumer_.head;
     if (available < out.size()) {
       consumer_.cached_tail = tail_.load(std::memory_order_acquire);
@@ -69,12 +73,14 @@ class SpscRing {
     std::size_t cached_tail = 0;
   };
 
-  std::vector<std::uint32_t> slots_;
+  std::vector<Item> slots_;
   std::size_t mask_;
   alignas(64) std::atomic<std::size_t> head_{0};
   alignas(64) std::atomic<std::size_t> tail_{0};
   ProducerSide producer_;
   ConsumerSide consumer_;
 };
+
+using SpscRing = SpscRingOf<std::uint32_t>;
 
 }  // namespace flowtrack
