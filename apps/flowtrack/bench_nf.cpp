@@ -174,7 +174,11 @@ void run_nf_bench(NfBenchOptions o) {
   std::vector<NfChoice> choices;
   for (const unsigned workers : o.workers) {
     for (const auto& nf : o.nfs) {
-      if (nf == "fwd" || nf == "slb" || nf == "concury") {  // no connection table of ours
+      if (nf == "concury") {  // no connection table; its control plane in each place asked for
+        for (const auto& place : o.control_planes) choices.push_back({nf, "-", "-", "sharded", workers, false, place});
+        continue;
+      }
+      if (nf == "fwd" || nf == "slb") {  // no connection table of ours
         choices.push_back({nf, "-", "-", "sharded", workers});
         continue;
       }
@@ -245,6 +249,7 @@ void run_nf_bench(NfBenchOptions o) {
           .set("table", choice.table)
           .set("aging", choice.aging)
           .set("scaling", choice.scaling)
+          .set("control_plane", choice.nf == "concury" ? choice.control_plane : "-")
           .set("workers", choice.workers)
           .set("burst", burst)
           .set("mpps", mpps)
@@ -266,8 +271,10 @@ void run_nf_bench(NfBenchOptions o) {
       }
       j.print_line();
     } else {
+      // Concury has no table: its column tells where its control plane learns.
+      const std::string table = choice.nf == "concury" ? "cp:" + choice.control_plane : choice.table;
       fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9} {:>7}\n", choice.nf,
-                 choice.table, choice.aging, choice.scaling, choice.workers, burst, mpps, median(row.cycles), vs_fwd,
+                 table, choice.aging, choice.scaling, choice.workers, burst, mpps, median(row.cycles), vs_fwd,
                  vs_per_packet, row.live, drops);
       if (!checked.empty()) {
         fmt::print("      concury's check (one more run): {} violations, {} false hits, {} repairs\n", checked["violations"],

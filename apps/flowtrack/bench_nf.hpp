@@ -12,6 +12,7 @@ struct NfBenchOptions {
   std::vector<std::string> tables;  // empty: a default set (a smaller one with --quick)
   std::vector<std::string> agings{"wheel"};
   std::vector<std::string> scalings{"sharded", "spinlock"};
+  std::vector<std::string> control_planes{"worker"};  // concury's: worker, thread
   std::vector<unsigned> workers;
   std::vector<std::size_t> bursts{1, 32};  // packets per burst; 1: the per-packet path
   std::uint32_t flows = 20'000;

@@ -105,6 +105,8 @@ void add_nf_bench(CLI::App& bench) {
   nf->add_option("--tables", o->tables, "the connection tables of the stateful LB and the NAT")->delimiter(',');
   nf->add_option("--agings", o->agings, "the trackers' aging policies: wheel, heap")->delimiter(',');
   nf->add_option("--scalings", o->scalings, "sharded (one instance per worker), spinlock (one shared instance)")->delimiter(',');
+  nf->add_option("--control-planes", o->control_planes, "concury: worker, thread (where its control plane learns), several: each")
+      ->delimiter(',')->check(CLI::IsMember(control_plane_names()));
   nf->add_option("--workers", o->workers, "worker counts (default: 1 .. usable cores)")->delimiter(',');
   nf->add_option("--burst", o->bursts, "packets per burst, several: each (1: the per-packet path)")->delimiter(',');
   nf->add_option("--flows", o->flows, "campus connections per window")->check(CLI::Range(1u, 5'000'000u));
@@ -182,6 +184,9 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember(nf_scaling_names()));
   run->add_option("--aging", o->aging, "the connection tracker's expiry: wheel (timer wheel) or heap (binary heap)")
       ->check(CLI::IsMember(nf_aging_names()));
+  run->add_option("--control-plane", o->control_plane,
+                  "concury: where its control plane learns the connections, on the worker or on a thread of its own")
+      ->check(CLI::IsMember(control_plane_names()));
   run->add_option("--dispatch", o->dispatch,
                   "partition (RSS before the run), rss or laps (a dispatcher thread feeding worker rings)")
       ->check(CLI::IsMember({"partition", "rss", "laps"}));

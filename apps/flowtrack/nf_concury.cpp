@@ -39,7 +39,8 @@ NfRun run_concury(const NfChoice& choice, const NfConfigs& configs, const Packet
   std::tie(run.workers, run.unpresentable) = run_rehearsed(
       trace, partition, choice.workers, NfScaling::sharded, options,
       [&](unsigned, unsigned, Nanos) {
-        auto nf = std::make_unique<ConcuryLb>(configs.lb);
+        auto nf = std::make_unique<ConcuryLb>(
+            configs.lb, choice.control_plane == "thread" ? ControlPlanePlace::own_thread : ControlPlanePlace::worker);
         if (choice.audit) nf->enable_audit();
         return nf;
       },

@@ -23,6 +23,7 @@ struct NfChoice {
   std::string scaling = "sharded";  // sharded or spinlock (lb and nat; the stateless ones are sharded)
   unsigned workers = 1;
   bool audit = false;  // concury: check every connection against an exact map of its first backend
+  std::string control_plane = "worker";  // concury: worker or thread (control_plane_names())
   friend bool operator==(const NfChoice&, const NfChoice&) = default;
 };
 

@@ -53,6 +53,7 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
         .set("table", o.table)
         .set("scaling", o.scaling)
         .set("aging", o.aging)
+        .set("control_plane", o.nf == "concury" ? o.control_plane : "-")
         .set("workers", o.workers)
         .set("burst", o.burst)
         .set("mpps", mpps)
@@ -120,6 +121,9 @@ DispatchOptions dispatch_options(const RunCommandOptions& o) {
 }  // namespace
 
 void run_command(const RunCommandOptions& o) {
+  if (o.control_plane != "worker" && (o.nf != "concury" || !o.dpdk.empty())) {
+    throw UserError("run: --control-plane is Concury's, on a trace (--nf concury --in FILE)");
+  }
   if (!o.dpdk.empty()) return live_command(o);
   if (o.in.empty()) throw UserError("run: --in FILE (a trace) or --dpdk \"EAL arguments\" (live ports) is needed");
   if (o.workers == 0 || o.workers > 64) throw UserError("run: --workers must be in 1..64");
@@ -144,7 +148,8 @@ void run_command(const RunCommandOptions& o) {
     if (o.nf == "lb" || o.nf == "concury") configs.lb = load_stateful_lb_config(o.config);
     if (o.nf == "nat") configs.nat = load_nat_config(o.config);
     // Concury checks itself in every run (its audit: violations, false_hits).
-    run = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers, o.nf == "concury"}, configs, trace, partition, options);
+    run = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers, o.nf == "concury", o.control_plane}, configs, trace, partition,
+                 options);
   } catch (const ConfigError& e) {
     throw UserError(e.what());
   } catch (const UserError& e) {

@@ -17,6 +17,7 @@ struct RunCommandOptions {
   std::string table = "cuckoo";
   std::string scaling = "sharded";
   std::string aging = "wheel";
+  std::string control_plane = "worker";  // concury: worker or thread
   // partition (RSS before the run, each worker replays its own queue), rss or laps (a dispatcher thread
   // feeding worker rings during the run: runtime/dispatched_run.hpp).
   std::string dispatch = "partition";

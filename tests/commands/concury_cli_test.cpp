@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -85,7 +87,30 @@ TEST(ConcuryCli, EveryConnectionOfTheOutputGoesToOneBackendOfItsServiceAcrossPoo
   std::size_t moved = 0;
   for (const auto& [connection, backends] : connections) moved += backends.size() != 1;
   EXPECT_EQ(moved, 0u) << "connections sent to more than one backend";
+
+  // The control plane on a thread of its own learns the same connections in the same order, and the
+  // worker asks it only where it has caught up: the same capture out, byte for byte, the same counts.
+  const std::string out_thread = (dir / "out-thread.pcap").string();
+  const auto t = run_cli("run --nf concury --control-plane thread --config " + config + " --in " + trace + " --out " + out_thread +
+                         " --json");
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  const auto jt = testing::first_json_object(t.output);
+  EXPECT_EQ(jt["control_plane"], "thread");
+  for (const char* field : {"concury", "backends", "connections", "connections_live", "packets_out"}) {
+    EXPECT_EQ(jt[field], j[field]) << field;
+  }
+  const auto bytes = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_TRUE(bytes(out_thread) == bytes(out)) << "the two captures differ";
   std::filesystem::remove_all(dir);
+}
+
+TEST(ConcuryCli, AControlPlaneThreadIsConcurysAlone) {
+  const auto r = run_cli("run --nf lb --control-plane thread --config " FLOWTRACK_SOURCE_DIR "/examples/lb.toml --in /dev/null");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--control-plane is Concury's"), std::string::npos) << r.output;
 }
 
 // `bench compact --arrivals`: Concury's lookups under arrivals and DIP changes, for both places of its

@@ -13,10 +13,17 @@
 // next push. Between a drain() and its next push() the producer may therefore use the handler's state
 // directly: that is how the consumer's state is shared, with no lock.
 //
+// Where the consumer runs: a thread inherits its creator's affinity, and a worker is pinned to one core,
+// so the consumer moves itself to the process's other cores (to all of them, when the producer's are
+// the only ones).
+//
 // A handler that throws: the consumer keeps the first exception, counts the rest of the items handled
 // unread (so that the producer is never stuck on a full ring), and the next drain() or push() rethrows it.
 #pragma once
 
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include <atomic>
@@ -40,7 +47,11 @@ class BatchThread {
 
   // `capacity` items may wait in the ring (rounded up to a power of two).
   BatchThread(std::size_t capacity, Handler handle)
-      : ring_(capacity), handle_(std::move(handle)), thread_([this] { consume(); }) {}
+      : ring_(capacity), handle_(std::move(handle)) {
+    CPU_ZERO(&producer_cpus_);
+    pthread_getaffinity_np(pthread_self(), sizeof(producer_cpus_), &producer_cpus_);
+    thread_ = std::thread([this] { consume(); });
+  }
   // Handles every item pushed, then joins.
   ~BatchThread() {
     stop_.store(true, std::memory_order_release);
@@ -86,7 +97,20 @@ class BatchThread {
     if (failed_.load(std::memory_order_acquire)) std::rethrow_exception(failure_);
   }
 
+  void leave_producer_cpus() const {
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    if (sched_getaffinity(getpid(), sizeof(cpus), &cpus) != 0) return;  // the main thread's: the process's
+    cpu_set_t others;
+    CPU_ZERO(&others);
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &cpus) && !CPU_ISSET(cpu, &producer_cpus_)) CPU_SET(cpu, &others);
+    }
+    pthread_setaffinity_np(pthread_self(), sizeof(cpus), CPU_COUNT(&others) > 0 ? &others : &cpus);
+  }
+
   void consume() {
+    leave_producer_cpus();
     std::vector<Item> batch(kBatch);
     unsigned idle = 0;
     for (;;) {
@@ -134,7 +158,8 @@ class BatchThread {
   std::atomic<bool> stop_{false};
   std::atomic<bool> failed_{false};
   std::exception_ptr failure_;  // written once, before failed_ is released
-  std::thread thread_;          // last: started once everything above is constructed
+  cpu_set_t producer_cpus_;     // the creator's affinity, read by the consumer as it starts
+  std::thread thread_;          // last: started once everything above is set
 };
 
 }  // namespace flowtrack
