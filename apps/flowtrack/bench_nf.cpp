@@ -264,7 +264,10 @@ void run_nf_bench(NfBenchOptions o) {
           .set("reps", o.reps)
           .set("packets", trace.size())
           .set("windows", o.windows);
-      if (!checked.empty()) j.set("violations", checked["violations"]).set("false_hits", checked["false_hits"]).set("repairs", checked["repairs"]);
+      if (!checked.empty()) {
+        j.set("violations", checked["violations"]).set("false_hits", checked["false_hits"]).set("repairs", checked["repairs"]);
+        j.set("syncs", checked["syncs"]);
+      }
       for (std::size_t s = 0; s < kNfStageCount && split; ++s) {
         const auto stage = static_cast<NfStage>(s);
         j.set(fmt::format("cycles_{}", nf_stage_name(stage)), stage_cycles_per_packet(clocked.workers, stage));
@@ -277,8 +280,8 @@ void run_nf_bench(NfBenchOptions o) {
                  table, choice.aging, choice.scaling, choice.workers, burst, mpps, median(row.cycles), vs_fwd,
                  vs_per_packet, row.live, drops);
       if (!checked.empty()) {
-        fmt::print("      concury's check (one more run): {} violations, {} false hits, {} repairs\n", checked["violations"],
-                   checked["false_hits"], checked["repairs"]);
+        fmt::print("      concury's check (one more run): {} violations, {} false hits, {} repairs, {} syncs\n",
+                   checked["violations"], checked["false_hits"], checked["repairs"], checked["syncs"]);
       }
     }
     std::fflush(stdout);

@@ -56,7 +56,7 @@ NfRun run_concury(const NfChoice& choice, const NfConfigs& configs, const Packet
           }
         }
         const ConcuryStats& st = nf.stats();
-        r.function_counts = {{"rewrites", st.rewrites},     {"repairs", st.repairs},       {"rehomed", st.rehomed},
+        r.function_counts = {{"rewrites", st.rewrites},     {"repairs", st.repairs},       {"rehomed", st.rehomed}, {"syncs", st.syncs},
                              {"violations", st.violations}, {"false_hits", st.false_hits}};
       });
   return run;

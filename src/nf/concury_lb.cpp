@@ -76,20 +76,28 @@ void ConcuryLb::kept(const ConcuryLearning::Report& r) {
   if (oldest_possible_ == kNever) oldest_possible_ = r.at;
 }
 
+void ConcuryLb::learn_here() {
+  learning_->learn_all(std::span(staged_.data(), staged_count_));
+  staged_count_ = 0;
+}
+
 void ConcuryLb::hand_over_reports() {
+  if (!thread_) return learn_here();
   if (staged_count_ == 0) return;
-  const std::span<const ConcuryLearning::Report> reports(staged_.data(), staged_count_);
-  if (thread_) {
-    thread_->push(reports);
-  } else {
-    learning_->learn_all(reports);
-  }
+  thread_->push(std::span(staged_.data(), staged_count_));
   staged_count_ = 0;
 }
 
 void ConcuryLb::settle() {
-  hand_over_reports();
-  if (thread_) thread_->drain();
+  ++stats_.syncs;
+  // A thread that has caught up is not woken: the control plane is the worker's already, and the
+  // worker learns the burst's reports so far itself, after all those handed over, as the thread would.
+  if (thread_ && !thread_->idle()) {
+    hand_over_reports();
+    thread_->drain();
+    return;
+  }
+  learn_here();
 }
 
 void ConcuryLb::pool_of(std::uint32_t service, std::vector<std::uint16_t>& backends, std::vector<double>& weights) const {
@@ -181,6 +189,41 @@ void ConcuryLb::lookup_burst(std::span<const NfPacket> burst) {
 bool ConcuryLb::may_open(const ParsedPacket& p) {
   return p.key4.protocol == ipproto::kUdp ||
          (p.key4.protocol == ipproto::kTcp && (p.tcp_flags & (tcpflag::kSyn | tcpflag::kAck)) == tcpflag::kSyn);
+}
+
+template <class Fn>
+std::size_t ConcuryLb::control_plane_questions(const NfPacket& packet, std::size_t i, Fn&& fn) const {
+  const ParsedPacket& p = packet.parsed;
+  if (services_of_[i] != kNoService) {
+    if (may_open(p)) fn(services_of_[i], client_key(p.key4.src_addr, p.key4.src_port));
+    return 0;
+  }
+  if (listing_of_[i] == nullptr) return 0;
+  const ServiceListing& listing = *listing_of_[i];
+  std::size_t claims = 0;
+  for (std::size_t k = 0; k < listing.size(); ++k) {
+    if (answers_[first_query_[i] + k] != listing[k].second) continue;
+    fn(listing[k].first, client_key(p.key4.dst_addr, p.key4.dst_port));
+    ++claims;
+  }
+  return claims;
+}
+
+void ConcuryLb::prefetch_control_plane(std::span<const NfPacket> burst) const {
+  if (thread_) {
+    bool sync_ahead = false;
+    for (std::size_t i = 0; i < burst.size() && !sync_ahead; ++i) {
+      sync_ahead = control_plane_questions(burst[i], i, [](std::uint32_t, std::uint64_t) {}) > 1;
+    }
+    if (!sync_ahead || !thread_->idle()) return;
+  }
+  const compact::ConcuryControl& control = learning_->control();
+  for (std::size_t i = 0; i < burst.size(); ++i) {
+    control_plane_questions(burst[i], i, [&](std::uint32_t service, std::uint64_t key) { control.prefetch_cells(service, key); });
+  }
+  for (std::size_t i = 0; i < burst.size(); ++i) {
+    control_plane_questions(burst[i], i, [&](std::uint32_t service, std::uint64_t key) { control.prefetch_key(service, key); });
+  }
 }
 
 compact::ConcuryLookup::Answer ConcuryLb::looked_up(std::size_t query) const { return {answer_dcodes_[query], answers_[query]}; }

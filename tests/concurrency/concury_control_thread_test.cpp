@@ -175,6 +175,7 @@ TEST(ConcuryControlThread, GivesTheSameFramesCountersAndStatsAsTheWorkersControl
   EXPECT_EQ(ts.rewrites, ws.rewrites);
   EXPECT_EQ(ts.repairs, ws.repairs);
   EXPECT_EQ(ts.rehomed, ws.rehomed);
+  EXPECT_EQ(ts.syncs, ws.syncs);
   EXPECT_EQ(ts.violations, ws.violations);
   EXPECT_EQ(ts.false_hits, 0u);
   // The workload reached every sync point.

@@ -83,6 +83,9 @@ struct ConcuryStats {
   std::uint64_t rewrites = 0;   // a service's arrays rewritten for a pool change
   std::uint64_t repairs = 0;    // a backend answered a connection the arrays now send elsewhere
   std::uint64_t rehomed = 0;    // a new connection landed on a pin and was sent elsewhere
+  // The worker needed its control plane caught up (a pool change, a repair, a pin, an answer two
+  // services' arrays claim, an expiry due): with a control plane of its own, the worker waited for it.
+  std::uint64_t syncs = 0;
   std::uint64_t violations = 0;  // audit: a packet sent to another backend than its connection's first
   std::uint64_t false_hits = 0;  // audit: a packet sent to a backend outside the pool (or drained, when new)
 };
@@ -99,13 +102,14 @@ class ConcuryLb {
   ConcuryLb& operator=(ConcuryLb&&) noexcept;
   ~ConcuryLb();  // with a thread of its own: after it has learnt every report
 
-  // Three stages: lookup (every packet to a service, in bulk), state (per packet in order: the pool
-  // changes due, the cold and reverse paths' reports, the plan; then the burst's reports handed to the
-  // control plane), rewrite.
+  // Three stages: lookup (every packet to a service, in bulk), state (the control-plane lines the worker
+  // will read prefetched, when it will read them; per packet in order: the pool changes due, the cold and
+  // reverse paths' reports, the plan; then the burst's reports handed to the control plane), rewrite.
   template <BurstOutput Out>
   void process_burst(std::span<NfPacket> burst, Out& out) {
     lookup_burst(burst);
     out.stage_done(NfStage::lookup);
+    prefetch_control_plane(burst);
     for (std::size_t i = 0; i < burst.size(); ++i) plans_[i] = decide(burst[i], i);
     hand_over_reports();
     out.stage_done(NfStage::state);
@@ -138,6 +142,18 @@ class ConcuryLb {
   static std::uint64_t client_key(std::uint32_t address, std::uint16_t port) { return std::uint64_t{address} << 16 | port; }
 
   void lookup_burst(std::span<const NfPacket> burst);
+  // What the worker's control plane will be asked about packet i, from the lookup stage's answers:
+  // fn(service, key) for an opening's report, and for each service whose arrays send an answer's client
+  // to the answering backend; returns how many services claim an answer (0 for any other packet).
+  template <class Fn>
+  std::size_t control_plane_questions(const NfPacket& packet, std::size_t i, Fn&& fn) const;
+  // The first pass of the state stage: every control-plane line the burst's questions will read first
+  // is loaded in two rounds (index cells, then the keys they point at), so that their misses overlap.
+  // Only where the worker will read them: with the control plane on the worker, always; with a thread
+  // of its own, when the burst has an answer several services claim (a sync point, where the worker
+  // learns the burst's reports so far itself) and the thread has learnt everything handed over (else
+  // it may be changing those lines).
+  void prefetch_control_plane(std::span<const NfPacket> burst) const;
   // A packet that may open a connection (TCP SYN without ACK; any UDP packet).
   static bool may_open(const ParsedPacket& p);
   LbPlan decide(NfPacket& packet, std::size_t i);
@@ -168,6 +184,7 @@ class ConcuryLb {
   // A connection made known at a sync point by ConcuryControl::keep (a repair, a pin's rehoming).
   void kept(const ConcuryLearning::Report& r);
   void hand_over_reports();
+  void learn_here();  // the staged reports learnt by the worker (the control plane is its own then)
   // A sync point: every report handed over (and this burst's so far) learnt; the control plane is then
   // the worker's to use until the next hand-over.
   void settle();

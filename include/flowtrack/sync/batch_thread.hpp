@@ -7,7 +7,7 @@
 // consumer spins a short while when the ring is empty, then sleeps on `wakes_` (a futex, through C++20's
 // atomic wait) until the next push.
 //
-// The hand-back: drain() waits until every item pushed has been handled. The consumer publishes
+// The hand-back: drain() waits until every item pushed has been handled (idle() tells whether they are). The consumer publishes
 // handled_ (release) only after the handler returned and drain() reads it (acquire), so once drain()
 // returns the producer sees everything the handler wrote, and the consumer touches none of it until the
 // next push. Between a drain() and its next push() the producer may therefore use the handler's state
@@ -71,6 +71,13 @@ class BatchThread {
       if (items.empty()) return;
       std::this_thread::yield();  // full: the consumer needs the core more than we do
     }
+  }
+
+  // True when every item pushed has been handled: as after drain(), without waiting.
+  bool idle() const {
+    const bool caught_up = handled_.load(std::memory_order_acquire) == pushed_;
+    rethrow_failure();
+    return caught_up;
   }
 
   void drain() const {
