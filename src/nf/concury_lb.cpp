@@ -66,7 +66,7 @@ ControlPlanePlace ConcuryLb::control_plane_place() const {
 }
 
 void ConcuryLb::report(const ConcuryLearning::Report& r) {
-  FLOWTRACK_ASSERT(staged_count_ < staged_.size(), "one report a packet at most");
+  if (staged_count_ == staged_.size()) hand_over_reports();  // a burst of answers several services claim
   staged_[staged_count_++] = r;
   if (oldest_possible_ == kNever) oldest_possible_ = r.at;
 }
@@ -317,22 +317,21 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
   const compact::ConcuryControl& control = learning_->control();
   const ParsedPacket& p = packet.parsed;
   const std::uint64_t key = client_key(p.key4.dst_addr, p.key4.dst_port);
-  const ServiceBackend* sent_here = nullptr;
-  std::uint32_t sent_here_dcode = 0;
+  claimed_.clear();
   for (std::size_t k = 0; k < listing.size(); ++k) {
     const ServiceBackend& sb = listing[k];
     const compact::ConcuryLookup::Answer a = looked ? looked_up(first_query_[i] + k) : lookup_.answer(sb.first, key);
     if (a.dip != sb.second) continue;
     if (control.dip_of(sb.first, key)) return restore_service(sb.first);
-    if (sent_here == nullptr) {
-      sent_here = &sb;
-      sent_here_dcode = a.dcode;
-    }
+    claimed_.emplace_back(k, a.dcode);
   }
-  // Several services' arrays send the client here and none knows it: the first of them learns it.
-  if (sent_here != nullptr) {
-    report({{sent_here->first, key, sent_here_dcode}, packet.time, sent_here->second, false});
-    return restore_service(sent_here->first);
+  // Several services' arrays send the client here and none knows it (a connection met mid-stream):
+  // which one it is cannot be told, so each of them learns it, and the connection's own service keeps
+  // it through its next rewrite (the others hold an entry until it is forgotten). The answer gets the
+  // first one's address.
+  if (!claimed_.empty()) {
+    for (const auto& [k, dcode] : claimed_) report({{listing[k].first, key, dcode}, packet.time, listing[k].second, false});
+    return restore_service(listing[claimed_.front().first].first);
   }
   // None does: a rewrite came between the connection's packets (it was met mid-stream and not known
   // then). The first service listing the backend learns it there, and its arrays are refilled so that

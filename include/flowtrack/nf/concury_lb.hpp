@@ -43,7 +43,8 @@
 // The reverse path gives an answer from a backend endpoint the address and port of the service whose
 // arrays send the client to that backend; when several services list the endpoint (one backend serving
 // several VIPs) and several do, of the first whose control plane knows the connection, else of the first
-// of them; when none does (a repair), of the first listing it. Terminations are not reported: the control plane forgets a connection
+// of them, and then each of them learns it (which is the connection's own cannot be told; the others
+// hold an entry until they forget it); when none does (a repair), of the first listing it. Terminations are not reported: the control plane forgets a connection
 // (expire()) once the longest timeout of the configuration (5 days by default) has passed since it
 // learnt it, so a connection of a longer life is no longer protected from the next rewrite.
 //
@@ -198,7 +199,8 @@ class ConcuryLb {
   // this function must not change it.
   std::unique_ptr<ConcuryLearning> learning_;
   std::unique_ptr<BatchThread<ConcuryLearning::Report>> thread_;
-  std::array<ConcuryLearning::Report, kMaxBurst> staged_;  // the burst's reports (one a packet at most)
+  std::array<ConcuryLearning::Report, kMaxBurst> staged_;  // the burst's reports, handed over when full
+  std::vector<std::pair<std::size_t, std::uint32_t>> claimed_;  // answer_at_sync's: (listing index, Dcode)
   std::size_t staged_count_ = 0;
   // No connection learnt before this time is still known (kNever: none is known): expire() has nothing
   // to do, and need not wait for the control plane, while now - oldest_possible_ < the longest timeout.
