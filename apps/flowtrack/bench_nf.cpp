@@ -29,14 +29,19 @@ namespace flowtrack::cli {
 namespace {
 
 // The campus profile's servers as VIPs: TCP 443 and 80, UDP 53 and 443, three backends each.
-std::vector<ServiceConfig> campus_services(const CampusProfile& profile) {
+std::vector<ServiceConfig> campus_services(const CampusProfile& profile, bool own_backends) {
   std::vector<ServiceConfig> services;
   for (std::uint32_t server = 1; server <= profile.servers; ++server) {
     for (const auto& [port, protocol] : {std::pair{443, ipproto::kTcp}, std::pair{80, ipproto::kTcp},
                                          std::pair{53, ipproto::kUdp}, std::pair{443, ipproto::kUdp}}) {
       ServiceConfig s{fmt::format("svc-{}-{}", server, port), to_network32(profile.server_network + server),
                       to_network16(static_cast<std::uint16_t>(port)), protocol, {}};
-      for (std::uint32_t b = 1; b <= 3; ++b) s.backends.push_back({fmt::format("backend-{}", b), to_network32(0x0ac80000 + b), 0, 1});
+      // 10.200.0.1-3 for every service, or 10.200.<service>.1-3 for each.
+      const auto network = 0x0ac80000 + (own_backends ? static_cast<std::uint32_t>(services.size() + 1) << 8 : 0u);
+      for (std::uint32_t b = 1; b <= 3; ++b) {
+        const std::string name = own_backends ? fmt::format("{}-backend-{}", s.name, b) : fmt::format("backend-{}", b);
+        s.backends.push_back({name, to_network32(network + b), 0, 1});
+      }
       services.push_back(s);
     }
   }
@@ -151,7 +156,7 @@ void run_nf_bench(NfBenchOptions o) {
   if (o.connections != 0) o.windows = windows_for(o.flows, o.connections);
   const PacketStore trace = multiply_trace(generate_campus(profile), {.windows = o.windows});
   NfConfigs configs;
-  configs.lb.services = campus_services(profile);
+  configs.lb.services = campus_services(profile, o.own_backends);
   configs.lb.policy = LbPolicy::maglev;
   // Room for every connection of the trace twice over: the tables run at most half full, as a deployment
   // sizes them, and no connection is ever refused for room.
@@ -263,6 +268,7 @@ void run_nf_bench(NfBenchOptions o) {
           .set("drop_reasons", row.drop_reasons)
           .set("reps", o.reps)
           .set("packets", trace.size())
+          .set("own_backends", o.own_backends)
           .set("windows", o.windows);
       if (!checked.empty()) {
         j.set("violations", checked["violations"]).set("false_hits", checked["false_hits"]).set("repairs", checked["repairs"]);

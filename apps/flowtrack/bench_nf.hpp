@@ -21,6 +21,7 @@ struct NfBenchOptions {
   unsigned reps = 3;
   bool stages = true;  // one more run of each configuration, clocking its stages
   bool quick = false;
+  bool own_backends = false;  // every service on three backends of its own (default: three for all)
   bool json = false;
 };
 

@@ -116,6 +116,8 @@ void add_nf_bench(CLI::App& bench) {
   nf->add_option("--reps", o->reps, "repetitions (median reported)");
   nf->add_flag("!--no-stages", o->stages, "skip the extra run of each configuration that clocks its stages");
   nf->add_flag("--quick", o->quick, "small trace, four tables");
+  nf->add_flag("--own-backends", o->own_backends,
+               "every service on three backends of its own (default: the same three backends serve every service)");
   nf->add_flag("--json", o->json, "one JSON object per line");
   nf->callback([o] { run_nf_bench(*o); });
 }
