@@ -3,27 +3,46 @@
 #include <algorithm>
 #include <utility>
 
+#include "flowtrack/util/assert.hpp"
+
 namespace flowtrack {
 
 ConcuryLearning::ConcuryLearning(compact::ConcuryControl control, Nanos forget_after)
-    : control_(std::move(control)), forget_after_(forget_after) {}
+    : control_(std::move(control)), forget_after_(forget_after), known_(std::size_t{1} << kKnownBits, kEmpty) {}
+
+std::uint64_t ConcuryLearning::tag(std::uint32_t service, std::uint64_t key) {
+  FLOWTRACK_ASSERT(key >> 48 == 0 && service < 0xffff, "a client endpoint of one of fewer than 0xffff services");
+  return std::uint64_t{service} << 48 | key;
+}
 
 void ConcuryLearning::learn_all(std::span<const Report> reports) {
-  // In chunks, so that ConcuryControl::learn_all overlaps each chunk's misses with no scratch to keep.
+  // In chunks, so that ConcuryControl::learn_all overlaps each chunk's misses with no scratch to keep:
+  // the chunk's cache slots prefetched, the reports that miss them learnt, their slots written.
   constexpr std::size_t kChunk = 64;
   compact::ConcuryControl::Report connections[kChunk];
+  const Report* unknown[kChunk];
   bool fresh[kChunk];
   for (std::size_t base = 0; base < reports.size(); base += kChunk) {
-    const std::size_t n = std::min(kChunk, reports.size() - base);
-    for (std::size_t i = 0; i < n; ++i) connections[i] = reports[base + i].connection;
+    const std::span<const Report> chunk = reports.subspan(base, std::min(kChunk, reports.size() - base));
+    for (const Report& r : chunk) __builtin_prefetch(&known_slot(tag(r.connection.vip, r.connection.key)));
+    std::size_t n = 0;
+    for (const Report& r : chunk) {
+      if (known_slot(tag(r.connection.vip, r.connection.key)) == tag(r.connection.vip, r.connection.key)) continue;
+      unknown[n] = &r;
+      connections[n++] = r.connection;
+    }
     control_.learn_all(std::span(connections, n), std::span(fresh, n));
     for (std::size_t i = 0; i < n; ++i) {
-      if (fresh[i]) remember(reports[base + i]);
+      known_slot(tag(connections[i].vip, connections[i].key)) = tag(connections[i].vip, connections[i].key);
+      if (fresh[i]) remember(*unknown[i]);
     }
   }
 }
 
-void ConcuryLearning::kept(const Report& report) { remember(report); }
+void ConcuryLearning::kept(const Report& report) {
+  known_slot(tag(report.connection.vip, report.connection.key)) = tag(report.connection.vip, report.connection.key);
+  remember(report);
+}
 
 void ConcuryLearning::remember(const Report& report) {
   learnt_.push_back({report.at, report.connection.vip, report.connection.key});
@@ -39,7 +58,10 @@ std::size_t ConcuryLearning::expire(Nanos now, std::size_t budget) {
   std::size_t n = 0;
   // now - at, not at + forget_after_: the timeout may be large enough to overflow the sum.
   while (n < budget && !learnt_.empty() && now - learnt_.front().at >= forget_after_) {
-    control_.forget(learnt_.front().service, learnt_.front().key);
+    const Learnt& gone = learnt_.front();
+    control_.forget(gone.service, gone.key);
+    std::uint64_t& slot = known_slot(tag(gone.service, gone.key));
+    if (slot == tag(gone.service, gone.key)) slot = kEmpty;
     learnt_.pop_front();
     ++n;
   }
