@@ -27,8 +27,13 @@ using Lb = StatefulLb<CuckooTable<FlowKeyV4>>;
 using Nat = Nat44<CuckooTable<FlowKeyV4>>;
 constexpr std::size_t kBurstSize = 32;
 
+// Concury with its control plane on a thread of its own: the same type, another constructor argument.
+struct ConcuryOwnThread : ConcuryLb {
+  explicit ConcuryOwnThread(const StatefulLbConfig& config) : ConcuryLb(config, ControlPlanePlace::own_thread) {}
+};
+
 static_assert(NetworkFunction<Forwarder> && NetworkFunction<StatelessLb> && NetworkFunction<Lb> && NetworkFunction<Nat> &&
-              NetworkFunction<ConcuryLb>);
+              NetworkFunction<ConcuryLb> && NetworkFunction<ConcuryOwnThread>);
 
 // Each function built from the example configuration written for the campus trace.
 template <class Nf>
@@ -39,8 +44,8 @@ Nf make_function() {
     return StatelessLb(load_stateless_lb_config(FLOWTRACK_SOURCE_DIR "/examples/slb.toml"));
   } else if constexpr (std::is_same_v<Nf, Lb>) {
     return Lb(load_stateful_lb_config(FLOWTRACK_SOURCE_DIR "/examples/lb.toml"));
-  } else if constexpr (std::is_same_v<Nf, ConcuryLb>) {
-    return ConcuryLb(load_stateful_lb_config(FLOWTRACK_SOURCE_DIR "/examples/lb.toml"));
+  } else if constexpr (std::is_same_v<Nf, ConcuryLb> || std::is_same_v<Nf, ConcuryOwnThread>) {
+    return Nf(load_stateful_lb_config(FLOWTRACK_SOURCE_DIR "/examples/lb.toml"));
   } else {
     return Nat(load_nat_config(FLOWTRACK_SOURCE_DIR "/examples/nat.toml"), 0, 1);
   }
@@ -94,7 +99,7 @@ PacketStore through_loop(Nf& nf, std::size_t burst) {
 
 template <class Nf>
 class FunctionContract : public ::testing::Test {};
-using Functions = ::testing::Types<Forwarder, StatelessLb, Lb, Nat, ConcuryLb>;
+using Functions = ::testing::Types<Forwarder, StatelessLb, Lb, Nat, ConcuryLb, ConcuryOwnThread>;
 TYPED_TEST_SUITE(FunctionContract, Functions);
 
 TYPED_TEST(FunctionContract, EveryPacketIsCountedOnceUnderItsVerdictAndWhatLeavesParses) {
