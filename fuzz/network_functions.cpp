@@ -8,6 +8,9 @@
 // holds a connection's first packet with its answers and retransmissions. The rest is the frame. Time
 // moves one second per input, so connections also expire. Must never crash, never read or write out of
 // bounds, and forwarded, answered (reply) and released (held fragments) frames must still parse.
+// Concury runs twice, its control plane on the worker and on a thread of its own: both must give every
+// packet the same verdict and frame, and expire the same connections.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -35,6 +38,24 @@ std::vector<ServiceConfig> services() {
   return out;
 }
 
+StatefulLbConfig concury_config() {
+  StatefulLbConfig c;
+  c.services = services();
+  c.maglev_size = 251;
+  c.timeouts.tcp.fill(5 * kNanosPerSecond);
+  c.timeouts.udp_unreplied = c.timeouts.udp_replied = c.timeouts.icmp = c.timeouts.other = 5 * kNanosPerSecond;
+  const BackendConfig a{"a", to_network32(0x0a000101), to_network16(8080), 1};
+  // Each kind of change, then again: the pools change all the time, pins come and go.
+  for (Nanos round = 0; round < 1000; ++round) {
+    const Nanos t = round * 12 * kNanosPerSecond;
+    c.changes.push_back({t + 3 * kNanosPerSecond, "svc", PoolAction::drain, {"b", 0, 0, 0}});
+    c.changes.push_back({t + 6 * kNanosPerSecond, "svc", PoolAction::weight, {"b", 0, 0, 3}});
+    c.changes.push_back({t + 9 * kNanosPerSecond, "svc", PoolAction::remove, a});
+    c.changes.push_back({t + 12 * kNanosPerSecond, "svc", PoolAction::add, a});
+  }
+  return c;
+}
+
 struct Functions {
   Forwarder fwd;
   StatelessLb slb{StatelessLbConfig{services(), StatelessSelection::maglev, 251}};
@@ -46,23 +67,8 @@ struct Functions {
     c.timeouts.tcp.fill(5 * kNanosPerSecond);
     return c;
   }()};
-  ConcuryLb concury{[] {
-    StatefulLbConfig c;
-    c.services = services();
-    c.maglev_size = 251;
-    c.timeouts.tcp.fill(5 * kNanosPerSecond);
-    c.timeouts.udp_unreplied = c.timeouts.udp_replied = c.timeouts.icmp = c.timeouts.other = 5 * kNanosPerSecond;
-    const BackendConfig a{"a", to_network32(0x0a000101), to_network16(8080), 1};
-    // Each kind of change, then again: the pools change all the time, pins come and go.
-    for (Nanos round = 0; round < 1000; ++round) {
-      const Nanos t = round * 12 * kNanosPerSecond;
-      c.changes.push_back({t + 3 * kNanosPerSecond, "svc", PoolAction::drain, {"b", 0, 0, 0}});
-      c.changes.push_back({t + 6 * kNanosPerSecond, "svc", PoolAction::weight, {"b", 0, 0, 3}});
-      c.changes.push_back({t + 9 * kNanosPerSecond, "svc", PoolAction::remove, a});
-      c.changes.push_back({t + 12 * kNanosPerSecond, "svc", PoolAction::add, a});
-    }
-    return c;
-  }()};
+  ConcuryLb concury{concury_config(), ControlPlanePlace::worker};
+  ConcuryLb concury_own_thread{concury_config(), ControlPlanePlace::own_thread};
   Nat44<CuckooTable<FlowKeyV4>> nat{[] {
     NatConfig c;
     c.inside_network = to_network32(0x0a000000);
@@ -133,19 +139,50 @@ bool prepare(NfPacket& packet, std::vector<std::uint8_t>& buffer, const std::vec
 }
 
 // `room`: bytes writable past each frame (NfPacket::capacity), for a function that answers a packet.
+// The input's burst: up to 8 copies of its frame, aimed as `control` says.
+struct Burst {
+  std::array<std::vector<std::uint8_t>, 8> buffers;
+  std::array<NfPacket, 8> packets;
+  std::size_t size = 0;
+
+  Burst(const std::vector<std::uint8_t>& input, LinkType link, std::uint8_t control, Nanos now, std::size_t room) {
+    const std::size_t copies = 1 + (control >> 5);
+    for (std::size_t c = 0; c < copies; ++c) {
+      const std::uint8_t aim = c % 2 == 1 ? control ^ 2 : control;  // odd copies: the reply
+      if (prepare(packets[size], buffers[size], input, link, aim, now, room)) ++size;
+    }
+  }
+  std::span<NfPacket> span() { return std::span(packets).first(size); }
+};
+
 template <class Nf>
 void through(Nf& nf, const std::vector<std::uint8_t>& input, LinkType link, std::uint8_t control, Nanos now, std::size_t room = 0) {
-  const std::size_t copies = 1 + (control >> 5);
-  std::array<std::vector<std::uint8_t>, 8> buffers;
-  std::array<NfPacket, 8> burst;
-  std::size_t n = 0;
-  for (std::size_t c = 0; c < copies; ++c) {
-    const std::uint8_t aim = c % 2 == 1 ? control ^ 2 : control;  // odd copies: the reply
-    if (prepare(burst[n], buffers[n], input, link, aim, now, room)) ++n;
-  }
+  Burst burst(input, link, control, now, room);
   ParsingOutput out{link};
-  if (n != 0) nf.process_burst(std::span(burst).first(n), out);
+  if (burst.size != 0) nf.process_burst(burst.span(), out);
   nf.expire(now);
+}
+
+// Concury in both places: the same verdicts, the same frames out, the same connections expired.
+void through_both_places(ConcuryLb& on_worker, ConcuryLb& on_thread, const std::vector<std::uint8_t>& input, LinkType link,
+                         std::uint8_t control, Nanos now) {
+  // ParsingOutput's checks, and the verdicts kept in order.
+  struct Recording : ParsingOutput {
+    std::vector<Verdict> verdicts;
+    void verdict(const NfPacket& packet, Verdict v) {
+      ParsingOutput::verdict(packet, v);
+      verdicts.push_back(v);
+    }
+  };
+  Burst a(input, link, control, now, 0), b(input, link, control, now, 0);
+  Recording out_a{{link}, {}}, out_b{{link}, {}};
+  if (a.size != 0) on_worker.process_burst(a.span(), out_a);
+  if (b.size != 0) on_thread.process_burst(b.span(), out_b);
+  if (out_a.verdicts != out_b.verdicts) __builtin_trap();  // the places disagree
+  for (std::size_t i = 0; i < a.size; ++i) {
+    if (!std::ranges::equal(a.packets[i].frame, b.packets[i].frame)) __builtin_trap();
+  }
+  if (on_worker.expire(now) != on_thread.expire(now)) __builtin_trap();
 }
 
 }  // namespace
@@ -160,7 +197,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   through(functions.fwd, frame, link, control, functions.now);
   through(functions.slb, frame, link, control, functions.now);
   through(functions.lb, frame, link, control, functions.now);
-  through(functions.concury, frame, link, control, functions.now);
+  through_both_places(functions.concury, functions.concury_own_thread, frame, link, control, functions.now);
   through(functions.nat, frame, link, control, functions.now, 64);
   return 0;
 }
