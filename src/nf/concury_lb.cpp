@@ -301,15 +301,22 @@ LbPlan ConcuryLb::answer(NfPacket& packet, std::size_t i) {
   std::size_t sender = listing.size();
   std::uint32_t sender_dcode = 0;
   for (std::size_t k = 0; k < listing.size(); ++k) {
-    const compact::ConcuryLookup::Answer a = looked ? looked_up(first_query_[i] + k) : lookup_.answer(listing[k].first, key);
-    if (a.dip != listing[k].second) continue;
+    const std::optional<std::uint32_t> dcode = claim(i, listing, k, key, looked);
+    if (!dcode) continue;
     if (sender != listing.size()) return answer_at_sync(packet, i, listing, looked);  // a second one
     sender = k;
-    sender_dcode = a.dcode;
+    sender_dcode = *dcode;
   }
   if (sender == listing.size()) return answer_at_sync(packet, i, listing, looked);
   report({{listing[sender].first, key, sender_dcode}, packet.time, listing[sender].second, false});
   return restore_service(listing[sender].first);
+}
+
+std::optional<std::uint32_t> ConcuryLb::claim(std::size_t i, const ServiceListing& listing, std::size_t k, std::uint64_t key,
+                                               bool looked) const {
+  const compact::ConcuryLookup::Answer a = looked ? looked_up(first_query_[i] + k) : lookup_.answer(listing[k].first, key);
+  if (a.dip != listing[k].second) return std::nullopt;
+  return a.dcode;
 }
 
 LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const ServiceListing& listing, bool looked) {
@@ -319,11 +326,10 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
   const std::uint64_t key = client_key(p.key4.dst_addr, p.key4.dst_port);
   claimed_.clear();
   for (std::size_t k = 0; k < listing.size(); ++k) {
-    const ServiceBackend& sb = listing[k];
-    const compact::ConcuryLookup::Answer a = looked ? looked_up(first_query_[i] + k) : lookup_.answer(sb.first, key);
-    if (a.dip != sb.second) continue;
-    if (control.dip_of(sb.first, key)) return restore_service(sb.first);
-    claimed_.emplace_back(k, a.dcode);
+    const std::optional<std::uint32_t> dcode = claim(i, listing, k, key, looked);
+    if (!dcode) continue;
+    if (control.dip_of(listing[k].first, key)) return restore_service(listing[k].first);
+    claimed_.emplace_back(k, *dcode);
   }
   // Several services' arrays send the client here and none knows it (a connection met mid-stream):
   // which one it is cannot be told, so each of them learns it, and the connection's own service keeps

@@ -21,19 +21,26 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
   constexpr std::size_t kChunk = 64;
   compact::ConcuryControl::Report connections[kChunk];
   const Report* unknown[kChunk];
+  std::uint64_t* slots[kChunk];  // the unknown ones' cache slots
+  std::uint64_t tags[kChunk];
   bool fresh[kChunk];
   for (std::size_t base = 0; base < reports.size(); base += kChunk) {
     const std::span<const Report> chunk = reports.subspan(base, std::min(kChunk, reports.size() - base));
-    for (const Report& r : chunk) __builtin_prefetch(&known_slot(tag(r.connection.vip, r.connection.key)));
+    for (std::size_t i = 0; i < chunk.size(); ++i) {
+      tags[i] = tag(chunk[i].connection.vip, chunk[i].connection.key);
+      __builtin_prefetch(&known_slot(tags[i]));
+    }
     std::size_t n = 0;
-    for (const Report& r : chunk) {
-      if (known_slot(tag(r.connection.vip, r.connection.key)) == tag(r.connection.vip, r.connection.key)) continue;
-      unknown[n] = &r;
-      connections[n++] = r.connection;
+    for (std::size_t i = 0; i < chunk.size(); ++i) {
+      std::uint64_t& slot = known_slot(tags[i]);
+      if (slot == tags[i]) continue;
+      unknown[n] = &chunk[i];
+      slots[n] = &slot;
+      connections[n++] = chunk[i].connection;
     }
     control_.learn_all(std::span(connections, n), std::span(fresh, n));
     for (std::size_t i = 0; i < n; ++i) {
-      known_slot(tag(connections[i].vip, connections[i].key)) = tag(connections[i].vip, connections[i].key);
+      *slots[i] = tag(connections[i].vip, connections[i].key);
       if (fresh[i]) remember(*unknown[i]);
     }
   }

@@ -44,8 +44,8 @@
 // arrays send the client to that backend; when several services list the endpoint (one backend serving
 // several VIPs) and several do, of the first whose control plane knows the connection, else of the first
 // of them, and then each of them learns it (which is the connection's own cannot be told; the others
-// hold an entry until they forget it); when none does (a repair), of the first listing it. Terminations are not reported: the control plane forgets a connection
-// (expire()) once the longest timeout of the configuration (5 days by default) has passed since it
+// hold an entry until they forget it); when none does (a repair), of the first listing it.
+// Terminations are not reported: the control plane forgets a connection (expire()) once the longest timeout of the configuration (5 days by default) has passed since it
 // learnt it, so a connection of a longer life is no longer protected from the next rewrite.
 //
 // `enable_audit()` makes the function check itself against an exact map of every connection's first
@@ -59,6 +59,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -163,9 +164,12 @@ class ConcuryLb {
   // A new connection whose Dcode is a pin's (at a sync point): sent to another backend, unless known.
   [[gnu::noinline]] std::uint16_t open_on_pin(std::uint32_t service, std::uint64_t key, std::uint16_t pin, Nanos now);
   [[gnu::noinline]] LbPlan answer(NfPacket& packet, std::size_t i);
-  // endpoint_key(backend address, port, protocol) -> every (service, backend) listing it
   using ServiceBackend = std::pair<std::uint32_t, std::uint16_t>;
   using ServiceListing = std::vector<ServiceBackend>;
+  // The Dcode that service listing[k]'s arrays give an answer's client (packet i's, `key`) when they
+  // send it to listing[k]'s backend: the lookup stage's answers when `looked`, else a lookup now.
+  std::optional<std::uint32_t> claim(std::size_t i, const ServiceListing& listing, std::size_t k, std::uint64_t key,
+                                     bool looked) const;
   // An answer that no service's arrays, or more than one's, send to the answering backend (at a sync
   // point): the first listing service whose control plane knows the connection, else a learn or a repair.
   [[gnu::noinline]] LbPlan answer_at_sync(const NfPacket& packet, std::size_t i, const ServiceListing& listing, bool looked);
@@ -193,7 +197,8 @@ class ConcuryLb {
   std::vector<PoolChange> changes_;
   std::vector<Service> services_;
   absl::flat_hash_map<std::uint64_t, std::uint32_t> service_index_;  // endpoint_key(vip, port, protocol) -> service
-  absl::flat_hash_map<std::uint64_t, ServiceListing> backend_index_;  // see ServiceBackend
+  // endpoint_key(backend address, port, protocol) -> every (service, backend) listing it
+  absl::flat_hash_map<std::uint64_t, ServiceListing> backend_index_;
   // The control plane, and when it has a thread of its own, that thread (declared after it, so that
   // it stops first). Both behind pointers: the thread holds the control plane's address, and moves of
   // this function must not change it.
