@@ -1,5 +1,10 @@
 // run_concury: the Concury load balancer replaying a client-side capture (replay_rehearsal.hpp), one
 // instance per worker.
+#include <absl/container/flat_hash_map.h>
+
+#include <optional>
+#include <utility>
+
 #include "flowtrack/nf/concury_lb.hpp"
 #include "nf_grid.hpp"
 #include "replay_rehearsal.hpp"
@@ -8,18 +13,26 @@ namespace flowtrack::cli {
 namespace {
 
 // How a client-side capture's answers reached Concury: an answer from a VIP came from the backend its
-// connection has (the control plane's when it knows the connection, else the one the arrays give its
-// client now), so its source becomes that backend's address and port.
+// connection's client packets were last sent to, read from their destination as Concury rewrote it (so
+// that an answer after a rewrite of the arrays comes from the backend that has the connection, as it
+// would, and Concury's repairs are rehearsed); for a connection whose client has sent nothing through
+// Concury yet, from the backend the arrays give its client now (the control plane's, when it knows it).
 class ConcuryAnswers {
  public:
   explicit ConcuryAnswers(LinkType link) : link_(link) {}
 
-  Presented operator()(NfPacket& packet, const ConcuryLb& nf) const {
+  Presented operator()(NfPacket& packet, const ConcuryLb& nf) {
     const ParsedPacket& p = packet.parsed;
+    client_packet_.reset();
     if (p.ip_version != 4 || !p.has_ports || p.icmp_is_error) return Presented::as_captured;
+    if (const std::uint32_t to = nf.service_of(p.key4.dst_addr, p.key4.dst_port, p.key4.protocol); to != ConcuryLb::kNoService) {
+      client_packet_ = Connection{to, p.key4.src_addr, p.key4.src_port};  // where it goes is read once it has gone
+      return Presented::as_captured;
+    }
     const std::uint32_t service = nf.service_of(p.key4.src_addr, p.key4.src_port, p.key4.protocol);
     if (service == ConcuryLb::kNoService) return Presented::as_captured;
-    const std::uint16_t backend = nf.backend_for(service, p.key4.dst_addr, p.key4.dst_port);
+    const auto sent = sent_to_.find(Connection{service, p.key4.dst_addr, p.key4.dst_port});
+    const std::uint16_t backend = sent != sent_to_.end() ? sent->second : nf.backend_for(service, p.key4.dst_addr, p.key4.dst_port);
     if (backend >= nf.services()[service].backends().size()) return Presented::as_captured;
     const BackendConfig& b = nf.services()[service].backends()[backend].config;
     rewrite_ipv4_src(packet.frame, p, b.address);
@@ -27,8 +40,35 @@ class ConcuryAnswers {
     return parse_frame(packet.frame, link_, packet.parsed) == ParseStatus::ok ? Presented::rewritten : Presented::unpresentable;
   }
 
+  // A client packet's backend, from the destination Concury gave it (none when it was dropped).
+  void processed(const NfPacket& packet, const ConcuryLb& nf) {
+    if (!client_packet_) return;
+    ParsedPacket out;
+    if (parse_frame(packet.frame, link_, out) != ParseStatus::ok) return;
+    const Service& service = nf.services()[client_packet_->service];
+    const std::vector<Backend>& pool = service.backends();
+    for (std::size_t b = 0; b < pool.size(); ++b) {
+      const std::uint16_t port = pool[b].config.port != 0 ? pool[b].config.port : service.config().port;
+      if (pool[b].config.address == out.key4.dst_addr && port == out.key4.dst_port) {
+        sent_to_[*client_packet_] = static_cast<std::uint16_t>(b);
+        return;
+      }
+    }
+  }
+
  private:
+  struct Connection {
+    std::uint32_t service, client_addr;
+    std::uint16_t client_port;
+    friend bool operator==(const Connection&, const Connection&) = default;
+    template <class H>
+    friend H AbslHashValue(H h, const Connection& c) {
+      return H::combine(std::move(h), c.service, c.client_addr, c.client_port);
+    }
+  };
   LinkType link_;
+  std::optional<Connection> client_packet_;  // the packet being presented, when a client's
+  absl::flat_hash_map<Connection, std::uint16_t> sent_to_;
 };
 
 }  // namespace

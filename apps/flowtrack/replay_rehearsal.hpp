@@ -41,7 +41,8 @@ struct RehearsedTrace {
 namespace detail {
 
 // Shows `nf` the packets trace[i], i in `indices`, with the burst loop's expiry cadence; marks the ones
-// `present` cannot present.
+// `present` cannot present. A `present` that wants to see what became of a packet has
+// processed(packet, nf), called after nf took it (the frame as nf left it).
 template <class Nf, class Present>
 void rehearse_queue(Nf& nf, PacketStore& trace, std::span<const std::uint32_t> indices, Present& present,
                     std::vector<bool>& unpresentable) {
@@ -55,7 +56,10 @@ void rehearse_queue(Nf& nf, PacketStore& trace, std::span<const std::uint32_t> i
     if (parse_frame(packet.frame, trace.link_type(), packet.parsed) == ParseStatus::ok) {
       switch (present(packet, nf)) {
         case Presented::rewritten: std::memcpy(bytes.data(), scratch.data(), bytes.size()); [[fallthrough]];
-        case Presented::as_captured: process_packet(nf, packet, now); break;
+        case Presented::as_captured:
+          process_packet(nf, packet, now);
+          if constexpr (requires { present.processed(std::as_const(packet), std::as_const(nf)); }) present.processed(packet, nf);
+          break;
         case Presented::unpresentable: unpresentable[i] = true; break;
       }
     }

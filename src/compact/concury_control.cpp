@@ -40,6 +40,14 @@ ConcuryVipImage ConcuryControl::image(std::uint32_t index, const ConcuryVipImage
           vip.row};
 }
 
+ConcuryVipImage ConcuryControl::image_after_keep(std::uint32_t index, std::uint64_t key, const ConcuryVipImage& in_use) {
+  if (layout_ == ConcuryLayout::pairs && in_use.dips == vips_[index].row) {
+    ConcuryVipImage changed = in_use;
+    if (vips_[index].connections.restate(std::get<OthelloImage>(changed.codes), key)) return changed;
+  }
+  return image(index, &in_use);
+}
+
 ConcuryVipImage ConcuryControl::blocks_image(std::uint32_t index, const ConcuryVipImage* in_use) const {
   const Vip& vip = vips_[index];
   std::vector<DcodePair> pairs;

@@ -127,6 +127,21 @@ OthelloMessage OthelloBuilder<Key>::set_value(std::uint32_t slot, std::uint64_t 
 }
 
 template <CompactKey Key>
+bool OthelloBuilder<Key>::restate(OthelloImage& image, std::uint32_t slot, std::uint64_t value) const {
+  OthelloShape shape = shape_;
+  shape.value_bits = image.shape.value_bits;
+  shape.fingerprint_bits = 0;
+  if (!(image.shape == shape) || slot >= slots() || !live(slot)) return false;
+  const unsigned taken = shape.taken_bits();
+  const std::uint64_t mask = (1ull << shape.value_bits) - 1;
+  const Edge& edge = edges_[slot];
+  const std::uint64_t x = (((image.cells.get(edge.a) ^ image.cells.get(edge.b)) >> taken) ^ value) & mask;
+  if (x == 0) return true;
+  for (const std::uint32_t cell : component(edge.b, slot)) image.cells.set(cell, image.cells.get(cell) ^ (x << taken));
+  return true;
+}
+
+template <CompactKey Key>
 OthelloMessage OthelloBuilder<Key>::append(const Key& key, std::uint64_t value) {
   return *add(key, value, OnCycle::rebuild);
 }

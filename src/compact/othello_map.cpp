@@ -39,6 +39,19 @@ std::optional<std::uint32_t> OthelloMap<Key>::position_of(const Key& key) const 
 }
 
 template <CompactKey Key>
+bool OthelloMap<Key>::restate(OthelloImage& image, const Key& key) const {
+  const auto position = position_of(key);
+  if (!position || entries_[*position].slot == kParked) return false;
+  if (!index_.restate(image, entries_[*position].slot, entries_[*position].state)) return false;
+  // A parked key's edge is in no tree, so the tree changed may hold one of its cells.
+  const std::uint64_t mask = (1ull << image.shape.value_bits) - 1;
+  return std::all_of(parked_.begin(), parked_.end(), [&](std::uint32_t parked) {
+    const OthelloProbe p = othello_probe(image.shape, entries_[parked].key);
+    return (((image.cells.get(p.a) ^ image.cells.get(p.b)) >> image.shape.taken_bits()) & mask) == entries_[parked].state;
+  });
+}
+
+template <CompactKey Key>
 std::optional<std::uint32_t> OthelloMap<Key>::find(const Key& key) const {
   const auto position = position_of(key);
   if (!position) return std::nullopt;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "flowtrack/conntrack/tcp_state.hpp"
+#include "flowtrack/conntrack/timeouts.hpp"
 #include "flowtrack/hash/seeded_hash.hpp"
 #include "flowtrack/sync/batch_thread.hpp"
 #include "flowtrack/util/assert.hpp"
@@ -29,7 +31,7 @@ ConcuryLb::ConcuryLb(const StatefulLbConfig& config, ControlPlanePlace place)
     : changes_(config.changes),
       learning_(std::make_unique<ConcuryLearning>(
           compact::ConcuryControl(kDcodeBits, config.seed, compact::layout_for(config.max_connections, kDcodeBits)),
-          longest_timeout(config.timeouts))),
+          longest_timeout(config.timeouts), config.timeouts.tcp_timeout(TcpState::syn_sent))),
       lookup_(kDcodeBits, compact::layout_for(config.max_connections, kDcodeBits)) {
   sort_pool_changes(changes_);
   if (const auto problem = check_pool_changes(changes_, config.services, config.maglev_size)) {
@@ -68,12 +70,17 @@ ControlPlanePlace ConcuryLb::control_plane_place() const {
 void ConcuryLb::report(const ConcuryLearning::Report& r) {
   if (staged_count_ == staged_.size()) hand_over_reports();  // a burst of answers several services claim
   staged_[staged_count_++] = r;
-  if (oldest_possible_ == kNever) oldest_possible_ = r.at;
+  note_due(r);
 }
 
-void ConcuryLb::kept(const ConcuryLearning::Report& r) {
-  learning_->kept(r);
+void ConcuryLb::kept(const ConcuryLearning::Report& r, bool fresh) {
+  learning_->kept(r, fresh);
+  note_due(r);
+}
+
+void ConcuryLb::note_due(const ConcuryLearning::Report& r) {
   if (oldest_possible_ == kNever) oldest_possible_ = r.at;
+  if (r.met == Met::syn && oldest_handshake_ == kNever) oldest_handshake_ = r.at;
 }
 
 void ConcuryLb::learn_here() {
@@ -239,28 +246,31 @@ LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
   const std::uint64_t key = client_key(p.key4.src_addr, p.key4.src_port);
   const compact::ConcuryLookup::Answer arrays = generation_ == burst_generation_ ? looked_up(first_query_[i]) : lookup_.answer(service, key);
   std::uint16_t backend = arrays.dip;
-  const bool opening = may_open(p);
-  if (opening) backend = open(service, key, arrays, packet.time);
+  if (may_open(p)) backend = open(service, key, arrays, p.key4.protocol == ipproto::kUdp ? Met::datagram : Met::syn, packet.time);
   if (backend == compact::ConcuryControl::kNoDip) return {.verdict = counters_.drop(NfDrop::no_backend)};
-  if (audit_) audit(service, key, backend, opening);
+  if (audit_) audit(service, key, backend, p);
   const BackendConfig& b = services_[service].backends()[backend].config;
   return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port};
 }
 
-std::uint16_t ConcuryLb::open(std::uint32_t service, std::uint64_t key, compact::ConcuryLookup::Answer arrays, Nanos now) {
+std::uint16_t ConcuryLb::open(std::uint32_t service, std::uint64_t key, compact::ConcuryLookup::Answer arrays, Met met, Nanos now) {
   const std::uint16_t backend = arrays.dip;
   if (backend == compact::ConcuryControl::kNoDip) return backend;
-  if (!services_[service].backends()[backend].takes_new()) return open_on_pin(service, key, backend, now);
-  // Learnt unless known already (a retransmitted SYN, a later UDP packet): the arrays give a known
-  // connection the Dcode its control plane holds, so learning it again changes nothing.
-  report({{service, key, arrays.dcode}, now, backend, true});
+  if (!services_[service].backends()[backend].takes_new()) return open_on_pin(service, key, backend, met, now);
+  // Learnt unless known already. The arrays give a known connection the Dcode its control plane holds,
+  // so a later datagram of its flow, its retransmitted SYN, or a SYN opening a new connection on its
+  // endpoints goes to the backend it had, which takes new connections.
+  report({{service, key, arrays.dcode}, now, backend, met});
   return backend;
 }
 
-std::uint16_t ConcuryLb::open_on_pin(std::uint32_t service, std::uint64_t key, std::uint16_t pin, Nanos now) {
+std::uint16_t ConcuryLb::open_on_pin(std::uint32_t service, std::uint64_t key, std::uint16_t pin, Met met, Nanos now) {
   settle();
   compact::ConcuryControl& control = learning_->control();
-  if (control.dip_of(service, key)) return pin;  // a known connection of a backend that takes no new ones
+  const bool known = control.dip_of(service, key).has_value();
+  // The known connection of a backend that takes no new ones: a later datagram of its flow, its
+  // retransmitted SYN. A SYN of any other known connection opens a new one (concury_learning.hpp).
+  if (known && (met == Met::datagram || learning_->half_open(service, key, now))) return pin;
   // A pin: the Dcode of a backend that only keeps its known connections. Another code of the row, from
   // a point the key chooses (so by weight), that takes new connections; none: no backend.
   const Service& svc = services_[service];
@@ -275,9 +285,9 @@ std::uint16_t ConcuryLb::open_on_pin(std::uint32_t service, std::uint64_t key, s
   if (c == codes) return compact::ConcuryControl::kNoDip;
   const std::uint32_t dcode = (start + c) % codes;
   const std::uint16_t backend = control.dip_at(service, dcode);
-  control.keep(service, key, backend);
-  kept({{service, key, dcode}, now, backend, true});
-  publish(service);
+  const bool row_changed = control.keep(service, key, backend);
+  kept({{service, key, dcode}, now, backend, met}, !known);
+  publish_kept(service, key, row_changed);
   ++stats_.rehomed;
   return backend;
 }
@@ -308,7 +318,7 @@ LbPlan ConcuryLb::answer(NfPacket& packet, std::size_t i) {
     sender_dcode = *dcode;
   }
   if (sender == listing.size()) return answer_at_sync(packet, i, listing, looked);
-  report({{listing[sender].first, key, sender_dcode}, packet.time, listing[sender].second, false});
+  report({{listing[sender].first, key, sender_dcode}, packet.time, listing[sender].second, Met::answer});
   return restore_service(listing[sender].first);
 }
 
@@ -328,7 +338,10 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
   for (std::size_t k = 0; k < listing.size(); ++k) {
     const std::optional<std::uint32_t> dcode = claim(i, listing, k, key, looked);
     if (!dcode) continue;
-    if (control.dip_of(listing[k].first, key)) return restore_service(listing[k].first);
+    if (control.dip_of(listing[k].first, key)) {
+      report({{listing[k].first, key, *dcode}, packet.time, listing[k].second, Met::answer});  // it is answered
+      return restore_service(listing[k].first);
+    }
     claimed_.emplace_back(k, *dcode);
   }
   // Several services' arrays send the client here and none knows it (a connection met mid-stream):
@@ -336,16 +349,16 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
   // it through its next rewrite (the others hold an entry until it is forgotten). The answer gets the
   // first one's address.
   if (!claimed_.empty()) {
-    for (const auto& [k, dcode] : claimed_) report({{listing[k].first, key, dcode}, packet.time, listing[k].second, false});
+    for (const auto& [k, dcode] : claimed_) report({{listing[k].first, key, dcode}, packet.time, listing[k].second, Met::answer});
     return restore_service(listing[claimed_.front().first].first);
   }
   // None does: a rewrite came between the connection's packets (it was met mid-stream and not known
   // then). The first service listing the backend learns it there, and its arrays are refilled so that
   // the client's later packets go back to the backend that answers (a repair).
   const ServiceBackend& chosen = listing.front();
-  learning_->control().keep(chosen.first, key, chosen.second);
-  kept({{chosen.first, key, 0}, packet.time, chosen.second, false});
-  publish(chosen.first);
+  const bool row_changed = learning_->control().keep(chosen.first, key, chosen.second);
+  kept({{chosen.first, key, 0}, packet.time, chosen.second, Met::answer}, true);
+  publish_kept(chosen.first, key, row_changed);
   ++stats_.repairs;
   return restore_service(chosen.first);
 }
@@ -373,10 +386,17 @@ void ConcuryLb::apply_change(const PoolChange& change) {
 }
 
 std::size_t ConcuryLb::expire(Nanos now, std::size_t budget) {
-  if (oldest_possible_ == kNever || now - oldest_possible_ < learning_->forget_after()) return 0;
+  const bool forgets_due = oldest_possible_ != kNever && now - oldest_possible_ >= learning_->forget_after();
+  // Half-open states end by the clock (ConcuryLearning::half_open), so their entries may wait: they are
+  // dropped once the oldest is two timeouts old, which makes this sync point at most one a timeout.
+  const Nanos timeout = learning_->handshake_timeout();
+  const bool handshakes_due = oldest_handshake_ != kNever && now - oldest_handshake_ >= timeout &&
+                              now - oldest_handshake_ - timeout >= timeout;
+  if (!forgets_due && !handshakes_due) return 0;
   settle();
   const std::size_t n = learning_->expire(now, budget);
   oldest_possible_ = learning_->oldest().value_or(kNever);
+  oldest_handshake_ = learning_->oldest_handshake().value_or(kNever);
   return n;
 }
 
@@ -386,10 +406,25 @@ void ConcuryLb::publish(std::uint32_t service) {
   ++generation_;
 }
 
-void ConcuryLb::audit(std::uint32_t service, std::uint64_t key, std::uint16_t backend, bool opening) {
-  const auto [it, first] = first_backend_.try_emplace({service, key}, backend);
+void ConcuryLb::publish_kept(std::uint32_t service, std::uint64_t key, bool row_changed) {
+  if (row_changed) return publish(service);
+  lookup_.apply(service, learning_->control().image_after_keep(service, key, lookup_.image(service)));
+  ++generation_;
+}
+
+void ConcuryLb::audit(std::uint32_t service, std::uint64_t key, std::uint16_t backend, const ParsedPacket& p) {
+  const bool opening = may_open(p);
+  const bool syn = opening && p.key4.protocol == ipproto::kTcp;
+  auto [it, first] = first_backend_.try_emplace({service, key}, AuditedConnection{backend, syn});
+  // A client sends nothing but SYNs until it is answered, and none in a synchronized connection (RFC
+  // 9293, 3.10.7.4): a SYN after any other packet of the client opens a new connection on its endpoints.
+  if (!first && syn && !it->second.last_was_syn) {
+    it->second.backend = backend;
+    first = true;
+  }
+  it->second.last_was_syn = syn;
   const std::vector<Backend>& pool = services_[service].backends();
-  if (!first && it->second != backend) ++stats_.violations;
+  if (!first && it->second.backend != backend) ++stats_.violations;
   if (backend >= pool.size() || (first && opening && !pool[backend].takes_new())) ++stats_.false_hits;
 }
 

@@ -7,8 +7,11 @@
 
 namespace flowtrack {
 
-ConcuryLearning::ConcuryLearning(compact::ConcuryControl control, Nanos forget_after)
-    : control_(std::move(control)), forget_after_(forget_after), known_(std::size_t{1} << kKnownBits, kEmpty) {}
+ConcuryLearning::ConcuryLearning(compact::ConcuryControl control, Nanos forget_after, Nanos handshake_timeout)
+    : control_(std::move(control)),
+      forget_after_(forget_after),
+      handshake_timeout_(handshake_timeout),
+      known_(std::size_t{1} << kKnownBits, kEmpty) {}
 
 std::uint64_t ConcuryLearning::tag(std::uint32_t service, std::uint64_t key) {
   FLOWTRACK_ASSERT(key >> 48 == 0 && service < 0xffff, "a client endpoint of one of fewer than 0xffff services");
@@ -17,7 +20,9 @@ std::uint64_t ConcuryLearning::tag(std::uint32_t service, std::uint64_t key) {
 
 void ConcuryLearning::learn_all(std::span<const Report> reports) {
   // In chunks, so that ConcuryControl::learn_all overlaps each chunk's misses with no scratch to keep:
-  // the chunk's cache slots prefetched, the reports that miss them learnt, their slots written.
+  // the chunk's cache slots prefetched, the reports that miss them learnt, then settled. A connection's
+  // reports stay in order: those that hit its slot come first (a SYN's clears it, and no slot is
+  // written before the chunk's learning), the rest after.
   constexpr std::size_t kChunk = 64;
   compact::ConcuryControl::Report connections[kChunk];
   const Report* unknown[kChunk];
@@ -33,28 +38,56 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
     std::size_t n = 0;
     for (std::size_t i = 0; i < chunk.size(); ++i) {
       std::uint64_t& slot = known_slot(tags[i]);
-      if (slot == tags[i]) continue;
+      if (slot == tags[i]) {
+        if (chunk[i].met == Met::syn) settle(chunk[i], false, slot);
+        continue;
+      }
       unknown[n] = &chunk[i];
       slots[n] = &slot;
       connections[n++] = chunk[i].connection;
     }
     control_.learn_all(std::span(connections, n), std::span(fresh, n));
-    for (std::size_t i = 0; i < n; ++i) {
-      *slots[i] = tag(connections[i].vip, connections[i].key);
-      if (fresh[i]) remember(*unknown[i]);
-    }
+    for (std::size_t i = 0; i < n; ++i) settle(*unknown[i], fresh[i], *slots[i]);
   }
 }
 
-void ConcuryLearning::kept(const Report& report) {
-  known_slot(tag(report.connection.vip, report.connection.key)) = tag(report.connection.vip, report.connection.key);
-  remember(report);
+void ConcuryLearning::kept(const Report& report, bool fresh) {
+  settle(report, fresh, known_slot(tag(report.connection.vip, report.connection.key)));
+}
+
+void ConcuryLearning::settle(const Report& report, bool fresh, std::uint64_t& slot) {
+  const std::uint64_t t = tag(report.connection.vip, report.connection.key);
+  if (report.met == Met::syn && !fresh && half_open(report.connection.vip, report.connection.key, report.at)) return;  // a retransmission
+  if (fresh) remember(report);
+  switch (report.met) {
+    case Met::answer:
+      half_open_.erase(t);
+      slot = t;
+      return;
+    case Met::datagram:
+      if (fresh) count_opening(report);
+      slot = t;
+      return;
+    case Met::syn:  // a new connection, on endpoints known or not
+      count_opening(report);
+      half_open_[t] = report.at;
+      handshakes_.emplace_back(report.at, t);
+      if (slot == t) slot = kEmpty;
+      return;
+  }
+}
+
+bool ConcuryLearning::half_open(std::uint32_t service, std::uint64_t key, Nanos now) const {
+  const auto it = half_open_.find(tag(service, key));
+  return it != half_open_.end() && now - it->second < handshake_timeout_;
 }
 
 void ConcuryLearning::remember(const Report& report) {
   learnt_.push_back({report.at, report.connection.vip, report.connection.key});
   ++learnt_count_;
-  if (!report.opening) return;
+}
+
+void ConcuryLearning::count_opening(const Report& report) {
   if (new_connections_.size() <= report.connection.vip) new_connections_.resize(report.connection.vip + 1);
   std::vector<std::uint64_t>& of_service = new_connections_[report.connection.vip];
   if (of_service.size() <= report.backend) of_service.resize(report.backend + 1u, 0);
@@ -62,6 +95,11 @@ void ConcuryLearning::remember(const Report& report) {
 }
 
 std::size_t ConcuryLearning::expire(Nanos now, std::size_t budget) {
+  while (!handshakes_.empty() && now - handshakes_.front().first >= handshake_timeout_) {
+    const auto [at, t] = handshakes_.front();
+    if (const auto it = half_open_.find(t); it != half_open_.end() && it->second == at) half_open_.erase(it);
+    handshakes_.pop_front();
+  }
   std::size_t n = 0;
   // now - at, not at + forget_after_: the timeout may be large enough to overflow the sum.
   while (n < budget && !learnt_.empty() && now - learnt_.front().at >= forget_after_) {
@@ -79,6 +117,11 @@ std::size_t ConcuryLearning::expire(Nanos now, std::size_t budget) {
 std::optional<Nanos> ConcuryLearning::oldest() const {
   if (learnt_.empty()) return std::nullopt;
   return learnt_.front().at;
+}
+
+std::optional<Nanos> ConcuryLearning::oldest_handshake() const {
+  if (handshakes_.empty()) return std::nullopt;
+  return handshakes_.front().first;
 }
 
 std::uint64_t ConcuryLearning::new_connections(std::uint32_t service, std::uint16_t backend) const {

@@ -62,6 +62,26 @@ TEST_P(Concury, KnownConnectionsKeepTheirDipAcrossPoolAndWeightChanges) {
   EXPECT_EQ(lost, expected_lost);
 }
 
+// keep() of known connections to other DIPs (a new connection on a pin's endpoints, sent elsewhere):
+// the arrays after image_after_keep send every known connection to its DIP, the kept ones to their new.
+TEST_P(Concury, KeptConnectionsGoToTheirNewDipAndNoOtherKnownConnectionMoves) {
+  TwoVips lb(GetParam());
+  std::map<std::uint64_t, std::uint16_t> dips;
+  for (std::uint64_t n = 0; n < 3000; ++n) dips[compact_key<std::uint64_t>(n)] = lb.connect(0, compact_key<std::uint64_t>(n));
+  Random rng(5);
+  for (int round = 0; round < 200; ++round) {
+    const std::uint64_t key = compact_key<std::uint64_t>(rng.below(3000));
+    const auto dip = static_cast<std::uint16_t>(100 + rng.below(8));
+    ASSERT_FALSE(lb.control.keep(0, key, dip));  // every DIP has codes: no row changes
+    dips[key] = dip;
+    lb.lookup.apply(0, lb.control.image_after_keep(0, key, lb.lookup.image(0)));
+    // New connections keep arriving between the keeps, learnt from the arrays in use.
+    const std::uint64_t fresh = compact_key<std::uint64_t>(3000 + round);
+    dips[fresh] = lb.connect(0, fresh);
+  }
+  for (const auto& [key, dip] : dips) ASSERT_EQ(lb.lookup.lookup(0, key), dip);
+}
+
 // learn_all overlaps the misses of a batch of reports; what it learns must be what learn() one report
 // at a time learns, repeated reports (a retransmitted SYN) included.
 TEST_P(Concury, LearningABatchOfReportsEqualsLearningThemOneByOne) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 
@@ -260,6 +261,45 @@ TEST(OthelloMap, ParkedKeysAreFoundChangedErasedAndRefilledLikeTheOthers) {
   const OthelloLookup lookup(map.refill_states(12, 3, nullptr));
   EXPECT_EQ(map.parked(), 0u);
   for (const auto& [key, state] : oracle) ASSERT_EQ(lookup.lookup(key), state);
+}
+
+// Concury's use of one refill over many updates: keys learnt with the answer the arrays give them (no
+// write), departures, and now and then one key's state changed and the arrays restated for it. A restate
+// must give that key its state and keep every other held key's answer, through parked keys and index
+// growth; where it cannot, a refill over the arrays in use does.
+TEST(OthelloMap, RestatingOneKeyGivesItsNewStateAndKeepsEveryOtherKeysAnswer) {
+  OthelloMap<std::uint64_t> map(512);
+  std::unordered_map<std::uint64_t, std::uint32_t> oracle;
+  Random rng(9);
+  OthelloImage image = map.refill_states(12, 4, nullptr);
+  auto lookup = std::make_unique<OthelloLookup>(image);
+  std::size_t restated = 0, refilled = 0;
+  for (std::uint64_t op = 0; op < 20000; ++op) {
+    const std::uint64_t key = compact_key<std::uint64_t>(rng.below(6000));
+    const std::uint64_t kind = rng.below(16);
+    if (oracle.contains(key) && kind < 4) {
+      ASSERT_TRUE(map.erase(key));
+      oracle.erase(key);
+    } else if (oracle.contains(key) && kind < 6) {
+      const auto state = static_cast<std::uint32_t>(rng.below(4096));
+      map.insert_or_assign(key, state);
+      oracle[key] = state;
+      if (map.restate(image, key)) {
+        ++restated;
+      } else {
+        image = map.refill_states(12, 4, &image);
+        ++refilled;
+      }
+      lookup = std::make_unique<OthelloLookup>(image);
+      for (const auto& [k, v] : oracle) ASSERT_EQ(lookup->lookup(k), v) << op;
+    } else if (!oracle.contains(key)) {
+      const auto answer = static_cast<std::uint32_t>(lookup->lookup(key));
+      map.insert_or_assign(key, answer);
+      oracle[key] = answer;
+    }
+  }
+  EXPECT_GT(restated, 500u);
+  EXPECT_GT(refilled, 0u);  // parked keys, growth
 }
 
 TEST(OthelloMap, RefillOverItsGraphAnswersEveryKeyWithTheNewValues) {

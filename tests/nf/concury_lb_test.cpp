@@ -154,6 +154,43 @@ TEST_P(ConcuryLbInBothLayouts, TheRaceOfAnUnreportedConnectionIsCountedAndRepair
   EXPECT_EQ(lb.stats().violations, moved);
 }
 
+// RFC 9293, 3.10.7.4: a client sends a SYN on the endpoints of an answered connection only to open a
+// new one. When the answered connection's backend was drained since, the new one goes to a backend that
+// takes new connections, and stays there; the audit counts it as the endpoints' next connection.
+TEST_P(ConcuryLbInBothLayouts, ASynOnTheEndpointsOfAnAnsweredConnectionOpensANewOneAwayFromADrainedBackend) {
+  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1}, {change(1, PoolAction::drain, 0), change(1, PoolAction::drain, 1)});
+  std::map<std::uint32_t, std::size_t> first;
+  for (std::uint32_t n = 0; n < 300; ++n) first[n] = backend_of(run(lb, client(n), tcpflag::kSyn, 0));
+  for (const auto& [c, b] : first) {
+    run(lb, answer_from(b, client(c)), tcpflag::kSyn | tcpflag::kAck, kNanosPerSecond / 2);
+    run(lb, client(c), tcpflag::kAck, kNanosPerSecond / 2);
+  }
+  std::size_t on_drained = 0;
+  for (const auto& [c, b] : first) {
+    on_drained += b != 2;
+    ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kSyn, 2 * kNanosPerSecond)), 2u) << c;
+    ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, 3 * kNanosPerSecond)), 2u) << c;
+  }
+  EXPECT_GT(on_drained, 150u);
+  EXPECT_EQ(lb.stats().rehomed, on_drained);
+  EXPECT_EQ(lb.stats().false_hits, 0u);
+  EXPECT_EQ(lb.stats().violations, 0u);
+}
+
+// Its first SYN unanswered, a client resends it (RFC 9293, 3.8.1): the resent SYN belongs to the same
+// connection, which stays on its backend though that was drained since; past the handshake timeout
+// (Linux's SYN_SENT timeout, 120 s) a SYN opens a new connection, sent elsewhere.
+TEST_P(ConcuryLbInBothLayouts, AResentSynStaysWithItsDrainedBackendUntilTheHandshakeTimeout) {
+  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1}, {change(1, PoolAction::drain, 0), change(1, PoolAction::drain, 1)});
+  std::map<std::uint32_t, std::size_t> first;
+  for (std::uint32_t n = 0; n < 300; ++n) first[n] = backend_of(run(lb, client(n), tcpflag::kSyn, 0));
+  for (const auto& [c, b] : first) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kSyn, 3 * kNanosPerSecond)), b) << c;
+  EXPECT_EQ(lb.stats().rehomed, 0u);
+  for (const auto& [c, b] : first) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kSyn, 121 * kNanosPerSecond)), 2u) << c;
+  EXPECT_GT(lb.stats().rehomed, 150u);
+  EXPECT_EQ(lb.stats().false_hits, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, ConcuryLbInBothLayouts,
                          ::testing::Combine(::testing::Values(std::size_t{1} << 20, std::size_t{8} << 20),
                                             ::testing::Values(ControlPlanePlace::worker, ControlPlanePlace::own_thread)),

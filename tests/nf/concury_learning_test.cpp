@@ -1,9 +1,11 @@
 // Concury's learning (nf/concury_learning.hpp): reports of known connections are skipped by its cache
 // of known connections exactly when learning them would change nothing, and a forgotten connection is
 // learnt again when reported again (the cache never answers for a connection the control plane does
-// not know).
+// not know); a SYN is a retransmission only while its connection is half-open, and opens a new
+// connection on known endpoints otherwise, whether the reports come one by one or in one batch.
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <vector>
 
 #include "flowtrack/nf/concury_learning.hpp"
@@ -12,23 +14,26 @@ namespace flowtrack {
 namespace {
 
 constexpr Nanos kForgetAfter = 100;
+constexpr Nanos kHandshakeTimeout = 20;
 
 ConcuryLearning make_learning() {
   compact::ConcuryControl control;
   control.add_vip({0, 1, 2}, {1, 1, 1});
   control.add_vip({0, 1}, {1, 1});
-  return ConcuryLearning(std::move(control), kForgetAfter);
+  return ConcuryLearning(std::move(control), kForgetAfter, kHandshakeTimeout);
 }
 
-ConcuryLearning::Report report(std::uint32_t service, std::uint64_t key, Nanos at, bool opening = true) {
-  return {{service, key, static_cast<std::uint32_t>(key % 4096)}, at, 0, opening};
+using Met = ConcuryLearning::Met;
+
+ConcuryLearning::Report report(std::uint32_t service, std::uint64_t key, Nanos at, Met met = Met::syn) {
+  return {{service, key, static_cast<std::uint32_t>(key % 4096)}, at, 0, met};
 }
 
 TEST(ConcuryLearning, ReportsOfKnownConnectionsLearnNothingMore) {
   ConcuryLearning learning = make_learning();
   std::vector<ConcuryLearning::Report> reports;
   for (std::uint64_t k = 1; k <= 500; ++k) reports.push_back(report(0, k, 1));
-  for (std::uint64_t k = 1; k <= 500; ++k) reports.push_back(report(0, k, 2, false));  // their answers
+  for (std::uint64_t k = 1; k <= 500; ++k) reports.push_back(report(0, k, 2, Met::answer));  // their answers
   for (std::uint64_t k = 1; k <= 500; ++k) reports.push_back(report(1, k, 3));          // another service's
   learning.learn_all(reports);
   EXPECT_EQ(learning.learnt(), 1000u);
@@ -56,10 +61,70 @@ TEST(ConcuryLearning, AForgottenConnectionIsLearntAgainWhenReportedAgain) {
 TEST(ConcuryLearning, AConnectionKeptAtASyncPointIsKnownToLaterReports) {
   ConcuryLearning learning = make_learning();
   learning.control().keep(0, 42, 2);
-  learning.kept(report(0, 42, 5));
-  learning.learn_all(std::vector{report(0, 42, 6, false)});
+  learning.kept(report(0, 42, 5, Met::answer), true);  // a repair
+  learning.learn_all(std::vector{report(0, 42, 6, Met::answer)});
   EXPECT_EQ(learning.learnt(), 1u);
   EXPECT_EQ(learning.control().dip_of(0, 42), std::optional<std::uint16_t>{2});
+}
+
+// RFC 9293, 3.10.7.4: a SYN inside a synchronized connection changes nothing there, so a client sends
+// one only for a new connection; while the first is unanswered it may resend it.
+TEST(ConcuryLearning, ASynOfAnAnsweredConnectionOpensANewOneAndAResentSynDoesNot) {
+  ConcuryLearning learning = make_learning();
+  learning.learn_all(std::vector{report(0, 7, 1), report(0, 7, 2)});  // a SYN and its retransmission
+  EXPECT_EQ(learning.new_connections(0, 0), 1u);
+  EXPECT_TRUE(learning.half_open(0, 7, 2));
+  learning.learn_all(std::vector{report(0, 7, 3, Met::answer), report(0, 7, 4, Met::answer)});
+  EXPECT_FALSE(learning.half_open(0, 7, 4));
+  learning.learn_all(std::vector{report(0, 7, 5)});  // the endpoints' next connection
+  EXPECT_EQ(learning.new_connections(0, 0), 2u);
+  EXPECT_TRUE(learning.half_open(0, 7, 5));
+  EXPECT_EQ(learning.learnt(), 1u);  // one entry for the endpoints
+  EXPECT_EQ(learning.control().connections(0), 1u);
+}
+
+TEST(ConcuryLearning, AConnectionMetMidStreamIsNotHalfOpenAndADatagramFlowOpensOnce) {
+  ConcuryLearning learning = make_learning();
+  learning.learn_all(std::vector{report(0, 8, 1, Met::answer), report(0, 8, 2)});
+  EXPECT_EQ(learning.new_connections(0, 0), 1u);  // the SYN, not the answer met mid-stream
+  learning.learn_all(std::vector{report(1, 9, 1, Met::datagram), report(1, 9, 2, Met::datagram), report(1, 9, 3, Met::datagram)});
+  EXPECT_EQ(learning.new_connections(1, 0), 1u);
+  EXPECT_FALSE(learning.half_open(1, 9, 3));
+}
+
+TEST(ConcuryLearning, AHalfOpenConnectionEndsWithTheHandshakeTimeout) {
+  ConcuryLearning learning = make_learning();
+  learning.learn_all(std::vector{report(0, 5, 10)});
+  EXPECT_TRUE(learning.half_open(0, 5, 10 + kHandshakeTimeout - 1));
+  EXPECT_FALSE(learning.half_open(0, 5, 10 + kHandshakeTimeout));
+  EXPECT_EQ(learning.oldest_handshake(), Nanos{10});
+  learning.expire(10 + kHandshakeTimeout, 1000);
+  EXPECT_EQ(learning.oldest_handshake(), std::nullopt);
+  EXPECT_EQ(learning.control().connections(0), 1u);  // the connection stays known
+  learning.learn_all(std::vector{report(0, 5, 10 + kHandshakeTimeout)});
+  EXPECT_EQ(learning.new_connections(0, 0), 2u);
+}
+
+// learn_all reads the cache of a chunk's reports before it learns them: a connection's reports must
+// still take effect in their order (a SYN that hits the cache, then the connection's answer, then a
+// retransmission), as one learn_all a report gives.
+TEST(ConcuryLearning, ABatchHasTheEffectOfItsReportsOneByOne) {
+  std::vector<ConcuryLearning::Report> reports;
+  for (std::uint64_t k = 1; k <= 40; ++k) {
+    reports.push_back(report(0, k, 1));
+    reports.push_back(report(0, k, 2, Met::answer));
+  }
+  for (std::uint64_t k = 1; k <= 40; ++k) {
+    const Met pattern[] = {Met::answer, Met::syn, Met::syn, Met::answer, Met::syn, Met::answer, Met::answer, Met::syn};
+    for (std::size_t i = 0; i < std::size(pattern); ++i) reports.push_back(report(0, k, 3 + (i + k) % 5, pattern[(i + k) % 8]));
+  }
+  ConcuryLearning batched = make_learning(), single = make_learning();
+  batched.learn_all(std::vector(reports.begin(), reports.begin() + 80));  // answered, and cached
+  batched.learn_all(std::vector(reports.begin() + 80, reports.end()));
+  for (const ConcuryLearning::Report& r : reports) single.learn_all(std::vector{r});
+  EXPECT_EQ(batched.new_connections(0, 0), single.new_connections(0, 0));
+  EXPECT_GT(single.new_connections(0, 0), 80u);
+  for (std::uint64_t k = 1; k <= 40; ++k) ASSERT_EQ(batched.half_open(0, k, 8), single.half_open(0, k, 8)) << k;
 }
 
 }  // namespace

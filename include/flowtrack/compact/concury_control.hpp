@@ -74,6 +74,10 @@ class ConcuryControl {
   // pinning one for dip first when it has none. Returns true when that changed the row (every change
   // of the control plane reaches the data plane only through image()).
   bool keep(std::uint32_t vip, std::uint64_t key, std::uint16_t dip);
+  // The VIP's arrays after a keep() that changed no row, from the arrays in use: in the pairs layout
+  // those with one tree of cells changed for the key, O(that tree), where the OthelloMap allows
+  // (OthelloMap::restate), else image(vip, &in_use).
+  ConcuryVipImage image_after_keep(std::uint32_t vip, std::uint64_t key, const ConcuryVipImage& in_use);
 
   std::optional<std::uint16_t> dip_of(std::uint32_t vip, std::uint64_t key) const;
   // True when `dip` is in the VIP's list (whatever its weight): keep() may name it.

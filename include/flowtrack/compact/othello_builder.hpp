@@ -108,6 +108,11 @@ class OthelloBuilder {
   template <class ValueOfSlot>
   OthelloImage refill(unsigned value_bits, ValueOfSlot&& value_of_slot, std::uint64_t fill_seed,
                       const OthelloImage* previous = nullptr) const;
+  // Brings a refill of this graph (its seed and sizes) to answer `value` for the key at `slot` with
+  // every other edge's answer kept, as set_value does to the control plane's own arrays: the tree on
+  // B's side of the slot's edge xor-ed by the change. O(that tree), not O(the arrays) as a refill is.
+  // False, with the image unchanged, when it is of other sizes or seed, or the slot holds no key.
+  bool restate(OthelloImage& image, std::uint32_t slot, std::uint64_t value) const;
 
   // Invariant checks for the tests: G has no cycle and every key's cells give its value.
   bool acyclic() const;

@@ -62,6 +62,11 @@ class OthelloMap {
     return index_.refill(
         value_bits, [&](std::uint32_t slot) { return std::uint64_t{entries_[index_.value_at(slot)].state}; }, fill_seed, previous);
   }
+  // Brings `image`, a refill_states of this map whose graph has not been rebuilt since, to answer the
+  // key's state (changed by insert_or_assign) with every other key's answer kept: one tree of cells
+  // changed (OthelloBuilder::restate). False, the image then to be discarded, when it cannot: the key
+  // is parked (in no tree), the graph was rebuilt, or a parked key's answer would change.
+  bool restate(OthelloImage& image, const Key& key) const;
   const OthelloBuilder<Key>& index() const { return index_; }
 
  private:

@@ -51,7 +51,9 @@
 // `enable_audit()` makes the function check itself against an exact map of every connection's first
 // backend (outside Concury's structures, for the benchmark's check): `violations` counts packets of a
 // connection sent to another backend than its first, `false_hits` packets sent to a backend that is
-// not in the service's pool or, for a connection's first packet, takes no new connections.
+// not in the service's pool or, for a connection's first packet, takes no new connections. A
+// connection there is a client endpoint's packets to a service from a first one on, a TCP SYN that
+// follows any other packet beginning the next (the audit sees the client's packets only).
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -160,9 +162,12 @@ class ConcuryLb {
   static bool may_open(const ParsedPacket& p);
   LbPlan decide(NfPacket& packet, std::size_t i);
   // The cold path: a packet that may open a connection; returns the backend it goes to.
-  [[gnu::noinline]] std::uint16_t open(std::uint32_t service, std::uint64_t key, compact::ConcuryLookup::Answer arrays, Nanos now);
-  // A new connection whose Dcode is a pin's (at a sync point): sent to another backend, unless known.
-  [[gnu::noinline]] std::uint16_t open_on_pin(std::uint32_t service, std::uint64_t key, std::uint16_t pin, Nanos now);
+  using Met = ConcuryLearning::Met;
+  [[gnu::noinline]] std::uint16_t open(std::uint32_t service, std::uint64_t key, compact::ConcuryLookup::Answer arrays, Met met,
+                                       Nanos now);
+  // A new connection whose Dcode is a pin's (at a sync point): sent to another backend, unless it is the
+  // known connection's.
+  [[gnu::noinline]] std::uint16_t open_on_pin(std::uint32_t service, std::uint64_t key, std::uint16_t pin, Met met, Nanos now);
   [[gnu::noinline]] LbPlan answer(NfPacket& packet, std::size_t i);
   using ServiceBackend = std::pair<std::uint32_t, std::uint16_t>;
   using ServiceListing = std::vector<ServiceBackend>;
@@ -176,9 +181,12 @@ class ConcuryLb {
   // An answer's plan: its source becomes the service's VIP and port.
   LbPlan restore_service(std::uint32_t service) const;
   [[gnu::noinline]] void apply_change(const PoolChange& change);
-  void audit(std::uint32_t service, std::uint64_t key, std::uint16_t backend, bool opening);
+  void audit(std::uint32_t service, std::uint64_t key, std::uint16_t backend, const ParsedPacket& p);
   // Rewrites the service's arrays from its control plane.
   void publish(std::uint32_t service);
+  // The same after keep() made `key` known (`row_changed`: as keep() returned): unless the row changed,
+  // the arrays in use with the cells the key's Dcode needs changed (ConcuryControl::image_after_keep).
+  void publish_kept(std::uint32_t service, std::uint64_t key, bool row_changed);
   // The service's pool as the control plane takes it: every backend ever listed, weight 0 for those
   // that take no new connections.
   void pool_of(std::uint32_t service, std::vector<std::uint16_t>& backends, std::vector<double>& weights) const;
@@ -186,8 +194,10 @@ class ConcuryLb {
 
   // A report for the control plane, handed over with the burst's others at the burst's end.
   void report(const ConcuryLearning::Report& r);
-  // A connection made known at a sync point by ConcuryControl::keep (a repair, a pin's rehoming).
-  void kept(const ConcuryLearning::Report& r);
+  // A connection made known at a sync point by ConcuryControl::keep (a repair, a pin's rehoming);
+  // `fresh`: the control plane did not know it before.
+  void kept(const ConcuryLearning::Report& r, bool fresh);
+  void note_due(const ConcuryLearning::Report& r);  // what expire() may find due, from a report
   void hand_over_reports();
   void learn_here();  // the staged reports learnt by the worker (the control plane is its own then)
   // A sync point: every report handed over (and this burst's so far) learnt; the control plane is then
@@ -211,12 +221,19 @@ class ConcuryLb {
   // to do, and need not wait for the control plane, while now - oldest_possible_ < the longest timeout.
   static constexpr Nanos kNever = ~Nanos{0};
   Nanos oldest_possible_ = kNever;
+  Nanos oldest_handshake_ = kNever;  // the same for half-open states (ConcuryLearning::oldest_handshake)
   compact::ConcuryLookup lookup_;
   PoolChangeClock schedule_;
   NfCounters counters_;
   ConcuryStats stats_;
   bool audit_ = false;
-  absl::flat_hash_map<std::pair<std::uint32_t, std::uint64_t>, std::uint16_t> first_backend_;  // the audit's
+  // The audit's: each client endpoint's connection, the backend of its first packet, and whether its
+  // last packet was a SYN.
+  struct AuditedConnection {
+    std::uint16_t backend;
+    bool last_was_syn;
+  };
+  absl::flat_hash_map<std::pair<std::uint32_t, std::uint64_t>, AuditedConnection> first_backend_;
 
   // The burst's lookups, in one bulk lookup: services_of_[i] is packet i's service (kNoService: not to
   // a service); its query (or, for a backend's answer, listing_of_[i]'s queries, one per service listing
