@@ -79,6 +79,9 @@ void ConcuryLb::kept(const ConcuryLearning::Report& r, bool fresh) {
 }
 
 void ConcuryLb::note_due(const ConcuryLearning::Report& r) {
+  if (audit_ && r.met == Met::answer) {
+    if (const auto it = first_backend_.find({r.connection.vip, r.connection.key}); it != first_backend_.end()) it->second.unanswered_syn = false;
+  }
   if (oldest_possible_ == kNever) oldest_possible_ = r.at;
   if (r.met == Met::syn && oldest_handshake_ == kNever) oldest_handshake_ = r.at;
 }
@@ -248,7 +251,7 @@ LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
   std::uint16_t backend = arrays.dip;
   if (may_open(p)) backend = open(service, key, arrays, p.key4.protocol == ipproto::kUdp ? Met::datagram : Met::syn, packet.time);
   if (backend == compact::ConcuryControl::kNoDip) return {.verdict = counters_.drop(NfDrop::no_backend)};
-  if (audit_) audit(service, key, backend, p);
+  if (audit_) audit(service, key, backend, p, packet.time);
   const BackendConfig& b = services_[service].backends()[backend].config;
   return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port};
 }
@@ -412,17 +415,17 @@ void ConcuryLb::publish_kept(std::uint32_t service, std::uint64_t key, bool row_
   ++generation_;
 }
 
-void ConcuryLb::audit(std::uint32_t service, std::uint64_t key, std::uint16_t backend, const ParsedPacket& p) {
+void ConcuryLb::audit(std::uint32_t service, std::uint64_t key, std::uint16_t backend, const ParsedPacket& p, Nanos now) {
   const bool opening = may_open(p);
   const bool syn = opening && p.key4.protocol == ipproto::kTcp;
-  auto [it, first] = first_backend_.try_emplace({service, key}, AuditedConnection{backend, syn});
-  // A client sends nothing but SYNs until it is answered, and none in a synchronized connection (RFC
-  // 9293, 3.10.7.4): a SYN after any other packet of the client opens a new connection on its endpoints.
-  if (!first && syn && !it->second.last_was_syn) {
-    it->second.backend = backend;
+  auto [it, first] = first_backend_.try_emplace({service, key}, AuditedConnection{backend, now, syn});
+  // A SYN is resent while the connection it opened is unanswered, for the handshake timeout at most; any
+  // other SYN opens the endpoints' next connection (in a synchronized one a SYN changes nothing: RFC
+  // 9293, 3.10.7.4).
+  if (!first && syn && !(it->second.unanswered_syn && now - it->second.syn_at < learning_->handshake_timeout())) {
+    it->second = {backend, now, true};
     first = true;
   }
-  it->second.last_was_syn = syn;
   const std::vector<Backend>& pool = services_[service].backends();
   if (!first && it->second.backend != backend) ++stats_.violations;
   if (backend >= pool.size() || (first && opening && !pool[backend].takes_new())) ++stats_.false_hits;

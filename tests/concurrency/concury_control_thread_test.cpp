@@ -2,7 +2,8 @@
 // the worker's control plane moved, not another one: the same packets, in the same bursts, give the
 // same frames out, counters, stats and per-backend counts as with the control plane on the worker, over
 // a workload that reaches every sync point (pool changes, pins rehomed, mid-stream connections
-// repaired, answers two services' arrays both claim, expiries). Runs under ThreadSanitizer in `make
+// repaired, answers two services' arrays both claim, expiries) and SYNs on known endpoints, resent or
+// opening new connections. Runs under ThreadSanitizer in `make
 // test`, which checks the hand-over of the control plane at each sync point.
 #include <gtest/gtest.h>
 
@@ -40,6 +41,9 @@ StatefulLbConfig config() {
   c.max_connections = 1 << 20;
   // Connections are forgotten 150 ms after they were learnt, within the run.
   c.timeouts.tcp.fill(150 * kMs);
+  // A connection learnt from its SYN is half-open for 40 ms: a SYN of its endpoints is a resent one before,
+  // a new connection after (or once it is answered).
+  c.timeouts.tcp[static_cast<std::size_t>(TcpState::syn_sent)] = 40 * kMs;
   c.timeouts.udp_unreplied = c.timeouts.udp_replied = c.timeouts.icmp = c.timeouts.other = 150 * kMs;
   auto change = [](double ms, PoolAction action, std::size_t b, std::uint32_t weight = 1) {
     return PoolChange{static_cast<Nanos>(ms * static_cast<double>(kMs)), "web", action,
@@ -102,9 +106,10 @@ class Workload {
         const Client c{0x0c000000 + next_client_++, service_port};
         frames.push_back(to_service(c, tcpflag::kAck));
         sent_.push_back(c);
-      } else if (kind < 75) {  // a known client's next packet
+      } else if (kind < 75) {  // a known client's next packet, or (one in four) its SYN: a resent one, or
+                               // a new connection on its endpoints
         const Client c = clients_[rng_.next() % clients_.size()].first;
-        frames.push_back(to_service(c, tcpflag::kAck));
+        frames.push_back(to_service(c, kind < 70 ? tcpflag::kAck : tcpflag::kSyn));
         sent_.push_back(c);
       } else {  // the backend a client was sent to answers (for a mid-stream one, perhaps after a rewrite)
         const auto& [c, backend] = clients_[rng_.next() % clients_.size()];

@@ -52,8 +52,9 @@
 // backend (outside Concury's structures, for the benchmark's check): `violations` counts packets of a
 // connection sent to another backend than its first, `false_hits` packets sent to a backend that is
 // not in the service's pool or, for a connection's first packet, takes no new connections. A
-// connection there is a client endpoint's packets to a service from a first one on, a TCP SYN that
-// follows any other packet beginning the next (the audit sees the client's packets only).
+// connection there is a client endpoint's packets to a service from a first one on; a TCP SYN begins
+// the next, unless it is resent (its connection opened by a SYN, unanswered, within the handshake
+// timeout).
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -181,7 +182,7 @@ class ConcuryLb {
   // An answer's plan: its source becomes the service's VIP and port.
   LbPlan restore_service(std::uint32_t service) const;
   [[gnu::noinline]] void apply_change(const PoolChange& change);
-  void audit(std::uint32_t service, std::uint64_t key, std::uint16_t backend, const ParsedPacket& p);
+  void audit(std::uint32_t service, std::uint64_t key, std::uint16_t backend, const ParsedPacket& p, Nanos now);
   // Rewrites the service's arrays from its control plane.
   void publish(std::uint32_t service);
   // The same after keep() made `key` known (`row_changed`: as keep() returned): unless the row changed,
@@ -197,7 +198,8 @@ class ConcuryLb {
   // A connection made known at a sync point by ConcuryControl::keep (a repair, a pin's rehoming);
   // `fresh`: the control plane did not know it before.
   void kept(const ConcuryLearning::Report& r, bool fresh);
-  void note_due(const ConcuryLearning::Report& r);  // what expire() may find due, from a report
+  // What expire() may find due, from a report; and for the audit, an answer's connection answered.
+  void note_due(const ConcuryLearning::Report& r);
   void hand_over_reports();
   void learn_here();  // the staged reports learnt by the worker (the control plane is its own then)
   // A sync point: every report handed over (and this burst's so far) learnt; the control plane is then
@@ -227,11 +229,12 @@ class ConcuryLb {
   NfCounters counters_;
   ConcuryStats stats_;
   bool audit_ = false;
-  // The audit's: each client endpoint's connection, the backend of its first packet, and whether its
-  // last packet was a SYN.
+  // The audit's: each client endpoint's connection, the backend of its first packet, and its opening
+  // SYN's time while no answer of it was reported.
   struct AuditedConnection {
     std::uint16_t backend;
-    bool last_was_syn;
+    Nanos syn_at;
+    bool unanswered_syn;
   };
   absl::flat_hash_map<std::pair<std::uint32_t, std::uint64_t>, AuditedConnection> first_backend_;
 
