@@ -37,6 +37,9 @@ ConcuryLb::ConcuryLb(const StatefulLbConfig& config, ControlPlanePlace place)
   if (const auto problem = check_pool_changes(changes_, config.services, config.maglev_size)) {
     throw std::invalid_argument(fmt::format("concury: change {}: {}: {}", problem->index, problem->key, problem->problem));
   }
+  if (config.services.size() >= ConcuryLearning::kMaxServices) {
+    throw std::invalid_argument(fmt::format("concury: {} services, at most {}", config.services.size(), ConcuryLearning::kMaxServices - 1));
+  }
   std::vector<std::uint16_t> backends;
   std::vector<double> weights;
   // Each service's control plane sized for its share of the configured connections (bounded), so that

@@ -14,15 +14,16 @@ ConcuryLearning::ConcuryLearning(compact::ConcuryControl control, Nanos forget_a
       known_(std::size_t{1} << kKnownBits, kEmpty) {}
 
 std::uint64_t ConcuryLearning::tag(std::uint32_t service, std::uint64_t key) {
-  FLOWTRACK_ASSERT(key >> 48 == 0 && service < 0xffff, "a client endpoint of one of fewer than 0xffff services");
+  FLOWTRACK_ASSERT(key >> 48 == 0 && service < kMaxServices, "a client endpoint of one of fewer than 0x7fff services");
   return std::uint64_t{service} << 48 | key;
 }
 
 void ConcuryLearning::learn_all(std::span<const Report> reports) {
   // In chunks, so that ConcuryControl::learn_all overlaps each chunk's misses with no scratch to keep:
   // the chunk's cache slots prefetched, the reports that miss them learnt, then settled. A connection's
-  // reports stay in order: those that hit its slot come first (a SYN's clears it, and no slot is
-  // written before the chunk's learning), the rest after.
+  // reports stay in order: when its first one hits its slot all do, and are settled here in order (a
+  // hit's settling leaves the slot a hit); when its first one misses all do (no slot is written before
+  // the chunk's learning), and are settled after it in order.
   constexpr std::size_t kChunk = 64;
   compact::ConcuryControl::Report connections[kChunk];
   const Report* unknown[kChunk];
@@ -38,8 +39,12 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
     std::size_t n = 0;
     for (std::size_t i = 0; i < chunk.size(); ++i) {
       std::uint64_t& slot = known_slot(tags[i]);
-      if (slot == tags[i]) {
+      if (slot == tags[i]) {  // known, answered: only a SYN changes anything
         if (chunk[i].met == Met::syn) settle(chunk[i], false, slot);
+        continue;
+      }
+      if (slot == (tags[i] | kHalfOpen)) {  // known, perhaps half-open: the answer that ends it skips the find
+        settle(chunk[i], false, slot);
         continue;
       }
       unknown[n] = &chunk[i];
@@ -72,7 +77,7 @@ void ConcuryLearning::settle(const Report& report, bool fresh, std::uint64_t& sl
       count_opening(report);
       half_open_[t] = report.at;
       handshakes_.emplace_back(report.at, t);
-      if (slot == t) slot = kEmpty;
+      slot = t | kHalfOpen;
       return;
   }
 }
@@ -106,7 +111,7 @@ std::size_t ConcuryLearning::expire(Nanos now, std::size_t budget) {
     const Learnt& gone = learnt_.front();
     control_.forget(gone.service, gone.key);
     std::uint64_t& slot = known_slot(tag(gone.service, gone.key));
-    if (slot == tag(gone.service, gone.key)) slot = kEmpty;
+    if ((slot & ~kHalfOpen) == tag(gone.service, gone.key)) slot = kEmpty;
     learnt_.pop_front();
     ++n;
   }

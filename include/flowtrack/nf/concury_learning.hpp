@@ -19,9 +19,10 @@
 // connections known for sure sits in front: a report that hits it is skipped, which is what learning it
 // would have done (a known connection keeps its Dcode, and the arrays give it that Dcode). Exact: a slot
 // holds one connection's (service, key), written when the connection is learnt or found known, cleared
-// when it is forgotten or half-open, so a hit is never a connection the control plane does not know,
-// nor a half-open one (whose answer must reach the half-open set); a SYN that hits it opens a new
-// connection.
+// when it is forgotten, so a hit is never a connection the control plane does not know. Its top bit
+// (kHalfOpen) says the connection may be half-open: set by a SYN, cleared by an answer, so a hit
+// without it is never half-open (a SYN of it opens a new connection) and one with it asks the half-open
+// set, never the OthelloMap.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -54,7 +55,9 @@ class ConcuryLearning {
   ConcuryLearning(compact::ConcuryControl control, Nanos forget_after, Nanos handshake_timeout);
 
   // Learns the reports in order, as one learn() each would (ConcuryControl::learn_all). Keys are
-  // client endpoints (48 bits) and services fewer than 0xffff, so that (service, key) fits a cache tag.
+  // client endpoints (48 bits) and services fewer than kMaxServices, so that (service, key) fits a cache
+  // tag with its kHalfOpen bit.
+  static constexpr std::uint32_t kMaxServices = 0x7fff;
   void learn_all(std::span<const Report> reports);
   // Remembers a connection the caller made known through control().keep() (a repair, a pin's rehoming),
   // `fresh` when the control plane did not know it before.
@@ -104,8 +107,9 @@ class ConcuryLearning {
   std::uint64_t learnt_count_ = 0, forgotten_ = 0;
   std::vector<std::vector<std::uint64_t>> new_connections_;  // [service][backend], grown as reports name them
   // The known connections' cache: 2^17 tags (1 MiB), about the connections a campus trace has active
-  // at once at 1M known; kEmpty is no tag (service 0xffff).
+  // at once at 1M known; kEmpty is no tag (service 0x7fff with kHalfOpen).
   static constexpr unsigned kKnownBits = 17;
+  static constexpr std::uint64_t kHalfOpen = std::uint64_t{1} << 63;
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
   std::vector<std::uint64_t> known_;
 };
