@@ -73,15 +73,15 @@ ControlPlanePlace ConcuryLb::control_plane_place() const {
 void ConcuryLb::report(const ConcuryLearning::Report& r) {
   if (staged_count_ == staged_.size()) hand_over_reports();  // a burst of answers several services claim
   staged_[staged_count_++] = r;
-  note_due(r);
+  note(r);
 }
 
 void ConcuryLb::kept(const ConcuryLearning::Report& r, bool fresh) {
   learning_->kept(r, fresh);
-  note_due(r);
+  note(r);
 }
 
-void ConcuryLb::note_due(const ConcuryLearning::Report& r) {
+void ConcuryLb::note(const ConcuryLearning::Report& r) {
   if (audit_ && r.met == Met::answer) {
     if (const auto it = first_backend_.find({r.connection.vip, r.connection.key}); it != first_backend_.end()) it->second.unanswered_syn = false;
   }

@@ -198,8 +198,9 @@ class ConcuryLb {
   // A connection made known at a sync point by ConcuryControl::keep (a repair, a pin's rehoming);
   // `fresh`: the control plane did not know it before.
   void kept(const ConcuryLearning::Report& r, bool fresh);
-  // What expire() may find due, from a report; and for the audit, an answer's connection answered.
-  void note_due(const ConcuryLearning::Report& r);
+  // What every report, handed over or kept, tells this side: what expire() may find due, and the audit
+  // an answered connection.
+  void note(const ConcuryLearning::Report& r);
   void hand_over_reports();
   void learn_here();  // the staged reports learnt by the worker (the control plane is its own then)
   // A sync point: every report handed over (and this burst's so far) learnt; the control plane is then
