@@ -274,7 +274,12 @@ TEST(OthelloMap, RestatingOneKeyGivesItsNewStateAndKeepsEveryOtherKeysAnswer) {
   OthelloImage image = map.refill_states(12, 4, nullptr);
   auto lookup = std::make_unique<OthelloLookup>(image);
   std::size_t restated = 0, refilled = 0;
-  for (std::uint64_t op = 0; op < 20000; ++op) {
+#ifdef FLOWTRACK_SANITIZED
+  constexpr std::uint64_t kOps = 8000;  // for time: every restate checks every held key
+#else
+  constexpr std::uint64_t kOps = 20000;
+#endif
+  for (std::uint64_t op = 0; op < kOps; ++op) {
     const std::uint64_t key = compact_key<std::uint64_t>(rng.below(6000));
     const std::uint64_t kind = rng.below(16);
     if (oracle.contains(key) && kind < 4) {
@@ -298,7 +303,7 @@ TEST(OthelloMap, RestatingOneKeyGivesItsNewStateAndKeepsEveryOtherKeysAnswer) {
       oracle[key] = answer;
     }
   }
-  EXPECT_GT(restated, 500u);
+  EXPECT_GT(restated, kOps / 40);
   EXPECT_GT(refilled, 0u);  // parked keys, growth
 }
 
