@@ -83,7 +83,8 @@ void ConcuryLb::kept(const ConcuryLearning::Report& r, bool fresh) {
 
 void ConcuryLb::note(const ConcuryLearning::Report& r) {
   if (audit_ && r.met == Met::answer) {
-    if (const auto it = first_backend_.find({r.connection.vip, r.connection.key}); it != first_backend_.end()) it->second.unanswered_syn = false;
+    const auto it = first_backend_.find({r.connection.vip, r.connection.key});
+    if (it != first_backend_.end()) it->second.unanswered_syn = false;
   }
   if (oldest_possible_ == kNever) oldest_possible_ = r.at;
   if (r.met == Met::syn && oldest_handshake_ == kNever) oldest_handshake_ = r.at;

@@ -20,10 +20,10 @@ std::uint64_t ConcuryLearning::tag(std::uint32_t service, std::uint64_t key) {
 
 void ConcuryLearning::learn_all(std::span<const Report> reports) {
   // In chunks, so that ConcuryControl::learn_all overlaps each chunk's misses with no scratch to keep:
-  // the chunk's cache slots prefetched, the reports that miss them learnt, then settled. A connection's
-  // reports stay in order: when its first one hits its slot all do, and are settled here in order (a
-  // hit's settling leaves the slot a hit); when its first one misses all do (no slot is written before
-  // the chunk's learning), and are settled after it in order.
+  // the chunk's cache slots prefetched, the reports that miss them learnt, then each taking effect. A
+  // connection's reports stay in order: when its first one hits its slot all do, and take effect here
+  // in order (a hit's effect leaves the slot a hit); when its first one misses all do (no slot is
+  // written before the chunk's learning), and take effect after it in order.
   constexpr std::size_t kChunk = 64;
   compact::ConcuryControl::Report connections[kChunk];
   const Report* unknown[kChunk];
@@ -40,11 +40,11 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
     for (std::size_t i = 0; i < chunk.size(); ++i) {
       std::uint64_t& slot = known_slot(tags[i]);
       if (slot == tags[i]) {  // known, answered: only a SYN changes anything
-        if (chunk[i].met == Met::syn) settle(chunk[i], false, slot);
+        if (chunk[i].met == Met::syn) take_effect(chunk[i], false, slot);
         continue;
       }
       if (slot == (tags[i] | kHalfOpen)) {  // known, perhaps half-open: the answer that ends it skips the find
-        settle(chunk[i], false, slot);
+        take_effect(chunk[i], false, slot);
         continue;
       }
       unknown[n] = &chunk[i];
@@ -52,17 +52,17 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
       connections[n++] = chunk[i].connection;
     }
     control_.learn_all(std::span(connections, n), std::span(fresh, n));
-    for (std::size_t i = 0; i < n; ++i) settle(*unknown[i], fresh[i], *slots[i]);
+    for (std::size_t i = 0; i < n; ++i) take_effect(*unknown[i], fresh[i], *slots[i]);
   }
 }
 
 void ConcuryLearning::kept(const Report& report, bool fresh) {
-  settle(report, fresh, known_slot(tag(report.connection.vip, report.connection.key)));
+  take_effect(report, fresh, known_slot(tag(report.connection.vip, report.connection.key)));
 }
 
-void ConcuryLearning::settle(const Report& report, bool fresh, std::uint64_t& slot) {
+void ConcuryLearning::take_effect(const Report& report, bool fresh, std::uint64_t& slot) {
   const std::uint64_t t = tag(report.connection.vip, report.connection.key);
-  if (report.met == Met::syn && !fresh && half_open(report.connection.vip, report.connection.key, report.at)) return;  // a retransmission
+  if (report.met == Met::syn && !fresh && half_open_tag(t, report.at)) return;  // a retransmission
   if (fresh) remember(report);
   switch (report.met) {
     case Met::answer:
@@ -83,7 +83,11 @@ void ConcuryLearning::settle(const Report& report, bool fresh, std::uint64_t& sl
 }
 
 bool ConcuryLearning::half_open(std::uint32_t service, std::uint64_t key, Nanos now) const {
-  const auto it = half_open_.find(tag(service, key));
+  return half_open_tag(tag(service, key), now);
+}
+
+bool ConcuryLearning::half_open_tag(std::uint64_t t, Nanos now) const {
+  const auto it = half_open_.find(t);
   return it != half_open_.end() && now - it->second < handshake_timeout_;
 }
 

@@ -1,5 +1,5 @@
-// `flowtrack run --nf concury` checked from the outside (and `bench compact`'s Concury under load): its output capture, read back and grouped by
-// connection, sends every connection to one backend of its own service across scheduled pool changes
+// `flowtrack run --nf concury` checked from the outside (and `bench compact`'s Concury under load): its
+// output capture, read back and grouped by connection, sends every connection to one backend of its own service across scheduled pool changes
 // of each kind (add, drain, weight, remove), and sends no connection opened after a drain or a removal
 // to that backend. The check knows nothing of Concury's structures: only the configuration and the
 // packets that left.

@@ -45,8 +45,9 @@
 // several VIPs) and several do, of the first whose control plane knows the connection, else of the first
 // of them, and then each of them learns it (which is the connection's own cannot be told; the others
 // hold an entry until they forget it); when none does (a repair), of the first listing it.
-// Terminations are not reported: the control plane forgets a connection (expire()) once the longest timeout of the configuration (5 days by default) has passed since it
-// learnt it, so a connection of a longer life is no longer protected from the next rewrite.
+// Terminations are not reported: the control plane forgets a connection (expire()) once the longest
+// timeout of the configuration (5 days by default) has passed since it learnt it, so a connection of a
+// longer life is no longer protected from the next rewrite.
 //
 // `enable_audit()` makes the function check itself against an exact map of every connection's first
 // backend (outside Concury's structures, for the benchmark's check): `violations` counts packets of a

@@ -90,7 +90,8 @@ class ConcuryLearning {
   };
   // A report's effect once the control plane has learnt it (`fresh`: it was new) or found it known,
   // `slot` being its cache slot: what is remembered, counted, held half-open and cached.
-  void settle(const Report& report, bool fresh, std::uint64_t& slot);
+  void take_effect(const Report& report, bool fresh, std::uint64_t& slot);
+  bool half_open_tag(std::uint64_t t, Nanos now) const;  // half_open() by the connection's cache tag
   void remember(const Report& report);       // a connection the control plane learnt, for expire()
   void count_opening(const Report& report);  // a new connection given to the report's backend
   static std::uint64_t tag(std::uint32_t service, std::uint64_t key);
