@@ -48,7 +48,7 @@ test: deps
 test-release: deps
 	$(CONFIGURE) -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
 	$(PHASE) release-build ninja -C build -j $(JOBS)
-	$(PHASE) release-tests ctest --test-dir build --output-on-failure -j $(JOBS)
+	$(PHASE) release-tests ./scripts/release-tests.sh build $(JOBS)
 
 # The live scenarios alone (tests/live/*.sh, label "live": root, network namespaces; test-release
 # runs them too): flowtrack on veth ports between namespaces it creates.
