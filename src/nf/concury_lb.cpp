@@ -21,8 +21,13 @@ constexpr std::size_t kMinExpectedPerService = 1024, kMaxExpectedPerService = 16
 // Reports a control plane on a thread of its own may be behind by before the worker waits for it.
 constexpr std::size_t kReportRing = 16384;
 
-Nanos longest_timeout(const ConntrackTimeouts& t) {
-  return std::max({*std::max_element(t.tcp.begin(), t.tcp.end()), t.udp_unreplied, t.udp_replied, t.icmp, t.other});
+// How long the control plane keeps a connection (concury_learning.hpp): the longest timeout of the
+// configuration from its opening, the longest of the TCP closing states' from its last FIN or RST.
+ConcuryLearning::Lifetimes lifetimes(const ConntrackTimeouts& t) {
+  return {.known = std::max({*std::max_element(t.tcp.begin(), t.tcp.end()), t.udp_unreplied, t.udp_replied, t.icmp, t.other}),
+          .handshake = t.tcp_timeout(TcpState::syn_sent),
+          .closing = std::max({t.tcp_timeout(TcpState::fin_wait), t.tcp_timeout(TcpState::close_wait),
+                               t.tcp_timeout(TcpState::last_ack), t.tcp_timeout(TcpState::time_wait), t.tcp_timeout(TcpState::close)})};
 }
 
 }  // namespace
@@ -31,7 +36,7 @@ ConcuryLb::ConcuryLb(const StatefulLbConfig& config, ControlPlanePlace place)
     : changes_(config.changes),
       learning_(std::make_unique<ConcuryLearning>(
           compact::ConcuryControl(kDcodeBits, config.seed, compact::layout_for(config.max_connections, kDcodeBits)),
-          longest_timeout(config.timeouts), config.timeouts.tcp_timeout(TcpState::syn_sent))),
+          lifetimes(config.timeouts))),
       lookup_(kDcodeBits, compact::layout_for(config.max_connections, kDcodeBits)) {
   sort_pool_changes(changes_);
   if (const auto problem = check_pool_changes(changes_, config.services, config.maglev_size)) {
@@ -82,11 +87,12 @@ void ConcuryLb::kept(const ConcuryLearning::Report& r, bool fresh) {
 }
 
 void ConcuryLb::note(const ConcuryLearning::Report& r) {
-  if (audit_ && r.met == Met::answer) {
+  if (audit_ && (r.met == Met::answer || r.met == Met::close)) {
     const auto it = first_backend_.find({r.connection.vip, r.connection.key});
     if (it != first_backend_.end()) it->second.unanswered_syn = false;
   }
-  if (oldest_possible_ == kNever) oldest_possible_ = r.at;
+  const ConcuryLearning::Lifetimes& lifetimes = learning_->lifetimes();
+  next_end_ = std::min(next_end_, ConcuryLearning::end_of(r.at, r.met == Met::close ? lifetimes.closing : lifetimes.known));
   if (r.met == Met::syn && oldest_handshake_ == kNever) oldest_handshake_ = r.at;
 }
 
@@ -205,6 +211,10 @@ bool ConcuryLb::may_open(const ParsedPacket& p) {
          (p.key4.protocol == ipproto::kTcp && (p.tcp_flags & (tcpflag::kSyn | tcpflag::kAck)) == tcpflag::kSyn);
 }
 
+bool ConcuryLb::closes(const ParsedPacket& p) {
+  return p.key4.protocol == ipproto::kTcp && (p.tcp_flags & (tcpflag::kFin | tcpflag::kRst)) != 0;
+}
+
 template <class Fn>
 std::size_t ConcuryLb::control_plane_questions(const NfPacket& packet, std::size_t i, Fn&& fn) const {
   const ParsedPacket& p = packet.parsed;
@@ -253,7 +263,11 @@ LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
   const std::uint64_t key = client_key(p.key4.src_addr, p.key4.src_port);
   const compact::ConcuryLookup::Answer arrays = generation_ == burst_generation_ ? looked_up(first_query_[i]) : lookup_.answer(service, key);
   std::uint16_t backend = arrays.dip;
-  if (may_open(p)) backend = open(service, key, arrays, p.key4.protocol == ipproto::kUdp ? Met::datagram : Met::syn, packet.time);
+  if (may_open(p)) {
+    backend = open(service, key, arrays, p.key4.protocol == ipproto::kUdp ? Met::datagram : Met::syn, packet.time);
+  } else if (closes(p) && backend != compact::ConcuryControl::kNoDip) {
+    report({{service, key, arrays.dcode}, packet.time, backend, Met::close});
+  }
   if (backend == compact::ConcuryControl::kNoDip) return {.verdict = counters_.drop(NfDrop::no_backend)};
   if (audit_) audit(service, key, backend, p, packet.time);
   const BackendConfig& b = services_[service].backends()[backend].config;
@@ -325,7 +339,7 @@ LbPlan ConcuryLb::answer(NfPacket& packet, std::size_t i) {
     sender_dcode = *dcode;
   }
   if (sender == listing.size()) return answer_at_sync(packet, i, listing, looked);
-  report({{listing[sender].first, key, sender_dcode}, packet.time, listing[sender].second, Met::answer});
+  report({{listing[sender].first, key, sender_dcode}, packet.time, listing[sender].second, answer_met(p)});
   return restore_service(listing[sender].first);
 }
 
@@ -346,7 +360,7 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
     const std::optional<std::uint32_t> dcode = claim(i, listing, k, key, looked);
     if (!dcode) continue;
     if (control.dip_of(listing[k].first, key)) {
-      report({{listing[k].first, key, *dcode}, packet.time, listing[k].second, Met::answer});  // it is answered
+      report({{listing[k].first, key, *dcode}, packet.time, listing[k].second, answer_met(p)});  // it is answered
       return restore_service(listing[k].first);
     }
     claimed_.emplace_back(k, *dcode);
@@ -356,7 +370,7 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
   // it through its next rewrite (the others hold an entry until it is forgotten). The answer gets the
   // first one's address.
   if (!claimed_.empty()) {
-    for (const auto& [k, dcode] : claimed_) report({{listing[k].first, key, dcode}, packet.time, listing[k].second, Met::answer});
+    for (const auto& [k, dcode] : claimed_) report({{listing[k].first, key, dcode}, packet.time, listing[k].second, answer_met(p)});
     return restore_service(listing[claimed_.front().first].first);
   }
   // None does: a rewrite came between the connection's packets (it was met mid-stream and not known
@@ -364,7 +378,7 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
   // the client's later packets go back to the backend that answers (a repair).
   const ServiceBackend& chosen = listing.front();
   const bool row_changed = learning_->control().keep(chosen.first, key, chosen.second);
-  kept({{chosen.first, key, 0}, packet.time, chosen.second, Met::answer}, true);
+  kept({{chosen.first, key, 0}, packet.time, chosen.second, answer_met(p)}, true);
   publish_kept(chosen.first, key, row_changed);
   ++stats_.repairs;
   return restore_service(chosen.first);
@@ -393,16 +407,16 @@ void ConcuryLb::apply_change(const PoolChange& change) {
 }
 
 std::size_t ConcuryLb::expire(Nanos now, std::size_t budget) {
-  const bool forgets_due = oldest_possible_ != kNever && now - oldest_possible_ >= learning_->forget_after();
+  const bool ends_due = now >= next_end_;
   // Half-open states end by the clock (ConcuryLearning::half_open), so their entries may wait: they are
   // dropped once the oldest is two timeouts old, which makes this sync point at most one a timeout.
-  const Nanos timeout = learning_->handshake_timeout();
+  const Nanos timeout = learning_->lifetimes().handshake;
   const bool handshakes_due = oldest_handshake_ != kNever && now - oldest_handshake_ >= timeout &&
                               now - oldest_handshake_ - timeout >= timeout;
-  if (!forgets_due && !handshakes_due) return 0;
+  if (!ends_due && !handshakes_due) return 0;
   settle();
   const std::size_t n = learning_->expire(now, budget);
-  oldest_possible_ = learning_->oldest().value_or(kNever);
+  next_end_ = learning_->next_end().value_or(kNever);
   oldest_handshake_ = learning_->oldest_handshake().value_or(kNever);
   return n;
 }
@@ -426,7 +440,7 @@ void ConcuryLb::audit(std::uint32_t service, std::uint64_t key, std::uint16_t ba
   // A SYN is resent while the connection it opened is unanswered, for the handshake timeout at most; any
   // other SYN opens the endpoints' next connection (in a synchronized one a SYN changes nothing: RFC
   // 9293, 3.10.7.4).
-  if (!first && syn && !(it->second.unanswered_syn && now - it->second.syn_at < learning_->handshake_timeout())) {
+  if (!first && syn && !(it->second.unanswered_syn && now - it->second.syn_at < learning_->lifetimes().handshake)) {
     it->second = {backend, now, true};
     first = true;
   }

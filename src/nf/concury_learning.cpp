@@ -7,11 +7,8 @@
 
 namespace flowtrack {
 
-ConcuryLearning::ConcuryLearning(compact::ConcuryControl control, Nanos forget_after, Nanos handshake_timeout)
-    : control_(std::move(control)),
-      forget_after_(forget_after),
-      handshake_timeout_(handshake_timeout),
-      known_(std::size_t{1} << kKnownBits, kEmpty) {}
+ConcuryLearning::ConcuryLearning(compact::ConcuryControl control, Lifetimes lifetimes)
+    : control_(std::move(control)), lifetimes_(lifetimes), known_(std::size_t{1} << kKnownBits, kEmpty) {}
 
 std::uint64_t ConcuryLearning::tag(std::uint32_t service, std::uint64_t key) {
   FLOWTRACK_ASSERT(key >> 48 == 0 && service < kMaxServices, "a client endpoint of one of fewer than 0x7fff services");
@@ -20,15 +17,14 @@ std::uint64_t ConcuryLearning::tag(std::uint32_t service, std::uint64_t key) {
 
 void ConcuryLearning::learn_all(std::span<const Report> reports) {
   // In chunks, so that ConcuryControl::learn_all overlaps each chunk's misses with no scratch to keep:
-  // the chunk's cache slots prefetched, the reports that miss them learnt, then each taking effect. A
-  // connection's reports stay in order: when its first one hits its slot all do, and take effect here
-  // in order (a hit's effect leaves the slot a hit); when its first one misses all do (no slot is
-  // written before the chunk's learning), and take effect after it in order.
+  // the chunk's cache slots prefetched and read, the reports that miss them learnt, then every report
+  // taking effect in order (so ends are queued in report order, which is time order, however the
+  // reports were batched). A report that hit its slot is known for sure (nothing is forgotten here);
+  // it is skipped when its slot still says known and answered and it is neither a SYN nor a close.
   constexpr std::size_t kChunk = 64;
   compact::ConcuryControl::Report connections[kChunk];
-  const Report* unknown[kChunk];
-  std::uint64_t* slots[kChunk];  // the unknown ones' cache slots
   std::uint64_t tags[kChunk];
+  bool hit[kChunk];
   bool fresh[kChunk];
   for (std::size_t base = 0; base < reports.size(); base += kChunk) {
     const std::span<const Report> chunk = reports.subspan(base, std::min(kChunk, reports.size() - base));
@@ -38,21 +34,18 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
     }
     std::size_t n = 0;
     for (std::size_t i = 0; i < chunk.size(); ++i) {
-      std::uint64_t& slot = known_slot(tags[i]);
-      if (slot == tags[i]) {  // known, answered: only a SYN changes anything
-        if (chunk[i].met == Met::syn) take_effect(chunk[i], false, slot);
-        continue;
-      }
-      if (slot == (tags[i] | kHalfOpen)) {  // known, perhaps half-open: the answer that ends it skips the find
-        take_effect(chunk[i], false, slot);
-        continue;
-      }
-      unknown[n] = &chunk[i];
-      slots[n] = &slot;
-      connections[n++] = chunk[i].connection;
+      hit[i] = (known_slot(tags[i]) & ~kHalfOpen) == tags[i];
+      if (!hit[i]) connections[n++] = chunk[i].connection;
     }
     control_.learn_all(std::span(connections, n), std::span(fresh, n));
-    for (std::size_t i = 0; i < n; ++i) take_effect(*unknown[i], fresh[i], *slots[i]);
+    for (std::size_t i = 0, unknown = 0; i < chunk.size(); ++i) {
+      std::uint64_t& slot = known_slot(tags[i]);
+      if (!hit[i]) {
+        take_effect(chunk[i], fresh[unknown++], slot);
+      } else if (slot != tags[i] || chunk[i].met == Met::syn || chunk[i].met == Met::close) {
+        take_effect(chunk[i], false, slot);  // perhaps half-open (the answer that ends it skips the find), or evicted since
+      }
+    }
   }
 }
 
@@ -63,17 +56,27 @@ void ConcuryLearning::kept(const Report& report, bool fresh) {
 void ConcuryLearning::take_effect(const Report& report, bool fresh, std::uint64_t& slot) {
   const std::uint64_t t = tag(report.connection.vip, report.connection.key);
   if (report.met == Met::syn && !fresh && half_open_tag(t, report.at)) return;  // a retransmission
-  if (fresh) remember(report);
+  if (fresh) ++learnt_count_;
   switch (report.met) {
     case Met::answer:
+      if (fresh) end_at(t, report.at, lifetimes_.known, lasting_);
+      half_open_.erase(t);
+      slot = t;
+      return;
+    case Met::close:
+      end_at(t, report.at, lifetimes_.closing, closing_);
       half_open_.erase(t);
       slot = t;
       return;
     case Met::datagram:
-      if (fresh) count_opening(report);
+      if (fresh) {
+        end_at(t, report.at, lifetimes_.known, lasting_);
+        count_opening(report);
+      }
       slot = t;
       return;
     case Met::syn:  // a new connection, on endpoints known or not
+      end_at(t, report.at, lifetimes_.known, lasting_);
       count_opening(report);
       half_open_[t] = report.at;
       handshakes_.emplace_back(report.at, t);
@@ -88,12 +91,22 @@ bool ConcuryLearning::half_open(std::uint32_t service, std::uint64_t key, Nanos 
 
 bool ConcuryLearning::half_open_tag(std::uint64_t t, Nanos now) const {
   const auto it = half_open_.find(t);
-  return it != half_open_.end() && now - it->second < handshake_timeout_;
+  return it != half_open_.end() && now - it->second < lifetimes_.handshake;
 }
 
-void ConcuryLearning::remember(const Report& report) {
-  learnt_.push_back({report.at, report.connection.vip, report.connection.key});
-  ++learnt_count_;
+void ConcuryLearning::end_at(std::uint64_t t, Nanos at, Nanos timeout, EndQueue& queue) {
+  const Nanos end = end_of(at, timeout);
+  ends_[t] = end;
+  queue.push_back({end, t});
+  if (lasting_.size() > 2 * ends_.size() + kCompactSlack) compact_lasting();
+}
+
+void ConcuryLearning::compact_lasting() {
+  // Amortized O(1) an entry: at least half of the queue goes.
+  std::erase_if(lasting_, [&](const End& e) {
+    const auto it = ends_.find(e.tag);
+    return it == ends_.end() || it->second != e.at;
+  });
 }
 
 void ConcuryLearning::count_opening(const Report& report) {
@@ -104,28 +117,42 @@ void ConcuryLearning::count_opening(const Report& report) {
 }
 
 std::size_t ConcuryLearning::expire(Nanos now, std::size_t budget) {
-  while (!handshakes_.empty() && now - handshakes_.front().first >= handshake_timeout_) {
+  while (!handshakes_.empty() && now - handshakes_.front().first >= lifetimes_.handshake) {
     const auto [at, t] = handshakes_.front();
     if (const auto it = half_open_.find(t); it != half_open_.end() && it->second == at) half_open_.erase(it);
     handshakes_.pop_front();
   }
-  std::size_t n = 0;
-  // now - at, not at + forget_after_: the timeout may be large enough to overflow the sum.
-  while (n < budget && !learnt_.empty() && now - learnt_.front().at >= forget_after_) {
-    const Learnt& gone = learnt_.front();
-    control_.forget(gone.service, gone.key);
-    std::uint64_t& slot = known_slot(tag(gone.service, gone.key));
-    if ((slot & ~kHalfOpen) == tag(gone.service, gone.key)) slot = kEmpty;
-    learnt_.pop_front();
-    ++n;
+  std::size_t forgotten = 0;
+  // The two queues merged by time, each entry handled once: forgotten when it is still its connection's end.
+  for (std::size_t handled = 0; handled < budget; ++handled) {
+    const bool lasting_first = !lasting_.empty() && (closing_.empty() || lasting_.front().at <= closing_.front().at);
+    EndQueue& queue = lasting_first ? lasting_ : closing_;
+    if (queue.empty() || queue.front().at > now) break;
+    const End e = queue.front();
+    queue.pop_front();
+    if (const auto it = ends_.find(e.tag); it != ends_.end() && it->second == e.at) {
+      ends_.erase(it);
+      forget(e.tag);
+      ++forgotten;
+    }
   }
-  forgotten_ += n;
-  return n;
+  forgotten_ += forgotten;
+  return forgotten;
 }
 
-std::optional<Nanos> ConcuryLearning::oldest() const {
-  if (learnt_.empty()) return std::nullopt;
-  return learnt_.front().at;
+void ConcuryLearning::forget(std::uint64_t t) {
+  FLOWTRACK_ASSERT(control_.dip_of(service_of_tag(t), key_of_tag(t)).has_value(), "a connection with an end is known");
+  control_.forget(service_of_tag(t), key_of_tag(t));
+  half_open_.erase(t);
+  std::uint64_t& slot = known_slot(t);
+  if ((slot & ~kHalfOpen) == t) slot = kEmpty;
+}
+
+std::optional<Nanos> ConcuryLearning::next_end() const {
+  if (lasting_.empty() && closing_.empty()) return std::nullopt;
+  if (lasting_.empty()) return closing_.front().at;
+  if (closing_.empty()) return lasting_.front().at;
+  return std::min(lasting_.front().at, closing_.front().at);
 }
 
 std::optional<Nanos> ConcuryLearning::oldest_handshake() const {

@@ -2,9 +2,9 @@
 // the worker's control plane moved, not another one: the same packets, in the same bursts, give the
 // same frames out, counters, stats and per-backend counts as with the control plane on the worker, over
 // a workload that reaches every sync point (pool changes, pins rehomed, mid-stream connections
-// repaired, answers two services' arrays both claim, expiries) and SYNs on known endpoints, resent or
-// opening new connections. Runs under ThreadSanitizer in `make
-// test`, which checks the hand-over of the control plane at each sync point.
+// repaired, answers two services' arrays both claim, expiries), SYNs on known endpoints, resent or
+// opening new connections, and FINs and RSTs of either side, which end connections sooner. Runs under
+// ThreadSanitizer in `make test`, which checks the hand-over of the control plane at each sync point.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -39,8 +39,11 @@ StatefulLbConfig config() {
   }
   c.maglev_size = 1009;
   c.max_connections = 1 << 20;
-  // Connections are forgotten 150 ms after they were learnt, within the run.
+  // Connections are forgotten 150 ms after they were learnt, within the run, and 60 ms after a FIN or RST.
   c.timeouts.tcp.fill(150 * kMs);
+  for (const TcpState closing : {TcpState::fin_wait, TcpState::close_wait, TcpState::last_ack, TcpState::time_wait, TcpState::close}) {
+    c.timeouts.tcp[static_cast<std::size_t>(closing)] = 60 * kMs;
+  }
   // A connection learnt from its SYN is half-open for 40 ms: a SYN of its endpoints is a resent one before,
   // a new connection after (or once it is answered).
   c.timeouts.tcp[static_cast<std::size_t>(TcpState::syn_sent)] = 40 * kMs;
@@ -106,15 +109,17 @@ class Workload {
         const Client c{0x0c000000 + next_client_++, service_port};
         frames.push_back(to_service(c, tcpflag::kAck));
         sent_.push_back(c);
-      } else if (kind < 75) {  // a known client's next packet, or (one in four) its SYN: a resent one, or
-                               // a new connection on its endpoints
+      } else if (kind < 75) {  // a known client's next packet; its SYN (a resent one, or a new connection
+                               // on its endpoints); or its FIN
         const Client c = clients_[rng_.next() % clients_.size()].first;
-        frames.push_back(to_service(c, kind < 70 ? tcpflag::kAck : tcpflag::kSyn));
+        frames.push_back(to_service(c, kind < 65 ? tcpflag::kAck : kind < 70 ? tcpflag::kSyn : tcpflag::kFin | tcpflag::kAck));
         sent_.push_back(c);
-      } else {  // the backend a client was sent to answers (for a mid-stream one, perhaps after a rewrite)
+      } else {  // the backend a client was sent to answers (for a mid-stream one, perhaps after a rewrite),
+                // one answer in ten a FIN or a RST
         const auto& [c, backend] = clients_[rng_.next() % clients_.size()];
-        frames.push_back(build_frame(FrameSpec::tcp4(
-            FlowKeyV4::from_host(backend_address(backend), c.address, 8443, 40000, ipproto::kTcp), tcpflag::kAck)));
+        const std::uint8_t flags = kind < 95 ? tcpflag::kAck : kind < 98 ? tcpflag::kFin | tcpflag::kAck : tcpflag::kRst;
+        frames.push_back(build_frame(
+            FrameSpec::tcp4(FlowKeyV4::from_host(backend_address(backend), c.address, 8443, 40000, ipproto::kTcp), flags)));
         sent_.push_back({0, 0});
       }
     }

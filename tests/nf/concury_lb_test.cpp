@@ -192,6 +192,38 @@ TEST_P(ConcuryLbInBothLayouts, AResentSynStaysWithItsDrainedBackendUntilTheHands
   EXPECT_EQ(lb.stats().violations, 0u);
 }
 
+// Linux's closing-state timeouts (the longest, FIN_WAIT's and TIME_WAIT's, 120 s): a connection whose FIN
+// or RST went through is forgotten 120 s after the last one, whichever side sent it; one that never
+// closes stays known; the endpoints of a forgotten one open a new connection like any client's.
+TEST_P(ConcuryLbInBothLayouts, AClosedConnectionIsForgottenTheClosingTimeoutAfterItsLastFinOrRst) {
+  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1});
+  constexpr std::uint32_t kClients = 200;
+  std::map<std::uint32_t, std::size_t> first;
+  for (std::uint32_t n = 0; n < 2 * kClients; ++n) first[n] = backend_of(run(lb, client(n), tcpflag::kSyn, 0));
+  for (const auto& [c, b] : first) run(lb, answer_from(b, client(c)), tcpflag::kSyn | tcpflag::kAck, kNanosPerSecond / 2);
+  for (std::uint32_t n = 0; n < kClients; ++n) {  // the first half closes: by FINs, or by a backend's RST
+    if (n % 2 == 0) {
+      run(lb, client(n), tcpflag::kFin | tcpflag::kAck, 10 * kNanosPerSecond);
+      run(lb, answer_from(first[n], client(n)), tcpflag::kFin | tcpflag::kAck, 11 * kNanosPerSecond);
+    } else {
+      run(lb, answer_from(first[n], client(n)), tcpflag::kRst, 11 * kNanosPerSecond);
+    }
+  }
+  EXPECT_EQ(lb.known_connections(), 2u * kClients);
+  EXPECT_EQ(lb.expire(131 * kNanosPerSecond - 1), 0u);
+  EXPECT_EQ(lb.expire(131 * kNanosPerSecond), kClients);
+  EXPECT_EQ(lb.known_connections(), kClients);
+  EXPECT_EQ(lb.counters().connections_expired, kClients);
+  for (std::uint32_t n = kClients; n < 2 * kClients; ++n) {  // the second half, never closed, keeps its backend
+    ASSERT_EQ(backend_of(run(lb, client(n), tcpflag::kAck, 132 * kNanosPerSecond)), first[n]) << n;
+  }
+  for (std::uint32_t n = 0; n < kClients; ++n) run(lb, client(n), tcpflag::kSyn, 133 * kNanosPerSecond);
+  EXPECT_EQ(lb.known_connections(), 2u * kClients);
+  EXPECT_EQ(lb.counters().connections_created, 3u * kClients);
+  EXPECT_EQ(lb.stats().violations, 0u);
+  EXPECT_EQ(lb.stats().false_hits, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, ConcuryLbInBothLayouts,
                          ::testing::Combine(::testing::Values(std::size_t{1} << 20, std::size_t{8} << 20),
                                             ::testing::Values(ControlPlanePlace::worker, ControlPlanePlace::own_thread)),

@@ -2,9 +2,12 @@
 // of known connections exactly when learning them would change nothing, and a forgotten connection is
 // learnt again when reported again (the cache never answers for a connection the control plane does
 // not know); a SYN is a retransmission only while its connection is half-open, and opens a new
-// connection on known endpoints otherwise, whether the reports come one by one or in one batch.
+// connection on known endpoints otherwise; a connection ends the closing timeout after its last close,
+// or the long timeout after its opening, and the queued ends stay in proportion to the connections
+// known; all of it whether the reports come one by one or in one batch.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iterator>
 #include <vector>
 
@@ -15,12 +18,13 @@ namespace {
 
 constexpr Nanos kForgetAfter = 100;
 constexpr Nanos kHandshakeTimeout = 20;
+constexpr Nanos kClosing = 30;
 
-ConcuryLearning make_learning() {
+ConcuryLearning make_learning(Nanos forget_after = kForgetAfter) {
   compact::ConcuryControl control;
   control.add_vip({0, 1, 2}, {1, 1, 1});
   control.add_vip({0, 1}, {1, 1});
-  return ConcuryLearning(std::move(control), kForgetAfter, kHandshakeTimeout);
+  return ConcuryLearning(std::move(control), {.known = forget_after, .handshake = kHandshakeTimeout, .closing = kClosing});
 }
 
 using Met = ConcuryLearning::Met;
@@ -55,7 +59,7 @@ TEST(ConcuryLearning, AForgottenConnectionIsLearntAgainWhenReportedAgain) {
   EXPECT_EQ(learning.control().connections(0), 300u);
   EXPECT_EQ(learning.learnt(), 600u);
   EXPECT_EQ(learning.forgotten(), 300u);
-  EXPECT_EQ(learning.oldest(), Nanos{200});
+  EXPECT_EQ(learning.next_end(), Nanos{200 + kForgetAfter});
 }
 
 TEST(ConcuryLearning, AConnectionKeptAtASyncPointIsKnownToLaterReports) {
@@ -115,7 +119,7 @@ TEST(ConcuryLearning, ABatchHasTheEffectOfItsReportsOneByOne) {
     reports.push_back(report(0, k, 2, Met::answer));
   }
   for (std::uint64_t k = 1; k <= 40; ++k) {
-    const Met pattern[] = {Met::answer, Met::syn, Met::syn, Met::answer, Met::syn, Met::answer, Met::answer, Met::syn};
+    const Met pattern[] = {Met::answer, Met::syn, Met::close, Met::answer, Met::syn, Met::close, Met::answer, Met::syn};
     for (std::size_t i = 0; i < std::size(pattern); ++i) reports.push_back(report(0, k, 3 + (i + k) % 5, pattern[(i + k) % 8]));
   }
   ConcuryLearning batched = make_learning(), single = make_learning();
@@ -125,6 +129,68 @@ TEST(ConcuryLearning, ABatchHasTheEffectOfItsReportsOneByOne) {
   EXPECT_EQ(batched.new_connections(0, 0), single.new_connections(0, 0));
   EXPECT_GT(single.new_connections(0, 0), 80u);
   for (std::uint64_t k = 1; k <= 40; ++k) ASSERT_EQ(batched.half_open(0, k, 8), single.half_open(0, k, 8)) << k;
+  for (Nanos t = 8; t < 8 + kForgetAfter; t += 4) {  // and the same ends
+    ASSERT_EQ(batched.expire(t, 1000), single.expire(t, 1000)) << t;
+    ASSERT_EQ(batched.control().connections(0), single.control().connections(0)) << t;
+  }
+  EXPECT_GT(single.forgotten(), 0u);
+}
+
+// A FIN or RST of either side closes the connection: it is forgotten the closing timeout after the
+// last one reported, however long the long timeout; one that never closes lives the long timeout.
+TEST(ConcuryLearning, AConnectionIsForgottenTheClosingTimeoutAfterItsLastClose) {
+  ConcuryLearning learning = make_learning();
+  learning.learn_all(std::vector{report(0, 1, 1), report(0, 1, 2, Met::answer), report(0, 2, 1), report(0, 2, 2, Met::answer)});
+  learning.learn_all(std::vector{report(0, 1, 5, Met::close), report(0, 1, 7, Met::close)});  // the client's FIN, the backend's
+  EXPECT_EQ(learning.expire(7 + kClosing - 1, 1000), 0u);
+  EXPECT_EQ(learning.expire(7 + kClosing, 1000), 1u);
+  EXPECT_FALSE(learning.control().dip_of(0, 1).has_value());
+  EXPECT_TRUE(learning.control().dip_of(0, 2).has_value());
+  EXPECT_EQ(learning.expire(1 + kForgetAfter, 1000), 1u);
+  EXPECT_EQ(learning.next_end(), std::nullopt);
+}
+
+// Met only at its close (its opening and answers before this instance's time), a connection is learnt
+// for the closing timeout, and is no new connection of its backend.
+TEST(ConcuryLearning, AConnectionMetAtItsCloseIsKnownUntilTheClosingTimeout) {
+  ConcuryLearning learning = make_learning();
+  learning.learn_all(std::vector{report(1, 3, 4, Met::close)});
+  EXPECT_EQ(learning.learnt(), 1u);
+  EXPECT_EQ(learning.new_connections(1, 0), 0u);
+  EXPECT_EQ(learning.next_end(), Nanos{4 + kClosing});
+  EXPECT_EQ(learning.expire(4 + kClosing, 1000), 1u);
+}
+
+// A client's RST ends its connection's handshake: a SYN after it opens the next connection, which lives
+// the long timeout from that SYN, not from the first connection's learning (nor its close).
+TEST(ConcuryLearning, TheNextConnectionOnClosedEndpointsLivesTheLongTimeoutFromItsSyn) {
+  ConcuryLearning learning = make_learning();
+  learning.learn_all(std::vector{report(0, 6, 1), report(0, 6, 2, Met::close), report(0, 6, 3)});
+  EXPECT_EQ(learning.new_connections(0, 0), 2u);
+  EXPECT_TRUE(learning.half_open(0, 6, 3));
+  EXPECT_EQ(learning.expire(2 + kClosing, 1000), 0u);
+  EXPECT_EQ(learning.expire(1 + kForgetAfter, 1000), 0u);
+  EXPECT_EQ(learning.expire(3 + kForgetAfter, 1000), 1u);
+  EXPECT_EQ(learning.learnt(), 1u);
+  EXPECT_EQ(learning.forgotten(), 1u);
+}
+
+// Connections that open and close while the long timeout is days leave stale entries on the long
+// queue; they are dropped as they pile up, so the queues follow the connections known, not the
+// connections ever closed.
+TEST(ConcuryLearning, TheQueuedEndsFollowTheConnectionsKnownNotThoseEverClosed) {
+  ConcuryLearning learning = make_learning(Nanos{1} << 50);
+  constexpr std::uint64_t kConnections = 40'000;
+  std::size_t most_queued = 0;
+  for (std::uint64_t k = 1; k <= kConnections; ++k) {
+    const Nanos at = static_cast<Nanos>(k);
+    learning.learn_all(std::vector{report(0, k, at), report(0, k, at, Met::answer), report(0, k, at, Met::close)});
+    learning.expire(at, 1000);
+    most_queued = std::max(most_queued, learning.queued_ends());
+  }
+  EXPECT_EQ(learning.control().connections(0), static_cast<std::size_t>(kClosing));  // those closed within the timeout
+  EXPECT_EQ(learning.forgotten(), kConnections - kClosing);
+  EXPECT_LT(most_queued, 10'000u);
 }
 
 }  // namespace

@@ -13,7 +13,8 @@
 //   - the cold path: a packet that may open a connection (TCP SYN without ACK; any UDP packet, UDP
 //     having no opening) reports the Dcode it got;
 //   - the reverse path: a backend's answer reports the backend (the control plane learns from it the
-//     connections whose opening this instance never saw: TCP connections met mid-stream).
+//     connections whose opening this instance never saw: TCP connections met mid-stream);
+//   - a TCP FIN or RST, of either side, reports a close (below).
 // Learning changes no data-plane array. Only a pool change (the [[change]]s of the stateful LB's
 // configuration, applied as the packet clock passes them: add, remove, drain, weight) rewrites the
 // arrays, of the services it names only: every known connection keeps its backend, a removed or
@@ -45,9 +46,11 @@
 // several VIPs) and several do, of the first whose control plane knows the connection, else of the first
 // of them, and then each of them learns it (which is the connection's own cannot be told; the others
 // hold an entry until they forget it); when none does (a repair), of the first listing it.
-// Terminations are not reported: the control plane forgets a connection (expire()) once the longest
-// timeout of the configuration (5 days by default) has passed since it learnt it, so a connection of a
-// longer life is no longer protected from the next rewrite.
+// Terminations are reported too: a TCP FIN or RST of a service's connection, from the client (the only
+// client packet of a known connection that reports) or from the backend (an answer), so that the
+// control plane forgets a connection (expire()) the closing timeout after its last one, or the
+// configuration's longest timeout (5 days by default) after its opening when it never closes
+// (concury_learning.hpp); a connection of a longer life is no longer protected from the next rewrite.
 //
 // `enable_audit()` makes the function check itself against an exact map of every connection's first
 // backend (outside Concury's structures, for the benchmark's check): `violations` counts packets of a
@@ -124,7 +127,7 @@ class ConcuryLb {
     }
     out.stage_done(NfStage::rewrite);
   }
-  // Forgets, in learning order, up to `budget` connections learnt more than the longest timeout ago.
+  // Forgets the connections whose end has come (ConcuryLearning::expire, `budget` queued ends at most).
   std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget);
 
   // These wait, with a control plane of its own, until it has learnt every report handed over.
@@ -162,9 +165,12 @@ class ConcuryLb {
   void prefetch_control_plane(std::span<const NfPacket> burst) const;
   // A packet that may open a connection (TCP SYN without ACK; any UDP packet).
   static bool may_open(const ParsedPacket& p);
+  // A TCP packet with FIN or RST: its connection closes.
+  static bool closes(const ParsedPacket& p);
+  using Met = ConcuryLearning::Met;
+  static Met answer_met(const ParsedPacket& p) { return closes(p) ? Met::close : Met::answer; }  // a backend's packet
   LbPlan decide(NfPacket& packet, std::size_t i);
   // The cold path: a packet that may open a connection; returns the backend it goes to.
-  using Met = ConcuryLearning::Met;
   [[gnu::noinline]] std::uint16_t open(std::uint32_t service, std::uint64_t key, compact::ConcuryLookup::Answer arrays, Met met,
                                        Nanos now);
   // A new connection whose Dcode is a pin's (at a sync point): sent to another backend, unless it is the
@@ -221,10 +227,10 @@ class ConcuryLb {
   std::array<ConcuryLearning::Report, kMaxBurst> staged_;  // the burst's reports, handed over when full
   std::vector<std::pair<std::size_t, std::uint32_t>> claimed_;  // answer_at_sync's: (listing index, Dcode)
   std::size_t staged_count_ = 0;
-  // No connection learnt before this time is still known (kNever: none is known): expire() has nothing
-  // to do, and need not wait for the control plane, while now - oldest_possible_ < the longest timeout.
+  // No known connection ends before this time (kNever: none is known), counting the reports handed over
+  // since the control plane said so: expire() has nothing to do, and need not wait for it, until then.
   static constexpr Nanos kNever = ~Nanos{0};
-  Nanos oldest_possible_ = kNever;
+  Nanos next_end_ = kNever;
   Nanos oldest_handshake_ = kNever;  // the same for half-open states (ConcuryLearning::oldest_handshake)
   compact::ConcuryLookup lookup_;
   PoolChangeClock schedule_;

@@ -1,18 +1,26 @@
 // What Concury's control plane does with its data plane's reports (concury_lb.hpp): learns every
-// connection it has not heard of (ConcuryControl::learn), remembers when, so that expire() forgets it
-// once the longest timeout has passed (in learning order), and counts the connections it learnt and
-// those each backend was given. This is the part of the control plane that may run off the packet path,
-// on a thread of its own; pool changes, repairs and pins use control() directly, at a point where no
-// report is in flight.
+// connection it has not heard of (ConcuryControl::learn), gives each known connection an end, so that
+// expire() forgets it then, and counts the connections it learnt and those each backend was given.
+// This is the part of the control plane that may run off the packet path, on a thread of its own; pool
+// changes, repairs and pins use control() directly, at a point where no report is in flight.
 //
 // A TCP connection learnt from its SYN is half-open until an answer of it is reported, for at most the
 // handshake timeout: a SYN of it meanwhile is a retransmission. A SYN of any other known connection
-// (answered, met mid-stream, or half-open too long) opens a new connection on the same endpoints: within
-// a synchronized connection a SYN is answered by a challenge ACK and changes nothing (RFC 9293,
-// 3.10.7.4), so a client sends one there only once the connection is gone (as a reuse of the endpoints
-// after TIME-WAIT does). It is counted as a new connection of the backend the arrays give it, and is
-// half-open in turn. The known connection's entry and Dcode stay (it is forgotten when the first
-// connection on those endpoints would have been).
+// (answered, met mid-stream, closing, or half-open too long) opens a new connection on the same
+// endpoints: within a synchronized connection a SYN is answered by a challenge ACK and changes nothing
+// (RFC 9293, 3.10.7.4), so a client sends one there only once the connection is gone (as a reuse of the
+// endpoints after TIME-WAIT does). It is counted as a new connection of the backend the arrays give
+// it, and is half-open in turn; the endpoints' entry and Dcode stay.
+//
+// A connection's end: the long timeout (Lifetimes::known, the configuration's longest) after it was
+// learnt or opened anew on its endpoints, or the closing timeout after the last FIN or RST of it was
+// reported (Met::close, from either side), whichever came last. Nothing else moves it: the data plane
+// reports no other packet of a known connection, so a connection is not kept alive by its traffic (a
+// half-closed one that still sends data longer than the closing timeout after its FIN is forgotten,
+// and a datagram flow lives the long timeout from its first datagram). Each end is queued, in time
+// order, on the queue of its timeout; an entry whose time is no longer its connection's end (a later
+// FIN, a reopening) is skipped when it leaves, and the long queue is compacted once stale entries are
+// half of it, so the queues hold O(known connections), not O(connections ever closed).
 //
 // Most reports are of connections known already (every answer of a connection, every UDP packet of a
 // flow), and at scale each costs the OthelloMap's find, a few lines from DRAM. A direct-mapped cache of
@@ -22,13 +30,15 @@
 // when it is forgotten, so a hit is never a connection the control plane does not know. Its top bit
 // (kHalfOpen) says the connection may be half-open: set by a SYN, cleared by an answer, so a hit
 // without it is never half-open (a SYN of it opens a new connection) and one with it asks the half-open
-// set, never the OthelloMap.
+// set, never the OthelloMap. A SYN or a close always takes effect, hit or not.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <span>
 #include <vector>
@@ -41,8 +51,9 @@ namespace flowtrack {
 class ConcuryLearning {
  public:
   // What the data plane met: a TCP SYN without ACK or a UDP datagram, each to a service (an opening, a
-  // new connection given to the backend unless it is known), or a backend's answer.
-  enum class Met : std::uint8_t { syn, datagram, answer };
+  // new connection given to the backend unless it is known), a backend's answer, or a TCP FIN or RST
+  // from either side (a close, which is an answer too when the backend sends it).
+  enum class Met : std::uint8_t { syn, datagram, answer, close };
   // A connection the data plane met: its key and the Dcode the arrays gave it, the backend that Dcode
   // means, when, and what.
   struct Report {
@@ -52,7 +63,14 @@ class ConcuryLearning {
     Met met;
   };
 
-  ConcuryLearning(compact::ConcuryControl control, Nanos forget_after, Nanos handshake_timeout);
+  // How long a connection is kept (see above): `known` after it is learnt or opened anew, `closing`
+  // after its last close report; a SYN is a retransmission for `handshake` after the first.
+  struct Lifetimes {
+    Nanos known;
+    Nanos handshake;
+    Nanos closing;
+  };
+  ConcuryLearning(compact::ConcuryControl control, Lifetimes lifetimes);
 
   // Learns the reports in order, as one learn() each would (ConcuryControl::learn_all). Keys are
   // client endpoints (48 bits) and services fewer than kMaxServices, so that (service, key) fits a cache
@@ -62,11 +80,14 @@ class ConcuryLearning {
   // Remembers a connection the caller made known through control().keep() (a repair, a pin's rehoming),
   // `fresh` when the control plane did not know it before.
   void kept(const Report& report, bool fresh);
-  // Forgets, in learning order, up to `budget` connections learnt `forget_after` or longer before `now`,
-  // and ends the half-open state of every connection whose SYN is `handshake_timeout` old.
+  // Forgets every connection whose end is `now` or earlier, handling up to `budget` queued ends (those
+  // left are handled by the next calls), and ends the half-open state of every connection whose SYN is
+  // the handshake timeout old; returns how many it forgot.
   std::size_t expire(Nanos now, std::size_t budget);
-  // When the connection learnt longest ago was learnt, if any is known.
-  std::optional<Nanos> oldest() const;
+  // No known connection ends before this time, if any is known (an earlier queued end may be stale).
+  std::optional<Nanos> next_end() const;
+  // A connection's end for a report at `at` with that timeout: their sum, saturated.
+  static Nanos end_of(Nanos at, Nanos timeout) { return at + std::min(timeout, std::numeric_limits<Nanos>::max() - at); }
   // When the oldest SYN of a connection still held half-open came, if any is.
   std::optional<Nanos> oldest_handshake() const;
   // True when a SYN of this known connection at `now` is a retransmission (see above).
@@ -74,33 +95,41 @@ class ConcuryLearning {
 
   compact::ConcuryControl& control() { return control_; }
   const compact::ConcuryControl& control() const { return control_; }
-  Nanos forget_after() const { return forget_after_; }  // these two set once: any thread may read them
-  Nanos handshake_timeout() const { return handshake_timeout_; }
+  const Lifetimes& lifetimes() const { return lifetimes_; }  // set once: any thread may read them
   std::uint64_t learnt() const { return learnt_count_; }
   std::uint64_t forgotten() const { return forgotten_; }
+  std::size_t queued_ends() const { return lasting_.size() + closing_.size(); }  // stale ones included
   // The new connections a backend of a service was given, ever (a retransmitted SYN or a later datagram
   // of a known flow is none).
   std::uint64_t new_connections(std::uint32_t service, std::uint16_t backend) const;
 
  private:
-  struct Learnt {
+  struct End {
     Nanos at;
-    std::uint32_t service;
-    std::uint64_t key;
+    std::uint64_t tag;
   };
+  using EndQueue = std::deque<End>;  // in time order: every end on one queue is its report's time + one timeout
   // A report's effect once the control plane has learnt it (`fresh`: it was new) or found it known,
   // `slot` being its cache slot: what is remembered, counted, held half-open and cached.
   void take_effect(const Report& report, bool fresh, std::uint64_t& slot);
   bool half_open_tag(std::uint64_t t, Nanos now) const;  // half_open() by the connection's cache tag
-  void remember(const Report& report);       // a connection the control plane learnt, for expire()
+  // The connection's end becomes `at` + `timeout`, queued on `queue` (that timeout's).
+  void end_at(std::uint64_t t, Nanos at, Nanos timeout, EndQueue& queue);
+  void forget(std::uint64_t t);  // a connection whose end has come
+  void compact_lasting();  // drops the long queue's stale entries
   void count_opening(const Report& report);  // a new connection given to the report's backend
   static std::uint64_t tag(std::uint32_t service, std::uint64_t key);
+  static std::uint32_t service_of_tag(std::uint64_t t) { return static_cast<std::uint32_t>(t >> 48); }
+  static std::uint64_t key_of_tag(std::uint64_t t) { return t & ((std::uint64_t{1} << 48) - 1); }
   std::uint64_t& known_slot(std::uint64_t tag) { return known_[(tag * 0x9e3779b97f4a7c15ull) >> (64 - kKnownBits)]; }
 
   compact::ConcuryControl control_;
-  Nanos forget_after_;
-  std::deque<Learnt> learnt_;  // learning happens in time order, so the queue is sorted by time
-  Nanos handshake_timeout_;
+  Lifetimes lifetimes_;
+  // Every known connection's end by tag (exactly the connections the control plane knows), and the
+  // queues of ends set by learning or opening (lasting_) and by closes (closing_).
+  absl::flat_hash_map<std::uint64_t, Nanos> ends_;
+  EndQueue lasting_, closing_;
+  static constexpr std::size_t kCompactSlack = 4096;  // stale entries the long queue may hold beyond its live ones
   // The half-open connections' SYN times by tag, and the SYNs in arrival order (an entry whose time is
   // no longer its tag's, a later SYN's, or whose tag was answered, is skipped when it leaves).
   absl::flat_hash_map<std::uint64_t, Nanos> half_open_;
