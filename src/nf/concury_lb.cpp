@@ -407,9 +407,14 @@ void ConcuryLb::apply_change(const PoolChange& change) {
 }
 
 std::size_t ConcuryLb::expire(Nanos now, std::size_t budget) {
-  const bool ends_due = now >= next_end_;
-  // Half-open states end by the clock (ConcuryLearning::half_open), so their entries may wait: they are
-  // dropped once the oldest is two timeouts old, which makes this sync point at most one a timeout.
+  // A sync point, so both kinds of entries may wait. Ends are handled late, never early: once the
+  // earliest is an eighth of the closing timeout overdue, every end due by then goes (`budget`
+  // permitting), so a connection is forgotten at most that long after its end, and this is a sync point
+  // at most once that long (a sync every expire() call, when closes come steadily, made the control
+  // plane's thread wait-bound: 0.17 Mpps where 2.1 without closes, 2026-11-27). Half-open states end by
+  // the clock (ConcuryLearning::half_open): their entries are dropped once the oldest is two timeouts old.
+  const Nanos end_slack = learning_->lifetimes().closing / 8;
+  const bool ends_due = next_end_ != kNever && now >= next_end_ && now - next_end_ >= end_slack;
   const Nanos timeout = learning_->lifetimes().handshake;
   const bool handshakes_due = oldest_handshake_ != kNever && now - oldest_handshake_ >= timeout &&
                               now - oldest_handshake_ - timeout >= timeout;
