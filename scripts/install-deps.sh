@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Installs what flowtrack needs on Debian 12, idempotently: nothing is fetched when every package is
-# already present, so `make demo` and `make test` can call it every time. Then the lab's NPF (pinned)
-# goes into the project's virtualenv, .venv: skipped when that version is already there.
+# already present, so `make demo` and `make test` can call it every time.
+#   install-deps.sh          the Debian packages
+#   install-deps.sh --lab    the lab's NPF (pinned) in the project's virtualenv, .venv: skipped when that
+#                            version is already there. Under a lock (.venv.lock), so that `make test`
+#                            can start it in the background while the release tree builds, and the lab
+#                            tests' own call waits for it instead of installing beside it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -18,37 +22,49 @@ packages=(
   nginx-light curl iperf3 ethtool iproute2 iputils-ping
 )
 
-missing=()
-for pkg in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$pkg")
-  fi
-done
+install_packages() {
+  missing=()
+  for pkg in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$pkg")
+    fi
+  done
 
-if ((${#missing[@]} > 0)); then
-  if [[ $(id -u) -ne 0 ]]; then
-    echo "install-deps: missing packages (${missing[*]}); run as root or install them" >&2
-    exit 1
+  if ((${#missing[@]} > 0)); then
+    if [[ $(id -u) -ne 0 ]]; then
+      echo "install-deps: missing packages (${missing[*]}); run as root or install them" >&2
+      exit 1
+    fi
+    echo "install-deps: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}"
   fi
-  echo "install-deps: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+}
 
 # The lab (lab/, `make report`): NPF in a virtualenv that sees Debian's numpy, pandas, matplotlib and
 # scipy (--system-site-packages), which pip is told to keep as they are: a wheel built for a newer
 # numpy would otherwise pull one in and break Debian's pandas.
-npf_version=2.1.1
-venv=$root/.venv
-if compgen -G "$venv/lib/python3*/site-packages/npf-$npf_version.dist-info" > /dev/null &&
-   [[ -x $venv/bin/npf ]]; then
-  exit 0
-fi
-echo "install-deps: installing npf $npf_version into $venv"
-[[ -x $venv/bin/python ]] || /usr/bin/python3 -m venv --system-site-packages "$venv"
-constraints=$(mktemp)
-trap 'rm -f "$constraints"' EXIT
-/usr/bin/python3 -c 'import importlib.metadata as m
+install_lab() {
+  npf_version=2.1.1
+  venv=$root/.venv
+  exec 9> "$root/.venv.lock"
+  flock 9
+  if compgen -G "$venv/lib/python3*/site-packages/npf-$npf_version.dist-info" > /dev/null &&
+     [[ -x $venv/bin/npf ]]; then
+    return 0
+  fi
+  echo "install-deps: installing npf $npf_version into $venv"
+  [[ -x $venv/bin/python ]] || /usr/bin/python3 -m venv --system-site-packages "$venv"
+  constraints=$(mktemp)
+  trap 'rm -f "$constraints"' EXIT
+  /usr/bin/python3 -c 'import importlib.metadata as m
 for p in ("numpy", "pandas", "matplotlib", "scipy"): print(f"{p}=={m.version(p)}")' > "$constraints"
-"$venv/bin/pip" install --quiet --disable-pip-version-check -c "$constraints" "npf==$npf_version"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -c "$constraints" "npf==$npf_version"
+}
+
+case "${1:-}" in
+  "") install_packages ;;
+  --lab) install_lab ;;
+  *) echo "install-deps: unknown option $1 (none: the Debian packages; --lab: the lab's NPF)" >&2; exit 2 ;;
+esac
