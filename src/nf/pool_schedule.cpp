@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <set>
+#include <string>
 
 namespace flowtrack {
 
@@ -18,18 +21,18 @@ std::optional<PoolAction> pool_action_from_name(std::string_view name) {
 std::optional<PoolChangeProblem> check_pool_changes(std::span<const PoolChange> changes,
                                                     std::span<const ServiceConfig> services, std::uint32_t maglev_size) {
   // Services of one name share their backend list (services_of repeats one [[service]] per VIP and
-  // port), so the replay keeps one name set per service name.
-  std::vector<std::pair<std::string, std::set<std::string>>> pools;
+  // port), so the replay keeps one name set per service name (by name: a configuration may list tens of
+  // thousands of services).
+  std::map<std::string, std::set<std::string>, std::less<>> pools;
   for (const ServiceConfig& s : services) {
-    if (std::ranges::any_of(pools, [&](const auto& p) { return p.first == s.name; })) continue;
-    std::set<std::string> names;
-    for (const BackendConfig& b : s.backends) names.insert(b.name);
-    pools.emplace_back(s.name, std::move(names));
+    const auto [pool, fresh] = pools.try_emplace(s.name);
+    if (!fresh) continue;
+    for (const BackendConfig& b : s.backends) pool->second.insert(b.name);
   }
   for (std::size_t i = 0; i < changes.size(); ++i) {
     const PoolChange& c = changes[i];
     if (c.at > kMaxTimeout) return PoolChangeProblem{i, "at", "too far in the future"};
-    const auto pool = std::ranges::find_if(pools, [&](const auto& p) { return p.first == c.service; });
+    const auto pool = pools.find(c.service);
     if (pool == pools.end()) return PoolChangeProblem{i, "service", fmt::format("no service is named '{}'", c.service)};
     std::set<std::string>& names = pool->second;
     const bool present = names.contains(c.backend.name);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -223,6 +224,27 @@ TEST_P(ConcuryLbInBothLayouts, AClosedConnectionIsForgottenTheClosingTimeoutAfte
   EXPECT_EQ(lb.counters().connections_created, 3u * kClients);
   EXPECT_EQ(lb.stats().violations, 0u);
   EXPECT_EQ(lb.stats().false_hits, 0u);
+}
+
+// The known-connection cache's tags hold a service in 15 bits beside the client endpoint and its
+// half-open bit (nf/concury_learning.hpp): a configuration with more services is refused before any is
+// built, with a message that says so. (One service fewer is taken: every other Concury test, at a size
+// too slow to build here.)
+TEST(ConcuryLbConfig, MoreServicesThanTheCacheTagsHoldAreRefused) {
+  StatefulLbConfig config;
+  config.maglev_size = 251;
+  for (std::uint32_t s = 0; s < ConcuryLearning::kMaxServices; ++s) {
+    ServiceConfig service = web_service(1);
+    service.name = "s" + std::to_string(s);
+    service.port = to_network16(static_cast<std::uint16_t>(1 + s));
+    config.services.push_back(service);
+  }
+  try {
+    ConcuryLb lb(config);
+    FAIL() << "a configuration of " << config.services.size() << " services was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 32766"), std::string::npos) << e.what();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ConcuryLbInBothLayouts,

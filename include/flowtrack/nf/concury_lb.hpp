@@ -127,7 +127,8 @@ class ConcuryLb {
     }
     out.stage_done(NfStage::rewrite);
   }
-  // Forgets the connections whose end has come (ConcuryLearning::expire, `budget` queued ends at most).
+  // Forgets the connections whose end has come (ConcuryLearning::expire, `budget` queued ends at most),
+  // once the earliest is an eighth of the closing timeout overdue (a sync point at most that often).
   std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget);
 
   // These wait, with a control plane of its own, until it has learnt every report handed over.
