@@ -91,8 +91,8 @@ void ConcuryLb::note(const ConcuryLearning::Report& r) {
     const auto it = first_backend_.find({r.connection.vip, r.connection.key});
     if (it != first_backend_.end()) it->second.unanswered_syn = false;
   }
-  const ConcuryLearning::Lifetimes& lifetimes = learning_->lifetimes();
-  next_end_ = std::min(next_end_, ConcuryLearning::end_of(r.at, r.met == Met::close ? lifetimes.closing : lifetimes.known));
+  if (first_report_ == kNever) first_report_ = r.at;
+  if (r.met == Met::close && first_close_ == kNever) first_close_ = r.at;
   if (r.met == Met::syn && oldest_handshake_ == kNever) oldest_handshake_ = r.at;
 }
 
@@ -413,8 +413,11 @@ std::size_t ConcuryLb::expire(Nanos now, std::size_t budget) {
   // at most once that long (a sync every expire() call, when closes come steadily, made the control
   // plane's thread wait-bound: 0.17 Mpps where 2.1 without closes, 2026-11-27). Half-open states end by
   // the clock (ConcuryLearning::half_open): their entries are dropped once the oldest is two timeouts old.
-  const Nanos end_slack = learning_->lifetimes().closing / 8;
-  const bool ends_due = next_end_ != kNever && now >= next_end_ && now - next_end_ >= end_slack;
+  const ConcuryLearning::Lifetimes& lifetimes = learning_->lifetimes();
+  Nanos earliest = next_end_;
+  if (first_report_ != kNever) earliest = std::min(earliest, ConcuryLearning::end_of(first_report_, lifetimes.known));
+  if (first_close_ != kNever) earliest = std::min(earliest, ConcuryLearning::end_of(first_close_, lifetimes.closing));
+  const bool ends_due = earliest != kNever && now >= earliest && now - earliest >= lifetimes.closing / 8;
   const Nanos timeout = learning_->lifetimes().handshake;
   const bool handshakes_due = oldest_handshake_ != kNever && now - oldest_handshake_ >= timeout &&
                               now - oldest_handshake_ - timeout >= timeout;
@@ -422,6 +425,7 @@ std::size_t ConcuryLb::expire(Nanos now, std::size_t budget) {
   settle();
   const std::size_t n = learning_->expire(now, budget);
   next_end_ = learning_->next_end().value_or(kNever);
+  first_report_ = first_close_ = kNever;
   oldest_handshake_ = learning_->oldest_handshake().value_or(kNever);
   return n;
 }

@@ -24,6 +24,7 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
   constexpr std::size_t kChunk = 64;
   compact::ConcuryControl::Report connections[kChunk];
   std::uint64_t tags[kChunk];
+  std::uint64_t* slots[kChunk];
   bool hit[kChunk];
   bool fresh[kChunk];
   for (std::size_t base = 0; base < reports.size(); base += kChunk) {
@@ -34,27 +35,28 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
     }
     std::size_t n = 0;
     for (std::size_t i = 0; i < chunk.size(); ++i) {
-      hit[i] = (known_slot(tags[i]) & ~kHalfOpen) == tags[i];
+      slots[i] = &known_slot(tags[i]);
+      hit[i] = (*slots[i] & ~kHalfOpen) == tags[i];
       if (!hit[i]) connections[n++] = chunk[i].connection;
     }
     control_.learn_all(std::span(connections, n), std::span(fresh, n));
     for (std::size_t i = 0, unknown = 0; i < chunk.size(); ++i) {
-      std::uint64_t& slot = known_slot(tags[i]);
+      std::uint64_t& slot = *slots[i];
       if (!hit[i]) {
-        take_effect(chunk[i], fresh[unknown++], slot);
+        take_effect(chunk[i], tags[i], fresh[unknown++], slot);
       } else if (slot != tags[i] || chunk[i].met == Met::syn || chunk[i].met == Met::close) {
-        take_effect(chunk[i], false, slot);  // perhaps half-open (the answer that ends it skips the find), or evicted since
+        take_effect(chunk[i], tags[i], false, slot);  // perhaps half-open (the answer that ends it skips the find), or evicted since
       }
     }
   }
 }
 
 void ConcuryLearning::kept(const Report& report, bool fresh) {
-  take_effect(report, fresh, known_slot(tag(report.connection.vip, report.connection.key)));
+  const std::uint64_t t = tag(report.connection.vip, report.connection.key);
+  take_effect(report, t, fresh, known_slot(t));
 }
 
-void ConcuryLearning::take_effect(const Report& report, bool fresh, std::uint64_t& slot) {
-  const std::uint64_t t = tag(report.connection.vip, report.connection.key);
+void ConcuryLearning::take_effect(const Report& report, std::uint64_t t, bool fresh, std::uint64_t& slot) {
   if (report.met == Met::syn && !fresh && half_open_tag(t, report.at)) return;  // a retransmission
   if (fresh) ++learnt_count_;
   switch (report.met) {

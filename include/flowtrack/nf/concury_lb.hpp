@@ -228,10 +228,11 @@ class ConcuryLb {
   std::array<ConcuryLearning::Report, kMaxBurst> staged_;  // the burst's reports, handed over when full
   std::vector<std::pair<std::size_t, std::uint32_t>> claimed_;  // answer_at_sync's: (listing index, Dcode)
   std::size_t staged_count_ = 0;
-  // No known connection ends before this time (kNever: none is known), counting the reports handed over
-  // since the control plane said so: expire() has nothing to do, and need not wait for it, until then.
+  // What expire() may find due without asking the control plane: its next end when it last said
+  // (kNever: none), and the first report and the first close report since (kNever: none), whose ends
+  // come no earlier than the long and the closing timeout after them (report times never decrease).
   static constexpr Nanos kNever = ~Nanos{0};
-  Nanos next_end_ = kNever;
+  Nanos next_end_ = kNever, first_report_ = kNever, first_close_ = kNever;
   Nanos oldest_handshake_ = kNever;  // the same for half-open states (ConcuryLearning::oldest_handshake)
   compact::ConcuryLookup lookup_;
   PoolChangeClock schedule_;

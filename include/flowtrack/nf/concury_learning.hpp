@@ -109,9 +109,9 @@ class ConcuryLearning {
     std::uint64_t tag;
   };
   using EndQueue = std::deque<End>;  // in time order: every end on one queue is its report's time + one timeout
-  // A report's effect once the control plane has learnt it (`fresh`: it was new) or found it known,
-  // `slot` being its cache slot: what is remembered, counted, held half-open and cached.
-  void take_effect(const Report& report, bool fresh, std::uint64_t& slot);
+  // A report's effect once the control plane has learnt it (`fresh`: it was new) or found it known, `t`
+  // being its tag and `slot` its cache slot: its connection's end, counts, half-open state and slot.
+  void take_effect(const Report& report, std::uint64_t t, bool fresh, std::uint64_t& slot);
   bool half_open_tag(std::uint64_t t, Nanos now) const;  // half_open() by the connection's cache tag
   // The connection's end becomes `at` + `timeout`, queued on `queue` (that timeout's).
   void end_at(std::uint64_t t, Nanos at, Nanos timeout, EndQueue& queue);
