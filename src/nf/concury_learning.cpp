@@ -62,12 +62,12 @@ void ConcuryLearning::take_effect(const Report& report, std::uint64_t t, bool fr
   switch (report.met) {
     case Met::answer:
       if (fresh) end_at(t, report.at, lifetimes_.known, lasting_);
-      half_open_.erase(t);
+      if (slot != t) half_open_.erase(t);  // a slot of t without kHalfOpen is never half-open
       slot = t;
       return;
     case Met::close:
       end_at(t, report.at, lifetimes_.closing, closing_);
-      half_open_.erase(t);
+      if (slot != t) half_open_.erase(t);
       slot = t;
       return;
     case Met::datagram:
