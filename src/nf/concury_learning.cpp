@@ -38,6 +38,9 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
       slots[i] = &known_slot(tags[i]);
       hit[i] = (*slots[i] & ~kHalfOpen) == tags[i];
       if (!hit[i]) connections[n++] = chunk[i].connection;
+      // The reports that may set an end (a new connection, a close) will write its entry: its line is
+      // fetched while the chunk's misses are learnt.
+      if (!hit[i] || chunk[i].met == Met::close) ends_.prefetch(tags[i]);
     }
     control_.learn_all(std::span(connections, n), std::span(fresh, n));
     for (std::size_t i = 0, unknown = 0; i < chunk.size(); ++i) {
