@@ -418,7 +418,7 @@ std::size_t ConcuryLb::expire(Nanos now, std::size_t budget) {
   if (first_report_ != kNever) earliest = std::min(earliest, ConcuryLearning::end_of(first_report_, lifetimes.known));
   if (first_close_ != kNever) earliest = std::min(earliest, ConcuryLearning::end_of(first_close_, lifetimes.closing));
   const bool ends_due = earliest != kNever && now >= earliest && now - earliest >= lifetimes.closing / 8;
-  const Nanos timeout = learning_->lifetimes().handshake;
+  const Nanos timeout = lifetimes.handshake;
   const bool handshakes_due = oldest_handshake_ != kNever && now - oldest_handshake_ >= timeout &&
                               now - oldest_handshake_ - timeout >= timeout;
   if (!ends_due && !handshakes_due) return 0;
