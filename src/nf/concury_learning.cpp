@@ -130,9 +130,9 @@ std::size_t ConcuryLearning::expire(Nanos now, std::size_t budget) {
   std::size_t forgotten = 0;
   // The two queues merged by time, each entry handled once: forgotten when it is still its connection's end.
   for (std::size_t handled = 0; handled < budget; ++handled) {
-    const bool lasting_first = !lasting_.empty() && (closing_.empty() || lasting_.front().at <= closing_.front().at);
-    EndQueue& queue = lasting_first ? lasting_ : closing_;
-    if (queue.empty() || queue.front().at > now) break;
+    if (lasting_.empty() && closing_.empty()) break;
+    EndQueue& queue = lasting_ends_first() ? lasting_ : closing_;
+    if (queue.front().at > now) break;
     const End e = queue.front();
     queue.pop_front();
     if (const auto it = ends_.find(e.tag); it != ends_.end() && it->second == e.at) {
@@ -153,11 +153,13 @@ void ConcuryLearning::forget(std::uint64_t t) {
   if ((slot & ~kHalfOpen) == t) slot = kEmpty;
 }
 
+bool ConcuryLearning::lasting_ends_first() const {
+  return !lasting_.empty() && (closing_.empty() || lasting_.front().at <= closing_.front().at);
+}
+
 std::optional<Nanos> ConcuryLearning::next_end() const {
   if (lasting_.empty() && closing_.empty()) return std::nullopt;
-  if (lasting_.empty()) return closing_.front().at;
-  if (closing_.empty()) return lasting_.front().at;
-  return std::min(lasting_.front().at, closing_.front().at);
+  return (lasting_ends_first() ? lasting_ : closing_).front().at;
 }
 
 std::optional<Nanos> ConcuryLearning::oldest_handshake() const {

@@ -117,6 +117,8 @@ class ConcuryLearning {
   void end_at(std::uint64_t t, Nanos at, Nanos timeout, EndQueue& queue);
   void forget(std::uint64_t t);  // a connection whose end has come
   void compact_lasting();  // drops the long queue's stale entries
+  // True when the long queue's front is the earliest queued end, ties included; false when it is empty.
+  bool lasting_ends_first() const;
   void count_opening(const Report& report);  // a new connection given to the report's backend
   static std::uint64_t tag(std::uint32_t service, std::uint64_t key);
   static std::uint32_t service_of_tag(std::uint64_t t) { return static_cast<std::uint32_t>(t >> 48); }
