@@ -87,12 +87,12 @@ void ConcuryLb::kept(const ConcuryLearning::Report& r, bool fresh) {
 }
 
 void ConcuryLb::note(const ConcuryLearning::Report& r) {
-  if (audit_ && (r.met == Met::answer || r.met == Met::close)) {
+  if (audit_ && (r.met == Met::answer || ConcuryLearning::is_close(r.met))) {
     const auto it = first_backend_.find({r.connection.vip, r.connection.key});
     if (it != first_backend_.end()) it->second.unanswered_syn = false;
   }
   if (first_report_ == kNever) first_report_ = r.at;
-  if (r.met == Met::close && first_close_ == kNever) first_close_ = r.at;
+  if (ConcuryLearning::is_close(r.met) && first_close_ == kNever) first_close_ = r.at;
   if (r.met == Met::syn && oldest_handshake_ == kNever) oldest_handshake_ = r.at;
 }
 
@@ -266,7 +266,7 @@ LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
   if (may_open(p)) {
     backend = open(service, key, arrays, p.key4.protocol == ipproto::kUdp ? Met::datagram : Met::syn, packet.time);
   } else if (closes(p) && backend != compact::ConcuryControl::kNoDip) {
-    report({{service, key, arrays.dcode}, packet.time, backend, Met::close});
+    report({{service, key, arrays.dcode}, packet.time, backend, close_met(p, Met::client_fin)});
   }
   if (backend == compact::ConcuryControl::kNoDip) return {.verdict = counters_.drop(NfDrop::no_backend)};
   if (audit_) audit(service, key, backend, p, packet.time);

@@ -40,14 +40,15 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
       if (!hit[i]) connections[n++] = chunk[i].connection;
       // The reports that may set an end (a new connection, a close) will write its entry: its line is
       // fetched while the chunk's misses are learnt.
-      if (!hit[i] || chunk[i].met == Met::close) ends_.prefetch(tags[i]);
+      if (!hit[i] || is_close(chunk[i].met)) ends_.prefetch(tags[i]);
+      if (is_close(chunk[i].met)) closes_.prefetch(tags[i]);
     }
     control_.learn_all(std::span(connections, n), std::span(fresh, n));
     for (std::size_t i = 0, unknown = 0; i < chunk.size(); ++i) {
       std::uint64_t& slot = *slots[i];
       if (!hit[i]) {
         take_effect(chunk[i], tags[i], fresh[unknown++], slot);
-      } else if (slot != tags[i] || chunk[i].met == Met::syn || chunk[i].met == Met::close) {
+      } else if (slot != tags[i] || chunk[i].met == Met::syn || is_close(chunk[i].met)) {
         take_effect(chunk[i], tags[i], false, slot);  // perhaps half-open (the answer that ends it skips the find), or evicted since
       }
     }
@@ -68,8 +69,10 @@ void ConcuryLearning::take_effect(const Report& report, std::uint64_t t, bool fr
       if (slot != t) half_open_.erase(t);  // a slot of t without kHalfOpen is never half-open
       slot = t;
       return;
-    case Met::close:
-      end_at(t, report.at, lifetimes_.closing, closing_);
+    case Met::client_fin:
+    case Met::backend_fin:
+    case Met::reset:
+      take_close(report, t, fresh);
       if (slot != t) half_open_.erase(t);
       slot = t;
       return;
@@ -82,11 +85,22 @@ void ConcuryLearning::take_effect(const Report& report, std::uint64_t t, bool fr
       return;
     case Met::syn:  // a new connection, on endpoints known or not
       end_at(t, report.at, lifetimes_.known, lasting_);
+      closes_.erase(t);
       count_opening(report);
       half_open_[t] = report.at;
       handshakes_.emplace_back(report.at, t);
       slot = t | kHalfOpen;
       return;
+  }
+}
+
+void ConcuryLearning::take_close(const Report& report, std::uint64_t t, bool fresh) {
+  std::uint8_t& closes = closes_[t];
+  closes |= report.met == Met::client_fin ? kClientFin : report.met == Met::backend_fin ? kBackendFin : kReset;
+  if ((closes & kReset) != 0 || closes == (kClientFin | kBackendFin)) {
+    end_at(t, report.at, lifetimes_.closing, closing_);
+  } else if (fresh) {
+    end_at(t, report.at, lifetimes_.known, lasting_);  // met at a FIN: half-closed, as long as any connection
   }
 }
 
@@ -149,6 +163,7 @@ void ConcuryLearning::forget(std::uint64_t t) {
   FLOWTRACK_ASSERT(control_.dip_of(service_of_tag(t), key_of_tag(t)).has_value(), "a connection with an end is known");
   control_.forget(service_of_tag(t), key_of_tag(t));
   half_open_.erase(t);
+  closes_.erase(t);
   std::uint64_t& slot = known_slot(t);
   if ((slot & ~kHalfOpen) == t) slot = kEmpty;
 }

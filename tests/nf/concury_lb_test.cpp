@@ -226,6 +226,30 @@ TEST_P(ConcuryLbInBothLayouts, AClosedConnectionIsForgottenTheClosingTimeoutAfte
   EXPECT_EQ(lb.stats().false_hits, 0u);
 }
 
+// A client that has sent its FIN still receives, and acknowledges, for as long as the backend sends
+// (RFC 9293, 3.6): its half-closed connection stays known past the closing timeout, so its ACKs keep
+// their backend across a pool change that rewrites the arrays; the backend's FIN closes it, and it is
+// forgotten the closing timeout later.
+TEST_P(ConcuryLbInBothLayouts, AHalfClosedConnectionKeepsItsBackendPastTheClosingTimeoutRfc9293Section3_6) {
+  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1}, {change(200, PoolAction::add, 3, 3)});
+  constexpr std::uint32_t kClients = 300;
+  std::map<std::uint32_t, std::size_t> first;
+  for (std::uint32_t n = 0; n < kClients; ++n) first[n] = backend_of(run(lb, client(n), tcpflag::kSyn, 0));
+  for (const auto& [c, b] : first) {
+    run(lb, answer_from(b, client(c)), tcpflag::kSyn | tcpflag::kAck, kNanosPerSecond / 2);
+    run(lb, client(c), tcpflag::kFin | tcpflag::kAck, 10 * kNanosPerSecond);
+  }
+  EXPECT_EQ(lb.expire(150 * kNanosPerSecond), 0u);
+  for (const auto& [c, b] : first) {
+    run(lb, answer_from(b, client(c)), tcpflag::kAck, 201 * kNanosPerSecond);
+    ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, 201 * kNanosPerSecond)), b) << c;
+  }
+  for (const auto& [c, b] : first) run(lb, answer_from(b, client(c)), tcpflag::kFin | tcpflag::kAck, 210 * kNanosPerSecond);
+  EXPECT_EQ(lb.expire(346 * kNanosPerSecond), kClients);  // at most an eighth of the closing timeout late
+  EXPECT_EQ(lb.stats().violations, 0u);
+  EXPECT_EQ(lb.stats().false_hits, 0u);
+}
+
 // The known-connection cache's tags hold a service in 15 bits beside the client endpoint and its
 // half-open bit (nf/concury_learning.hpp): a configuration with more services is refused before any is
 // built, with a message that says so. (One service fewer is taken: every other Concury test, at a size

@@ -2,9 +2,10 @@
 // of known connections exactly when learning them would change nothing, and a forgotten connection is
 // learnt again when reported again (the cache never answers for a connection the control plane does
 // not know); a SYN is a retransmission only while its connection is half-open, and opens a new
-// connection on known endpoints otherwise; a connection ends the closing timeout after its last close,
-// or the long timeout after its opening, and the queued ends stay in proportion to the connections
-// known; all of it whether the reports come one by one or in one batch.
+// connection on known endpoints otherwise; a connection closed (a FIN of each side, or an RST) ends the
+// closing timeout after its last close, any other the long timeout after its opening, however long one
+// side of it has been closed; the queued ends stay in proportion to the connections known; all of it
+// whether the reports come one by one or in one batch.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -119,7 +120,7 @@ TEST(ConcuryLearning, ABatchHasTheEffectOfItsReportsOneByOne) {
     reports.push_back(report(0, k, 2, Met::answer));
   }
   for (std::uint64_t k = 1; k <= 40; ++k) {
-    const Met pattern[] = {Met::answer, Met::syn, Met::close, Met::answer, Met::syn, Met::close, Met::answer, Met::syn};
+    const Met pattern[] = {Met::answer, Met::syn, Met::client_fin, Met::answer, Met::backend_fin, Met::syn, Met::reset, Met::answer};
     for (std::size_t i = 0; i < std::size(pattern); ++i) reports.push_back(report(0, k, 3 + (i + k) % 5, pattern[(i + k) % 8]));
   }
   ConcuryLearning batched = make_learning(), single = make_learning();
@@ -136,36 +137,61 @@ TEST(ConcuryLearning, ABatchHasTheEffectOfItsReportsOneByOne) {
   EXPECT_GT(single.forgotten(), 0u);
 }
 
-// A FIN or RST of either side closes the connection: it is forgotten the closing timeout after the
-// last one reported, however long the long timeout; one that never closes lives the long timeout.
+// A FIN of each side closes the connection: it is forgotten the closing timeout after the last close
+// reported (a resent FIN included), however long the long timeout; one that never closes lives the
+// long timeout.
 TEST(ConcuryLearning, AConnectionIsForgottenTheClosingTimeoutAfterItsLastClose) {
   ConcuryLearning learning = make_learning();
   learning.learn_all(std::vector{report(0, 1, 1), report(0, 1, 2, Met::answer), report(0, 2, 1), report(0, 2, 2, Met::answer)});
-  learning.learn_all(std::vector{report(0, 1, 5, Met::close), report(0, 1, 7, Met::close)});  // the client's FIN, the backend's
-  EXPECT_EQ(learning.expire(7 + kClosing - 1, 1000), 0u);
-  EXPECT_EQ(learning.expire(7 + kClosing, 1000), 1u);
+  learning.learn_all(std::vector{report(0, 1, 5, Met::client_fin), report(0, 1, 7, Met::backend_fin)});
+  learning.learn_all(std::vector{report(0, 1, 9, Met::backend_fin)});  // resent
+  EXPECT_EQ(learning.expire(9 + kClosing - 1, 1000), 0u);
+  EXPECT_EQ(learning.expire(9 + kClosing, 1000), 1u);
   EXPECT_FALSE(learning.control().dip_of(0, 1).has_value());
   EXPECT_TRUE(learning.control().dip_of(0, 2).has_value());
   EXPECT_EQ(learning.expire(1 + kForgetAfter, 1000), 1u);
   EXPECT_EQ(learning.next_end(), std::nullopt);
 }
 
-// Met only at its close (its opening and answers before this instance's time), a connection is learnt
-// for the closing timeout, and is no new connection of its backend.
-TEST(ConcuryLearning, AConnectionMetAtItsCloseIsKnownUntilTheClosingTimeout) {
+// Met only at its close (its opening and answers before this instance's time), a connection is learnt,
+// and is no new connection of its backend: for the closing timeout when that close is an RST, and as
+// any learnt connection when it is a FIN (the other side may go on sending).
+TEST(ConcuryLearning, AConnectionMetAtItsCloseIsKnownUntilTheClosingTimeoutIfClosed) {
   ConcuryLearning learning = make_learning();
-  learning.learn_all(std::vector{report(1, 3, 4, Met::close)});
-  EXPECT_EQ(learning.learnt(), 1u);
+  learning.learn_all(std::vector{report(1, 3, 4, Met::reset), report(1, 5, 4, Met::client_fin)});
+  EXPECT_EQ(learning.learnt(), 2u);
   EXPECT_EQ(learning.new_connections(1, 0), 0u);
   EXPECT_EQ(learning.next_end(), Nanos{4 + kClosing});
   EXPECT_EQ(learning.expire(4 + kClosing, 1000), 1u);
+  EXPECT_TRUE(learning.control().dip_of(1, 5).has_value());
+  EXPECT_EQ(learning.expire(4 + kForgetAfter, 1000), 1u);
+}
+
+// After one side's FIN the other may send for as long as it likes (RFC 9293, 3.6): a half-closed
+// connection keeps the end it had (the long timeout from its opening), and ends the closing timeout
+// after the other side's FIN; a SYN on its endpoints after it opens a connection of which no side has
+// closed.
+TEST(ConcuryLearning, AHalfClosedConnectionIsKeptUntilItsOtherSideClosesRfc9293Section3_6) {
+  ConcuryLearning learning = make_learning();
+  learning.learn_all(std::vector{report(0, 1, 1), report(0, 1, 2, Met::answer), report(0, 2, 1), report(0, 2, 2, Met::answer)});
+  learning.learn_all(std::vector{report(0, 1, 3, Met::client_fin), report(0, 2, 3, Met::backend_fin)});
+  EXPECT_EQ(learning.expire(3 + kClosing, 1000), 0u);
+  learning.learn_all(std::vector{report(0, 1, 50, Met::backend_fin)});
+  EXPECT_EQ(learning.expire(50 + kClosing, 1000), 1u);  // connection 1, closed at 50
+  EXPECT_TRUE(learning.control().dip_of(0, 2).has_value());
+  EXPECT_EQ(learning.expire(1 + kForgetAfter, 1000), 1u);  // connection 2, half-closed, at its long end
+
+  learning.learn_all(std::vector{report(0, 7, 200), report(0, 7, 201, Met::answer), report(0, 7, 202, Met::client_fin)});
+  learning.learn_all(std::vector{report(0, 7, 300), report(0, 7, 301, Met::answer), report(0, 7, 302, Met::backend_fin)});
+  EXPECT_EQ(learning.expire(302 + kClosing, 1000), 0u);  // the new connection is half-closed only
+  EXPECT_EQ(learning.expire(300 + kForgetAfter, 1000), 1u);
 }
 
 // A client's RST ends its connection's handshake: a SYN after it opens the next connection, which lives
 // the long timeout from that SYN, not from the first connection's learning (nor its close).
 TEST(ConcuryLearning, TheNextConnectionOnClosedEndpointsLivesTheLongTimeoutFromItsSyn) {
   ConcuryLearning learning = make_learning();
-  learning.learn_all(std::vector{report(0, 6, 1), report(0, 6, 2, Met::close), report(0, 6, 3)});
+  learning.learn_all(std::vector{report(0, 6, 1), report(0, 6, 2, Met::reset), report(0, 6, 3)});
   EXPECT_EQ(learning.new_connections(0, 0), 2u);
   EXPECT_TRUE(learning.half_open(0, 6, 3));
   EXPECT_EQ(learning.expire(2 + kClosing, 1000), 0u);
@@ -184,7 +210,8 @@ TEST(ConcuryLearning, TheQueuedEndsFollowTheConnectionsKnownNotThoseEverClosed) 
   std::size_t most_queued = 0;
   for (std::uint64_t k = 1; k <= kConnections; ++k) {
     const Nanos at = static_cast<Nanos>(k);
-    learning.learn_all(std::vector{report(0, k, at), report(0, k, at, Met::answer), report(0, k, at, Met::close)});
+    learning.learn_all(std::vector{report(0, k, at), report(0, k, at, Met::answer), report(0, k, at, Met::client_fin),
+                                   report(0, k, at, Met::backend_fin)});
     learning.expire(at, 1000);
     most_queued = std::max(most_queued, learning.queued_ends());
   }

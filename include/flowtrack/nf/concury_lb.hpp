@@ -169,7 +169,9 @@ class ConcuryLb {
   // A TCP packet with FIN or RST: its connection closes.
   static bool closes(const ParsedPacket& p);
   using Met = ConcuryLearning::Met;
-  static Met answer_met(const ParsedPacket& p) { return closes(p) ? Met::close : Met::answer; }  // a backend's packet
+  // The close a packet that closes() reports, `fin` being its sender's FIN.
+  static Met close_met(const ParsedPacket& p, Met fin) { return (p.tcp_flags & tcpflag::kRst) != 0 ? Met::reset : fin; }
+  static Met answer_met(const ParsedPacket& p) { return closes(p) ? close_met(p, Met::backend_fin) : Met::answer; }  // a backend's packet
   LbPlan decide(NfPacket& packet, std::size_t i);
   // The cold path: a packet that may open a connection; returns the backend it goes to.
   [[gnu::noinline]] std::uint16_t open(std::uint32_t service, std::uint64_t key, compact::ConcuryLookup::Answer arrays, Met met,

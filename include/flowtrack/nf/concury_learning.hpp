@@ -13,11 +13,13 @@
 // it, and is half-open in turn; the endpoints' entry and Dcode stay.
 //
 // A connection's end: the long timeout (Lifetimes::known, the configuration's longest) after it was
-// learnt or opened anew on its endpoints, or the closing timeout after the last FIN or RST of it was
-// reported (Met::close, from either side), whichever came last. Nothing else moves it: the data plane
-// reports no other packet of a known connection, so a connection is not kept alive by its traffic (a
-// half-closed one that still sends data longer than the closing timeout after its FIN is forgotten,
-// and a datagram flow lives the long timeout from its first datagram). Each end is queued, in time
+// learnt or opened anew on its endpoints, or, once it is closed (a FIN of each side, or an RST of
+// either), the closing timeout after the last FIN or RST of it reported, whichever came last. One FIN
+// closes one direction only: the other side may send for as long as it likes (RFC 9293, 3.6), and the
+// data plane reports no packet but a close of a known connection, so a half-closed connection keeps
+// the end it had. Nothing else moves an end: a connection is not kept alive by its traffic (a datagram
+// flow lives the long timeout from its first datagram, a connection one side of which stopped
+// without a FIN the long timeout from its opening). Each end is queued, in time
 // order, on the queue of its timeout; an entry whose time is no longer its connection's end (a later
 // FIN, a reopening) is skipped when it leaves, and the long queue is compacted once stale entries are
 // half of it, so the queues hold O(known connections), not O(connections ever closed).
@@ -51,9 +53,10 @@ namespace flowtrack {
 class ConcuryLearning {
  public:
   // What the data plane met: a TCP SYN without ACK or a UDP datagram, each to a service (an opening, a
-  // new connection given to the backend unless it is known), a backend's answer, or a TCP FIN or RST
-  // from either side (a close, which is an answer too when the backend sends it).
-  enum class Met : std::uint8_t { syn, datagram, answer, close };
+  // new connection given to the backend unless it is known), a backend's answer, or a close: a TCP FIN
+  // of the client or of the backend, or an RST of either (a backend's close is an answer too).
+  enum class Met : std::uint8_t { syn, datagram, answer, client_fin, backend_fin, reset };
+  static bool is_close(Met met) { return met >= Met::client_fin; }
   // A connection the data plane met: its key and the Dcode the arrays gave it, the backend that Dcode
   // means, when, and what.
   struct Report {
@@ -64,7 +67,8 @@ class ConcuryLearning {
   };
 
   // How long a connection is kept (see above): `known` after it is learnt or opened anew, `closing`
-  // after its last close report; a SYN is a retransmission for `handshake` after the first.
+  // after its last close report once it is closed; a SYN is a retransmission for `handshake` after the
+  // first.
   struct Lifetimes {
     Nanos known;
     Nanos handshake;
@@ -112,6 +116,7 @@ class ConcuryLearning {
   // A report's effect once the control plane has learnt it (`fresh`: it was new) or found it known, `t`
   // being its tag and `slot` its cache slot: its connection's end, counts, half-open state and slot.
   void take_effect(const Report& report, std::uint64_t t, bool fresh, std::uint64_t& slot);
+  void take_close(const Report& report, std::uint64_t t, bool fresh);  // a close's effect on the end
   bool half_open_tag(std::uint64_t t, Nanos now) const;  // half_open() by the connection's cache tag
   // The connection's end becomes `at` + `timeout`, queued on `queue` (that timeout's).
   void end_at(std::uint64_t t, Nanos at, Nanos timeout, EndQueue& queue);
@@ -136,6 +141,10 @@ class ConcuryLearning {
   // no longer its tag's, a later SYN's, or whose tag was answered, is skipped when it leaves).
   absl::flat_hash_map<std::uint64_t, Nanos> half_open_;
   std::deque<std::pair<Nanos, std::uint64_t>> handshakes_;
+  // The closes reported of each known connection since it was learnt or opened anew (kClientFin,
+  // kBackendFin, kReset bits); only connections with one have an entry, and a forgotten one has none.
+  static constexpr std::uint8_t kClientFin = 1, kBackendFin = 2, kReset = 4;
+  absl::flat_hash_map<std::uint64_t, std::uint8_t> closes_;
   std::uint64_t learnt_count_ = 0, forgotten_ = 0;
   std::vector<std::vector<std::uint64_t>> new_connections_;  // [service][backend], grown as reports name them
   // The known connections' cache: 2^17 tags (1 MiB), about the connections a campus trace has active
