@@ -22,12 +22,14 @@ constexpr std::size_t kMinExpectedPerService = 1024, kMaxExpectedPerService = 16
 constexpr std::size_t kReportRing = 16384;
 
 // How long the control plane keeps a connection (concury_learning.hpp): the longest timeout of the
-// configuration from its opening, the longest of the TCP closing states' from its last FIN or RST.
+// configuration from its opening, the longest of the TCP closing states' from its last FIN or RST, the
+// longer UDP timeout from a datagram flow's last datagram.
 ConcuryLearning::Lifetimes lifetimes(const ConntrackTimeouts& t) {
   return {.known = std::max({*std::max_element(t.tcp.begin(), t.tcp.end()), t.udp_unreplied, t.udp_replied, t.icmp, t.other}),
           .handshake = t.tcp_timeout(TcpState::syn_sent),
           .closing = std::max({t.tcp_timeout(TcpState::fin_wait), t.tcp_timeout(TcpState::close_wait),
-                               t.tcp_timeout(TcpState::last_ack), t.tcp_timeout(TcpState::time_wait), t.tcp_timeout(TcpState::close)})};
+                               t.tcp_timeout(TcpState::last_ack), t.tcp_timeout(TcpState::time_wait), t.tcp_timeout(TcpState::close)}),
+          .datagram = std::max(t.udp_unreplied, t.udp_replied)};
 }
 
 }  // namespace
@@ -93,6 +95,7 @@ void ConcuryLb::note(const ConcuryLearning::Report& r) {
   }
   if (first_report_ == kNever) first_report_ = r.at;
   if (ConcuryLearning::is_close(r.met) && first_close_ == kNever) first_close_ = r.at;
+  if (r.met == Met::datagram && first_datagram_ == kNever) first_datagram_ = r.at;
   if (r.met == Met::syn && oldest_handshake_ == kNever) oldest_handshake_ = r.at;
 }
 
@@ -408,16 +411,18 @@ void ConcuryLb::apply_change(const PoolChange& change) {
 
 std::size_t ConcuryLb::expire(Nanos now, std::size_t budget) {
   // A sync point, so both kinds of entries may wait. Ends are handled late, never early: once the
-  // earliest is an eighth of the closing timeout overdue, every end due by then goes (`budget`
-  // permitting), so a connection is forgotten at most that long after its end, and this is a sync point
-  // at most once that long (a sync every expire() call, when closes come steadily, made the control
+  // earliest is an eighth of the shorter of the closing and datagram timeouts overdue, every end due by
+  // then goes (`budget` permitting), so a connection is forgotten at most that long after its end (a
+  // datagram flow's, moved lazily, a datagram timeout longer at most: concury_learning.hpp), and this is
+  // a sync point at most once that long (a sync every expire() call, when closes come steadily, made the control
   // plane's thread wait-bound: 0.17 Mpps where 2.1 without closes, 2026-11-27). Half-open states end by
   // the clock (ConcuryLearning::half_open): their entries are dropped once the oldest is two timeouts old.
   const ConcuryLearning::Lifetimes& lifetimes = learning_->lifetimes();
   Nanos earliest = next_end_;
   if (first_report_ != kNever) earliest = std::min(earliest, ConcuryLearning::end_of(first_report_, lifetimes.known));
   if (first_close_ != kNever) earliest = std::min(earliest, ConcuryLearning::end_of(first_close_, lifetimes.closing));
-  const bool ends_due = earliest != kNever && now >= earliest && now - earliest >= lifetimes.closing / 8;
+  if (first_datagram_ != kNever) earliest = std::min(earliest, ConcuryLearning::end_of(first_datagram_, lifetimes.datagram));
+  const bool ends_due = earliest != kNever && now >= earliest && now - earliest >= std::min(lifetimes.closing, lifetimes.datagram) / 8;
   const Nanos timeout = lifetimes.handshake;
   const bool handshakes_due = oldest_handshake_ != kNever && now - oldest_handshake_ >= timeout &&
                               now - oldest_handshake_ - timeout >= timeout;
@@ -425,7 +430,7 @@ std::size_t ConcuryLb::expire(Nanos now, std::size_t budget) {
   settle();
   const std::size_t n = learning_->expire(now, budget);
   next_end_ = learning_->next_end().value_or(kNever);
-  first_report_ = first_close_ = kNever;
+  first_report_ = first_close_ = first_datagram_ = kNever;
   oldest_handshake_ = learning_->oldest_handshake().value_or(kNever);
   return n;
 }

@@ -8,7 +8,7 @@
 namespace flowtrack {
 
 ConcuryLearning::ConcuryLearning(compact::ConcuryControl control, Lifetimes lifetimes)
-    : control_(std::move(control)), lifetimes_(lifetimes), known_(std::size_t{1} << kKnownBits, kEmpty) {}
+    : control_(std::move(control)), lifetimes_(lifetimes), known_(std::size_t{1} << kKnownBits, KnownSlot{kEmpty, kUnseen}) {}
 
 std::uint64_t ConcuryLearning::tag(std::uint32_t service, std::uint64_t key) {
   FLOWTRACK_ASSERT(key >> 48 == 0 && service < kMaxServices, "a client endpoint of one of fewer than 0x7fff services");
@@ -20,11 +20,12 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
   // the chunk's cache slots prefetched and read, the reports that miss them learnt, then every report
   // taking effect in order (so ends are queued in report order, which is time order, however the
   // reports were batched). A report that hit its slot is known for sure (nothing is forgotten here);
-  // it is skipped when its slot still says known and answered and it is neither a SYN nor a close.
+  // it is skipped when its slot still says known and answered and it is neither a SYN nor a close (a
+  // datagram's time is written into the slot).
   constexpr std::size_t kChunk = 64;
   compact::ConcuryControl::Report connections[kChunk];
   std::uint64_t tags[kChunk];
-  std::uint64_t* slots[kChunk];
+  KnownSlot* slots[kChunk];
   bool hit[kChunk];
   bool fresh[kChunk];
   for (std::size_t base = 0; base < reports.size(); base += kChunk) {
@@ -36,20 +37,21 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
     std::size_t n = 0;
     for (std::size_t i = 0; i < chunk.size(); ++i) {
       slots[i] = &known_slot(tags[i]);
-      hit[i] = (*slots[i] & ~kHalfOpen) == tags[i];
+      hit[i] = (slots[i]->tag & ~kHalfOpen) == tags[i];
       if (!hit[i]) connections[n++] = chunk[i].connection;
       // The reports that may set an end (a new connection, a close) will write its entry: its line is
       // fetched while the chunk's misses are learnt.
-      if (!hit[i] || is_close(chunk[i].met)) ends_.prefetch(tags[i]);
-      if (is_close(chunk[i].met)) closes_.prefetch(tags[i]);
+      if (!hit[i] || is_close(chunk[i].met)) lives_.prefetch(tags[i]);
     }
     control_.learn_all(std::span(connections, n), std::span(fresh, n));
     for (std::size_t i = 0, unknown = 0; i < chunk.size(); ++i) {
-      std::uint64_t& slot = *slots[i];
+      KnownSlot& slot = *slots[i];
       if (!hit[i]) {
         take_effect(chunk[i], tags[i], fresh[unknown++], slot);
-      } else if (slot != tags[i] || chunk[i].met == Met::syn || is_close(chunk[i].met)) {
+      } else if (slot.tag != tags[i] || chunk[i].met == Met::syn || is_close(chunk[i].met)) {
         take_effect(chunk[i], tags[i], false, slot);  // perhaps half-open (the answer that ends it skips the find), or evicted since
+      } else if (chunk[i].met == Met::datagram) {
+        slot.seen = chunk[i].at;
       }
     }
   }
@@ -60,48 +62,53 @@ void ConcuryLearning::kept(const Report& report, bool fresh) {
   take_effect(report, t, fresh, known_slot(t));
 }
 
-void ConcuryLearning::take_effect(const Report& report, std::uint64_t t, bool fresh, std::uint64_t& slot) {
+void ConcuryLearning::take_effect(const Report& report, std::uint64_t t, bool fresh, KnownSlot& slot) {
   if (report.met == Met::syn && !fresh && half_open_tag(t, report.at)) return;  // a retransmission
   if (fresh) ++learnt_count_;
   switch (report.met) {
     case Met::answer:
-      if (fresh) end_at(t, report.at, lifetimes_.known, lasting_);
-      if (slot != t) half_open_.erase(t);  // a slot of t without kHalfOpen is never half-open
-      slot = t;
+      if (fresh) end_at(t, report.at, kKnown);
+      if (slot.tag != t) half_open_.erase(t);  // a slot of t without kHalfOpen is never half-open
+      occupy(slot, t, 0);
       return;
     case Met::client_fin:
     case Met::backend_fin:
     case Met::reset:
       take_close(report, t, fresh);
-      if (slot != t) half_open_.erase(t);
-      slot = t;
+      if (slot.tag != t) half_open_.erase(t);
+      occupy(slot, t, 0);
       return;
     case Met::datagram:
-      if (fresh) {
-        end_at(t, report.at, lifetimes_.known, lasting_);
-        count_opening(report);
-      }
-      slot = t;
+      if (fresh) count_opening(report);
+      end_at(t, report.at, kDatagram);
+      occupy(slot, t, 0);
+      slot.seen = kUnseen;  // counted in the end
       return;
     case Met::syn:  // a new connection, on endpoints known or not
-      end_at(t, report.at, lifetimes_.known, lasting_);
-      closes_.erase(t);
+      end_at(t, report.at, kKnown).closes = 0;
       count_opening(report);
       half_open_[t] = report.at;
       handshakes_.emplace_back(report.at, t);
-      slot = t | kHalfOpen;
+      occupy(slot, t, kHalfOpen);
       return;
   }
 }
 
 void ConcuryLearning::take_close(const Report& report, std::uint64_t t, bool fresh) {
-  std::uint8_t& closes = closes_[t];
-  closes |= report.met == Met::client_fin ? kClientFin : report.met == Met::backend_fin ? kBackendFin : kReset;
-  if ((closes & kReset) != 0 || closes == (kClientFin | kBackendFin)) {
-    end_at(t, report.at, lifetimes_.closing, closing_);
-  } else if (fresh) {
-    end_at(t, report.at, lifetimes_.known, lasting_);  // met at a FIN: half-closed, as long as any connection
+  const std::uint8_t close = report.met == Met::client_fin ? kClientFin : report.met == Met::backend_fin ? kBackendFin : kReset;
+  // A connection met at its close is learnt by it: at a FIN, half-closed, as long as any connection.
+  Life& life = fresh ? end_at(t, report.at, kKnown) : lives_.at(t);
+  life.closes |= close;
+  if ((life.closes & kReset) != 0 || life.closes == (kClientFin | kBackendFin)) end_at(t, report.at, kClosing);
+}
+
+void ConcuryLearning::occupy(KnownSlot& slot, std::uint64_t t, std::uint64_t bits) {
+  const std::uint64_t held = slot.tag & ~kHalfOpen;
+  if (held != t) {
+    if (slot.seen != kUnseen) end_after_datagram(held, slot.seen);
+    slot.seen = kUnseen;
   }
+  slot.tag = t | bits;
 }
 
 bool ConcuryLearning::half_open(std::uint32_t service, std::uint64_t key, Nanos now) const {
@@ -113,19 +120,35 @@ bool ConcuryLearning::half_open_tag(std::uint64_t t, Nanos now) const {
   return it != half_open_.end() && now - it->second < lifetimes_.handshake;
 }
 
-void ConcuryLearning::end_at(std::uint64_t t, Nanos at, Nanos timeout, EndQueue& queue) {
-  const Nanos end = end_of(at, timeout);
-  ends_[t] = end;
-  queue.push_back({end, t});
-  if (lasting_.size() > 2 * ends_.size() + kCompactSlack) compact_lasting();
+ConcuryLearning::Life& ConcuryLearning::end_at(std::uint64_t t, Nanos at, Timeout timeout) {
+  const Nanos span = timeout == kKnown ? lifetimes_.known : timeout == kClosing ? lifetimes_.closing : lifetimes_.datagram;
+  const Nanos end = end_of(at, span);
+  Life& life = lives_.try_emplace(t, Life{end, 0}).first->second;
+  life.end = end;
+  queues_[timeout].push_back({end, t});
+  if (queues_[kKnown].size() > 2 * lives_.size() + kCompactSlack) compact_known_queue();
+  return life;
 }
 
-void ConcuryLearning::compact_lasting() {
+void ConcuryLearning::end_after_datagram(std::uint64_t t, Nanos seen) {
+  EndQueue& queue = queues_[kDatagram];
+  const Nanos end = queue.empty() ? end_of(seen, lifetimes_.datagram) : std::max(end_of(seen, lifetimes_.datagram), queue.back().at);
+  lives_.at(t).end = end;
+  queue.push_back({end, t});
+}
+
+void ConcuryLearning::compact_known_queue() {
   // Amortized O(1) an entry: at least half of the queue goes.
-  std::erase_if(lasting_, [&](const End& e) {
-    const auto it = ends_.find(e.tag);
-    return it == ends_.end() || it->second != e.at;
+  std::erase_if(queues_[kKnown], [&](const End& e) {
+    const auto it = lives_.find(e.tag);
+    return it == lives_.end() || it->second.end != e.at;
   });
+}
+
+std::size_t ConcuryLearning::queued_ends() const {
+  std::size_t n = 0;
+  for (const EndQueue& queue : queues_) n += queue.size();
+  return n;
 }
 
 void ConcuryLearning::count_opening(const Report& report) {
@@ -142,18 +165,25 @@ std::size_t ConcuryLearning::expire(Nanos now, std::size_t budget) {
     handshakes_.pop_front();
   }
   std::size_t forgotten = 0;
-  // The two queues merged by time, each entry handled once: forgotten when it is still its connection's end.
+  // The queues merged by time, each entry handled once: when it is still its connection's end, the
+  // connection is forgotten, unless it is a datagram flow seen since, whose end moves to that datagram.
   for (std::size_t handled = 0; handled < budget; ++handled) {
-    if (lasting_.empty() && closing_.empty()) break;
-    EndQueue& queue = lasting_ends_first() ? lasting_ : closing_;
-    if (queue.front().at > now) break;
-    const End e = queue.front();
-    queue.pop_front();
-    if (const auto it = ends_.find(e.tag); it != ends_.end() && it->second == e.at) {
-      ends_.erase(it);
-      forget(e.tag);
-      ++forgotten;
+    const Timeout earliest = earliest_queue();
+    if (earliest == kTimeouts || queues_[earliest].front().at > now) break;
+    const End e = queues_[earliest].front();
+    queues_[earliest].pop_front();
+    const auto it = lives_.find(e.tag);
+    if (it == lives_.end() || it->second.end != e.at) continue;
+    if (KnownSlot& slot = known_slot(e.tag); (slot.tag & ~kHalfOpen) == e.tag && slot.seen != kUnseen) {
+      const Nanos seen = std::exchange(slot.seen, kUnseen);
+      if (end_of(seen, lifetimes_.datagram) > now) {
+        end_after_datagram(e.tag, seen);
+        continue;
+      }
     }
+    lives_.erase(it);
+    forget(e.tag);
+    ++forgotten;
   }
   forgotten_ += forgotten;
   return forgotten;
@@ -163,18 +193,22 @@ void ConcuryLearning::forget(std::uint64_t t) {
   FLOWTRACK_ASSERT(control_.dip_of(service_of_tag(t), key_of_tag(t)).has_value(), "a connection with an end is known");
   control_.forget(service_of_tag(t), key_of_tag(t));
   half_open_.erase(t);
-  closes_.erase(t);
-  std::uint64_t& slot = known_slot(t);
-  if ((slot & ~kHalfOpen) == t) slot = kEmpty;
+  KnownSlot& slot = known_slot(t);
+  if ((slot.tag & ~kHalfOpen) == t) slot = {kEmpty, kUnseen};
 }
 
-bool ConcuryLearning::lasting_ends_first() const {
-  return !lasting_.empty() && (closing_.empty() || lasting_.front().at <= closing_.front().at);
+ConcuryLearning::Timeout ConcuryLearning::earliest_queue() const {
+  Timeout earliest = kTimeouts;
+  for (const Timeout q : {kKnown, kClosing, kDatagram}) {
+    if (!queues_[q].empty() && (earliest == kTimeouts || queues_[q].front().at < queues_[earliest].front().at)) earliest = q;
+  }
+  return earliest;
 }
 
 std::optional<Nanos> ConcuryLearning::next_end() const {
-  if (lasting_.empty() && closing_.empty()) return std::nullopt;
-  return (lasting_ends_first() ? lasting_ : closing_).front().at;
+  const Timeout earliest = earliest_queue();
+  if (earliest == kTimeouts) return std::nullopt;
+  return queues_[earliest].front().at;
 }
 
 std::optional<Nanos> ConcuryLearning::oldest_handshake() const {

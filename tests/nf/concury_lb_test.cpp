@@ -27,10 +27,11 @@ using lb_rig::web_service;
 using Setup = std::tuple<std::size_t, ControlPlanePlace>;
 class ConcuryLbInBothLayouts : public ::testing::TestWithParam<Setup> {};
 
-ConcuryLb make_concury(Setup setup, const std::vector<std::uint32_t>& weights, std::vector<PoolChange> changes = {}) {
+ConcuryLb make_concury(Setup setup, const std::vector<std::uint32_t>& weights, std::vector<PoolChange> changes = {},
+                       std::uint8_t protocol = ipproto::kTcp) {
   StatefulLbConfig config;
   config.max_connections = std::get<std::size_t>(setup);
-  config.services = {web_service(weights.size())};
+  config.services = {web_service(weights.size(), protocol)};
   for (std::size_t b = 0; b < weights.size(); ++b) config.services[0].backends[b].weight = weights[b];
   config.changes = std::move(changes);
   config.maglev_size = 1009;  // room for 10 backends
@@ -45,7 +46,9 @@ PoolChange change(double at_seconds, PoolAction action, std::size_t backend, std
 }
 
 // Client n of the tests: its own address, one port.
-FlowKeyV4 client(std::uint32_t n) { return FlowKeyV4::from_host(0x0a000000 + n, lb_rig::kVip, 40000, 443, ipproto::kTcp); }
+FlowKeyV4 client(std::uint32_t n, std::uint8_t protocol = ipproto::kTcp) {
+  return FlowKeyV4::from_host(0x0a000000 + n, lb_rig::kVip, 40000, 443, protocol);
+}
 
 // The backend (web-i: i) a packet left for (to_network32 swaps bytes both ways).
 std::size_t backend_of(const lb_rig::Output& out) { return to_network32(out.key.dst_addr) - 0x0a010001; }
@@ -246,6 +249,32 @@ TEST_P(ConcuryLbInBothLayouts, AHalfClosedConnectionKeepsItsBackendPastTheClosin
   }
   for (const auto& [c, b] : first) run(lb, answer_from(b, client(c)), tcpflag::kFin | tcpflag::kAck, 210 * kNanosPerSecond);
   EXPECT_EQ(lb.expire(346 * kNanosPerSecond), kClients);  // at most an eighth of the closing timeout late
+  EXPECT_EQ(lb.stats().violations, 0u);
+  EXPECT_EQ(lb.stats().false_hits, 0u);
+}
+
+// A datagram flow lives the longer UDP timeout (120 s by default, Linux's UDP stream timeout) from its
+// last datagram: one that keeps sending keeps its backend across a pool change that rewrites the arrays,
+// one that stopped is forgotten (at most an eighth of the timeout late, or one timeout more when its
+// last datagrams hit the known-connection cache: concury_learning.hpp).
+TEST_P(ConcuryLbInBothLayouts, ADatagramFlowIsKeptWhileItSendsAndForgottenTheUdpTimeoutAfterItsLast) {
+  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1}, {change(300, PoolAction::add, 3, 3)}, ipproto::kUdp);
+  constexpr std::uint32_t kFlows = 200;
+  std::map<std::uint32_t, std::size_t> first;
+  for (std::uint32_t n = 0; n < kFlows; ++n) first[n] = backend_of(lb_rig::run_udp(lb, client(n, ipproto::kUdp), 0));
+  for (Nanos s = 50; s <= 400; s += 50) {  // the first half goes on sending
+    for (std::uint32_t n = 0; n < kFlows / 2; ++n) {
+      ASSERT_EQ(backend_of(lb_rig::run_udp(lb, client(n, ipproto::kUdp), s * kNanosPerSecond)), first[n]) << n << " at " << s;
+    }
+    if (s == 150) {
+      EXPECT_EQ(lb.expire(s * kNanosPerSecond), kFlows / 2);  // the second half, silent since 0 s
+      EXPECT_EQ(lb.known_connections(), kFlows / 2);
+    }
+  }
+  EXPECT_EQ(lb.expire(520 * kNanosPerSecond - 1), 0u);
+  EXPECT_EQ(lb.expire(655 * kNanosPerSecond), kFlows / 2);
+  EXPECT_EQ(lb.known_connections(), 0u);
+  EXPECT_EQ(lb.counters().connections_created, kFlows);
   EXPECT_EQ(lb.stats().violations, 0u);
   EXPECT_EQ(lb.stats().false_hits, 0u);
 }

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <random>
 #include <vector>
 
 #include "flowtrack/nf/concury_learning.hpp"
@@ -20,12 +21,15 @@ namespace {
 constexpr Nanos kForgetAfter = 100;
 constexpr Nanos kHandshakeTimeout = 20;
 constexpr Nanos kClosing = 30;
+constexpr Nanos kDatagram = 40;
+constexpr Nanos kNever = ~Nanos{0};
 
 ConcuryLearning make_learning(Nanos forget_after = kForgetAfter) {
   compact::ConcuryControl control;
   control.add_vip({0, 1, 2}, {1, 1, 1});
   control.add_vip({0, 1}, {1, 1});
-  return ConcuryLearning(std::move(control), {.known = forget_after, .handshake = kHandshakeTimeout, .closing = kClosing});
+  return ConcuryLearning(std::move(control),
+                         {.known = forget_after, .handshake = kHandshakeTimeout, .closing = kClosing, .datagram = kDatagram});
 }
 
 using Met = ConcuryLearning::Met;
@@ -199,6 +203,56 @@ TEST(ConcuryLearning, TheNextConnectionOnClosedEndpointsLivesTheLongTimeoutFromI
   EXPECT_EQ(learning.expire(3 + kForgetAfter, 1000), 1u);
   EXPECT_EQ(learning.learnt(), 1u);
   EXPECT_EQ(learning.forgotten(), 1u);
+}
+
+// A datagram flow ends the datagram timeout after its last datagram, not after its first: the datagrams
+// the cache knows only mark their slot, and the flow's end moves to the last of them when it comes.
+TEST(ConcuryLearning, ADatagramFlowEndsTheDatagramTimeoutAfterItsLastDatagram) {
+  ConcuryLearning learning = make_learning();
+  learning.learn_all(std::vector{report(1, 1, 1, Met::datagram), report(1, 2, 1, Met::datagram)});
+  learning.learn_all(std::vector{report(1, 1, 10, Met::datagram), report(1, 1, 30, Met::datagram)});
+  EXPECT_EQ(learning.expire(1 + kDatagram, 1000), 1u);  // flow 2; flow 1's end moves to 30 + kDatagram
+  EXPECT_TRUE(learning.control().dip_of(1, 1).has_value());
+  EXPECT_EQ(learning.expire(30 + kDatagram - 1, 1000), 0u);
+  EXPECT_EQ(learning.expire(30 + kDatagram, 1000), 1u);
+  EXPECT_EQ(learning.learnt(), 2u);
+  EXPECT_EQ(learning.new_connections(1, 0), 2u);
+}
+
+// Many more flows than the cache has slots, each sending now and then, expiry at every step: a flow's
+// datagrams are counted whether they hit its slot, miss it, or were marked in a slot another flow took
+// since. Every flow is known until the datagram timeout after its last datagram, and forgotten within
+// one more timeout.
+TEST(ConcuryLearning, EveryDatagramFlowLivesFromItsLastDatagramWhateverTheCacheHeld) {
+#ifdef FLOWTRACK_SANITIZED
+  constexpr std::uint64_t kFlows = 50'000;
+#else
+  constexpr std::uint64_t kFlows = 200'000;
+#endif
+  constexpr Nanos kSteps = 6 * kDatagram;
+  ConcuryLearning learning = make_learning(Nanos{1} << 50);
+  std::mt19937_64 random(20261127);
+  std::vector<Nanos> last(kFlows + 1, kNever);
+  for (Nanos t = 0; t < kSteps; ++t) {
+    std::vector<ConcuryLearning::Report> reports;
+    // Flows 1..kFlows send in the first half, a few each step; a flow's first datagram opens it.
+    for (int n = 0; t < kSteps / 2 && n < static_cast<int>(kFlows / 40); ++n) {
+      const std::uint64_t k = 1 + random() % kFlows;
+      reports.push_back(report(0, k, t, Met::datagram));
+      last[k] = t;
+    }
+    learning.learn_all(reports);
+    learning.expire(t, ~std::size_t{0});
+    if (t % 8 != 0) continue;
+    for (std::uint64_t k = 1; k <= kFlows; ++k) {
+      if (last[k] == kNever) continue;
+      const bool known = learning.control().dip_of(0, k).has_value();
+      const bool must_be_known = t < last[k] + kDatagram, must_be_gone = t >= last[k] + 2 * kDatagram;
+      ASSERT_TRUE(known ? !must_be_gone : !must_be_known) << "flow " << k << " at " << t << ", last datagram at " << last[k];
+    }
+  }
+  EXPECT_EQ(learning.control().connections(0), 0u);
+  EXPECT_EQ(learning.forgotten(), learning.learnt());
 }
 
 // Connections that open and close while the long timeout is days leave stale entries on the long

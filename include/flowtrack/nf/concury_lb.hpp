@@ -231,10 +231,11 @@ class ConcuryLb {
   std::vector<std::pair<std::size_t, std::uint32_t>> claimed_;  // answer_at_sync's: (listing index, Dcode)
   std::size_t staged_count_ = 0;
   // What expire() may find due without asking the control plane: its next end when it last said
-  // (kNever: none), and the first report and the first close report since (kNever: none), whose ends
-  // come no earlier than the long and the closing timeout after them (report times never decrease).
+  // (kNever: none), and the first report, the first close report and the first datagram report since
+  // (kNever: none), whose ends come no earlier than the long, the closing and the datagram timeout
+  // after them (report times never decrease).
   static constexpr Nanos kNever = ~Nanos{0};
-  Nanos next_end_ = kNever, first_report_ = kNever, first_close_ = kNever;
+  Nanos next_end_ = kNever, first_report_ = kNever, first_close_ = kNever, first_datagram_ = kNever;
   Nanos oldest_handshake_ = kNever;  // the same for half-open states (ConcuryLearning::oldest_handshake)
   compact::ConcuryLookup lookup_;
   PoolChangeClock schedule_;

@@ -17,12 +17,17 @@
 // either), the closing timeout after the last FIN or RST of it reported, whichever came last. One FIN
 // closes one direction only: the other side may send for as long as it likes (RFC 9293, 3.6), and the
 // data plane reports no packet but a close of a known connection, so a half-closed connection keeps
-// the end it had. Nothing else moves an end: a connection is not kept alive by its traffic (a datagram
-// flow lives the long timeout from its first datagram, a connection one side of which stopped
-// without a FIN the long timeout from its opening). Each end is queued, in time
+// the end it had. A datagram flow (a service's UDP client endpoint) ends the datagram timeout after its
+// last datagram; every datagram is reported, but one the cache below knows only marks its slot (its
+// last datagram, `seen`), and the flow's end moves to it when the end comes, or when the flow leaves
+// the slot. Nothing else moves an end: a TCP connection is not kept alive by its traffic (one side of
+// which stopped without a FIN lives the long timeout from its opening). Each end is queued, in time
 // order, on the queue of its timeout; an entry whose time is no longer its connection's end (a later
-// FIN, a reopening) is skipped when it leaves, and the long queue is compacted once stale entries are
-// half of it, so the queues hold O(known connections), not O(connections ever closed).
+// FIN, a reopening, a datagram) is skipped when it leaves, and the long queue is compacted once stale
+// entries are half of it, so the queues hold O(known connections), not O(connections ever closed). An
+// end moved to a datagram older than the datagram queue's last entry is queued at that entry's time
+// (so a datagram flow may live up to one datagram timeout longer than its last datagram's), and a
+// connection is never forgotten before its end.
 //
 // Most reports are of connections known already (every answer of a connection, every UDP packet of a
 // flow), and at scale each costs the OthelloMap's find, a few lines from DRAM. A direct-mapped cache of
@@ -32,12 +37,14 @@
 // when it is forgotten, so a hit is never a connection the control plane does not know. Its top bit
 // (kHalfOpen) says the connection may be half-open: set by a SYN, cleared by an answer, so a hit
 // without it is never half-open (a SYN of it opens a new connection) and one with it asks the half-open
-// set, never the OthelloMap. A SYN or a close always takes effect, hit or not.
+// set, never the OthelloMap. A SYN or a close always takes effect, hit or not; a datagram that hits
+// only writes its time into the slot (one store to the line the hit read).
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -67,12 +74,13 @@ class ConcuryLearning {
   };
 
   // How long a connection is kept (see above): `known` after it is learnt or opened anew, `closing`
-  // after its last close report once it is closed; a SYN is a retransmission for `handshake` after the
-  // first.
+  // after its last close report once it is closed, `datagram` after a datagram flow's last datagram; a
+  // SYN is a retransmission for `handshake` after the first.
   struct Lifetimes {
     Nanos known;
     Nanos handshake;
     Nanos closing;
+    Nanos datagram;
   };
   ConcuryLearning(compact::ConcuryControl control, Lifetimes lifetimes);
 
@@ -85,10 +93,12 @@ class ConcuryLearning {
   // `fresh` when the control plane did not know it before.
   void kept(const Report& report, bool fresh);
   // Forgets every connection whose end is `now` or earlier, handling up to `budget` queued ends (those
-  // left are handled by the next calls), and ends the half-open state of every connection whose SYN is
-  // the handshake timeout old; returns how many it forgot.
+  // left are handled by the next calls; a datagram flow seen since its end was set has it moved
+  // instead), and ends the half-open state of every connection whose SYN is the handshake timeout
+  // old; returns how many it forgot.
   std::size_t expire(Nanos now, std::size_t budget);
-  // No known connection ends before this time, if any is known (an earlier queued end may be stale).
+  // No known connection ends before this time, if any is known (an earlier queued end may be stale, or
+  // moved by a later datagram).
   std::optional<Nanos> next_end() const;
   // A connection's end for a report at `at` with that timeout: their sum, saturated.
   static Nanos end_of(Nanos at, Nanos timeout) { return at + std::min(timeout, std::numeric_limits<Nanos>::max() - at); }
@@ -102,7 +112,7 @@ class ConcuryLearning {
   const Lifetimes& lifetimes() const { return lifetimes_; }  // set once: any thread may read them
   std::uint64_t learnt() const { return learnt_count_; }
   std::uint64_t forgotten() const { return forgotten_; }
-  std::size_t queued_ends() const { return lasting_.size() + closing_.size(); }  // stale ones included
+  std::size_t queued_ends() const;  // stale ones included
   // The new connections a backend of a service was given, ever (a retransmitted SYN or a later datagram
   // of a known flow is none).
   std::uint64_t new_connections(std::uint32_t service, std::uint16_t backend) const;
@@ -112,47 +122,63 @@ class ConcuryLearning {
     Nanos at;
     std::uint64_t tag;
   };
-  using EndQueue = std::deque<End>;  // in time order: every end on one queue is its report's time + one timeout
+  using EndQueue = std::deque<End>;  // in time order; all of one queue's ends were set with its timeout
+  enum Timeout : std::size_t { kKnown, kClosing, kDatagram, kTimeouts };  // the queues, by timeout
+  // A slot of the known connections' cache (see above).
+  struct KnownSlot {
+    std::uint64_t tag;  // kEmpty, or a known connection's tag (with kHalfOpen when it may be half-open)
+    Nanos seen;         // kUnseen, or the last datagram of the slot's flow that its end does not count yet
+  };
+  // A known connection's end, and the closes reported of it since it was learnt or opened anew.
+  struct Life {
+    Nanos end;
+    std::uint8_t closes;  // kClientFin | kBackendFin | kReset
+  };
+  static constexpr std::uint8_t kClientFin = 1, kBackendFin = 2, kReset = 4;
   // A report's effect once the control plane has learnt it (`fresh`: it was new) or found it known, `t`
   // being its tag and `slot` its cache slot: its connection's end, counts, half-open state and slot.
-  void take_effect(const Report& report, std::uint64_t t, bool fresh, std::uint64_t& slot);
-  void take_close(const Report& report, std::uint64_t t, bool fresh);  // a close's effect on the end
+  void take_effect(const Report& report, std::uint64_t t, bool fresh, KnownSlot& slot);
+  void take_close(const Report& report, std::uint64_t t, bool fresh);  // a close's effect on the life
+  // The slot holds t from now on (`bits`: kHalfOpen or 0); a flow it held before takes its last
+  // datagram along, into its end.
+  void occupy(KnownSlot& slot, std::uint64_t t, std::uint64_t bits);
   bool half_open_tag(std::uint64_t t, Nanos now) const;  // half_open() by the connection's cache tag
-  // The connection's end becomes `at` + `timeout`, queued on `queue` (that timeout's).
-  void end_at(std::uint64_t t, Nanos at, Nanos timeout, EndQueue& queue);
+  // The connection's end becomes `at` + that timeout, queued on its queue (the report times `at` of one
+  // queue never decrease).
+  Life& end_at(std::uint64_t t, Nanos at, Timeout timeout);
+  // A datagram flow's end moves to its datagram at `seen`, or to the datagram queue's last end if that
+  // is later (see above).
+  void end_after_datagram(std::uint64_t t, Nanos seen);
   void forget(std::uint64_t t);  // a connection whose end has come
-  void compact_lasting();  // drops the long queue's stale entries
-  // True when the long queue's front is the earliest queued end, ties included; false when it is empty.
-  bool lasting_ends_first() const;
+  void compact_known_queue();    // drops the long queue's stale entries
+  // The queue whose front is the earliest queued end (the first of equals), or kTimeouts when all are empty.
+  Timeout earliest_queue() const;
   void count_opening(const Report& report);  // a new connection given to the report's backend
   static std::uint64_t tag(std::uint32_t service, std::uint64_t key);
   static std::uint32_t service_of_tag(std::uint64_t t) { return static_cast<std::uint32_t>(t >> 48); }
   static std::uint64_t key_of_tag(std::uint64_t t) { return t & ((std::uint64_t{1} << 48) - 1); }
-  std::uint64_t& known_slot(std::uint64_t tag) { return known_[(tag * 0x9e3779b97f4a7c15ull) >> (64 - kKnownBits)]; }
+  KnownSlot& known_slot(std::uint64_t tag) { return known_[(tag * 0x9e3779b97f4a7c15ull) >> (64 - kKnownBits)]; }
 
   compact::ConcuryControl control_;
   Lifetimes lifetimes_;
-  // Every known connection's end by tag (exactly the connections the control plane knows), and the
-  // queues of ends set by learning or opening (lasting_) and by closes (closing_).
-  absl::flat_hash_map<std::uint64_t, Nanos> ends_;
-  EndQueue lasting_, closing_;
+  // Every known connection's life by tag (exactly the connections the control plane knows), and the
+  // queues of ends, one per timeout.
+  absl::flat_hash_map<std::uint64_t, Life> lives_;
+  std::array<EndQueue, kTimeouts> queues_;
   static constexpr std::size_t kCompactSlack = 4096;  // stale entries the long queue may hold beyond its live ones
   // The half-open connections' SYN times by tag, and the SYNs in arrival order (an entry whose time is
   // no longer its tag's, a later SYN's, or whose tag was answered, is skipped when it leaves).
   absl::flat_hash_map<std::uint64_t, Nanos> half_open_;
   std::deque<std::pair<Nanos, std::uint64_t>> handshakes_;
-  // The closes reported of each known connection since it was learnt or opened anew (kClientFin,
-  // kBackendFin, kReset bits); only connections with one have an entry, and a forgotten one has none.
-  static constexpr std::uint8_t kClientFin = 1, kBackendFin = 2, kReset = 4;
-  absl::flat_hash_map<std::uint64_t, std::uint8_t> closes_;
   std::uint64_t learnt_count_ = 0, forgotten_ = 0;
   std::vector<std::vector<std::uint64_t>> new_connections_;  // [service][backend], grown as reports name them
-  // The known connections' cache: 2^17 tags (1 MiB), about the connections a campus trace has active
+  // The known connections' cache: 2^17 slots (2 MiB), about the connections a campus trace has active
   // at once at 1M known; kEmpty is no tag (service 0x7fff with kHalfOpen).
   static constexpr unsigned kKnownBits = 17;
   static constexpr std::uint64_t kHalfOpen = std::uint64_t{1} << 63;
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
-  std::vector<std::uint64_t> known_;
+  static constexpr Nanos kUnseen = ~Nanos{0};
+  std::vector<KnownSlot> known_;
 };
 
 }  // namespace flowtrack
