@@ -413,10 +413,11 @@ std::size_t ConcuryLb::expire(Nanos now, std::size_t budget) {
   // A sync point, so both kinds of entries may wait. Ends are handled late, never early: once the
   // earliest is an eighth of the shorter of the closing and datagram timeouts overdue, every end due by
   // then goes (`budget` permitting), so a connection is forgotten at most that long after its end (a
-  // datagram flow's, moved lazily, a datagram timeout longer at most: concury_learning.hpp), and this is
-  // a sync point at most once that long (a sync every expire() call, when closes come steadily, made the control
-  // plane's thread wait-bound: 0.17 Mpps where 2.1 without closes, 2026-11-27). Half-open states end by
-  // the clock (ConcuryLearning::half_open): their entries are dropped once the oldest is two timeouts old.
+  // datagram flow's, moved lazily, a datagram timeout longer at most: concury_learning.hpp), and this
+  // is a sync point at most once that long (a sync every expire() call, when closes come steadily,
+  // made the control plane's thread wait-bound: 0.17 Mpps where 2.1 without closes, 2026-11-27).
+  // Half-open states end by the clock (ConcuryLearning::half_open): their entries are dropped once the
+  // oldest is two timeouts old.
   const ConcuryLearning::Lifetimes& lifetimes = learning_->lifetimes();
   Nanos earliest = next_end_;
   if (first_report_ != kNever) earliest = std::min(earliest, ConcuryLearning::end_of(first_report_, lifetimes.known));

@@ -51,7 +51,11 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
       } else if (slot.tag != tags[i] || chunk[i].met == Met::syn || is_close(chunk[i].met)) {
         take_effect(chunk[i], tags[i], false, slot);  // perhaps half-open (the answer that ends it skips the find), or evicted since
       } else if (chunk[i].met == Met::datagram) {
-        slot.seen = chunk[i].at;
+        if (slot.seen == kUntimed) {
+          take_effect(chunk[i], tags[i], false, slot);  // its end becomes a datagram flow's
+        } else {
+          slot.seen = chunk[i].at;
+        }
       }
     }
   }
@@ -82,7 +86,7 @@ void ConcuryLearning::take_effect(const Report& report, std::uint64_t t, bool fr
       if (fresh) count_opening(report);
       end_at(t, report.at, kDatagram);
       occupy(slot, t, 0);
-      slot.seen = kUnseen;  // counted in the end
+      slot.seen = kUnseen;  // a datagram flow's end, counting this datagram
       return;
     case Met::syn:  // a new connection, on endpoints known or not
       end_at(t, report.at, kKnown).closes = 0;
@@ -105,8 +109,8 @@ void ConcuryLearning::take_close(const Report& report, std::uint64_t t, bool fre
 void ConcuryLearning::occupy(KnownSlot& slot, std::uint64_t t, std::uint64_t bits) {
   const std::uint64_t held = slot.tag & ~kHalfOpen;
   if (held != t) {
-    if (slot.seen != kUnseen) end_after_datagram(held, slot.seen);
-    slot.seen = kUnseen;
+    if (slot.datagram_pending()) end_after_datagram(held, slot.seen);
+    slot.seen = kUntimed;
   }
   slot.tag = t | bits;
 }
@@ -174,7 +178,7 @@ std::size_t ConcuryLearning::expire(Nanos now, std::size_t budget) {
     queues_[earliest].pop_front();
     const auto it = lives_.find(e.tag);
     if (it == lives_.end() || it->second.end != e.at) continue;
-    if (KnownSlot& slot = known_slot(e.tag); (slot.tag & ~kHalfOpen) == e.tag && slot.seen != kUnseen) {
+    if (KnownSlot& slot = known_slot(e.tag); (slot.tag & ~kHalfOpen) == e.tag && slot.datagram_pending()) {
       const Nanos seen = std::exchange(slot.seen, kUnseen);
       if (end_of(seen, lifetimes_.datagram) > now) {
         end_after_datagram(e.tag, seen);

@@ -217,6 +217,14 @@ TEST(ConcuryLearning, ADatagramFlowEndsTheDatagramTimeoutAfterItsLastDatagram) {
   EXPECT_EQ(learning.expire(30 + kDatagram, 1000), 1u);
   EXPECT_EQ(learning.learnt(), 2u);
   EXPECT_EQ(learning.new_connections(1, 0), 2u);
+
+  // A flow met first by its backend's answer (mid-stream) is timed as a datagram flow from its first
+  // datagram on, though that datagram hits the cache.
+  ConcuryLearning met_by_answer = make_learning();
+  met_by_answer.learn_all(std::vector{report(1, 3, 1, Met::answer)});
+  met_by_answer.learn_all(std::vector{report(1, 3, 5, Met::datagram), report(1, 3, 20, Met::datagram)});
+  EXPECT_EQ(met_by_answer.expire(20 + kDatagram - 1, 1000), 0u);
+  EXPECT_EQ(met_by_answer.expire(20 + kDatagram, 1000), 1u);
 }
 
 // Many more flows than the cache has slots, each sending now and then, expiry at every step: a flow's

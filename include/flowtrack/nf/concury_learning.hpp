@@ -38,7 +38,8 @@
 // (kHalfOpen) says the connection may be half-open: set by a SYN, cleared by an answer, so a hit
 // without it is never half-open (a SYN of it opens a new connection) and one with it asks the half-open
 // set, never the OthelloMap. A SYN or a close always takes effect, hit or not; a datagram that hits
-// only writes its time into the slot (one store to the line the hit read).
+// only writes its time into the slot (one store to the line the hit read), unless its flow's end is not
+// yet a datagram flow's (a flow met first by its backend's answer): that datagram takes effect.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -127,7 +128,10 @@ class ConcuryLearning {
   // A slot of the known connections' cache (see above).
   struct KnownSlot {
     std::uint64_t tag;  // kEmpty, or a known connection's tag (with kHalfOpen when it may be half-open)
-    Nanos seen;         // kUnseen, or the last datagram of the slot's flow that its end does not count yet
+    // The last datagram of the slot's flow that its end does not count yet; kUnseen: none; kUntimed:
+    // the flow's end is not a datagram flow's (a TCP connection, or a flow learnt from an answer).
+    Nanos seen;
+    bool datagram_pending() const { return seen < kUntimed; }
   };
   // A known connection's end, and the closes reported of it since it was learnt or opened anew.
   struct Life {
@@ -139,8 +143,8 @@ class ConcuryLearning {
   // being its tag and `slot` its cache slot: its connection's end, counts, half-open state and slot.
   void take_effect(const Report& report, std::uint64_t t, bool fresh, KnownSlot& slot);
   void take_close(const Report& report, std::uint64_t t, bool fresh);  // a close's effect on the life
-  // The slot holds t from now on (`bits`: kHalfOpen or 0); a flow it held before takes its last
-  // datagram along, into its end.
+  // The slot holds t from now on (`bits`: kHalfOpen or 0; untimed when it held another); a flow it held
+  // before takes its last datagram along, into its end.
   void occupy(KnownSlot& slot, std::uint64_t t, std::uint64_t bits);
   bool half_open_tag(std::uint64_t t, Nanos now) const;  // half_open() by the connection's cache tag
   // The connection's end becomes `at` + that timeout, queued on its queue (the report times `at` of one
@@ -177,7 +181,7 @@ class ConcuryLearning {
   static constexpr unsigned kKnownBits = 17;
   static constexpr std::uint64_t kHalfOpen = std::uint64_t{1} << 63;
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
-  static constexpr Nanos kUnseen = ~Nanos{0};
+  static constexpr Nanos kUnseen = ~Nanos{0}, kUntimed = kUnseen - 1;
   std::vector<KnownSlot> known_;
 };
 
