@@ -425,8 +425,7 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
     control_ticks += tsc_end() - from;
   };
   const auto change_is_due = [&] { return rate > 0 && seconds() >= (static_cast<double>(changes) + 0.5) * s.dip_change_every; };
-  const auto change_due = [&](std::vector<Handover>& to) {
-    if (!change_is_due()) return;
+  const auto change = [&](std::vector<Handover>& to) {
     const std::uint64_t from = tsc_begin();
     const auto v = static_cast<std::uint32_t>(changes % s.vips);
     std::vector<std::uint16_t> dips = dips_of(s, v);
@@ -451,7 +450,7 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
         learn(batch, batch_answered, images);
         batch.clear();
         batch_answered.clear();
-        change_due(images);
+        if (change_is_due()) change(images);
         if (!images.empty()) {
           std::lock_guard guard(box.lock);
           std::move(images.begin(), images.end(), std::back_inserter(box.images));
@@ -489,13 +488,16 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
     }
     if (!s.control_thread) {
       // Reports are learnt kLearnBatch or more at a time (learn_all overlaps their misses), and all those
-      // waiting before a pool change and at the end: no change is computed without a report made before it.
-      if (reports.size() >= kLearnBatch || last || change_is_due()) {
+      // waiting before a pool change and at the end: no change is computed without a report made before
+      // it (so the clock is read once for both: a change that fell due between two readings found
+      // reports unlearnt, which then came late).
+      const bool change_now = change_is_due();
+      if (reports.size() >= kLearnBatch || last || change_now) {
         learn(reports, reports_answered, images);
         reports.clear();
         reports_answered.clear();
       }
-      change_due(images);
+      if (change_now) change(images);
     } else if (!reports.empty() || box.images_waiting.load(std::memory_order_acquire)) {
       std::lock_guard guard(box.lock);
       box.reports.insert(box.reports.end(), reports.begin(), reports.end());
