@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turns the JSON lines of `flowtrack bench ... --json` into NPF result lines.
 
-Usage: json2result.py NAME=FIELD [NAME=FIELD ...] < bench-output
+Usage: json2result.py NAME=FIELD[?KEY=VALUE] [...] < bench-output
 
 Every JSON object on stdin yields one `RESULT-NAME value` line per NAME=FIELD pair, the value being
 the object's FIELD. NAME may hold `{field}` placeholders, filled from the same object and upper-cased,
@@ -10,6 +10,9 @@ so that a bench printing one line per operation gives one result per operation:
     ... bench table --ops insert hit --json | json2result.py '{op}_CYCLES=cycles'
     RESULT-INSERT_CYCLES 31.9
     RESULT-HIT_CYCLES 12.5
+
+A spec may end in `?KEY=VALUE`: it reads only the lines whose KEY is VALUE (a bench printing one
+line per mode, whose other fields repeat on each: `BITS=bits_per_key?mode=bulk`).
 
 Anything unexpected (no line at all, a line that is not a JSON object, a missing field, a value that
 is not a number, two lines giving the same result name) stops the conversion with a message that starts with ERROR_MARK and names the field,
@@ -29,13 +32,20 @@ class BenchOutputError(Exception):
 
 
 def parse_specs(args):
-    """['NAME=field', ...] -> [(name_template, field), ...]"""
+    """['NAME=field', 'NAME=field?key=value', ...] -> [(name_template, field, (key, value) or None), ...]"""
     specs = []
     for arg in args:
-        name, sep, field = arg.partition("=")
+        spec, qmark, condition = arg.partition("?")
+        name, sep, field = spec.partition("=")
         if not sep or not name or not field:
             raise ValueError(f"result spec '{arg}' is not NAME=FIELD")
-        specs.append((name, field))
+        only = None
+        if qmark:
+            key, eq, value = condition.partition("=")
+            if not eq or not key:
+                raise ValueError(f"result spec '{arg}': the condition '{condition}' is not KEY=VALUE")
+            only = (key, value)
+        specs.append((name, field, only))
     if not specs:
         raise ValueError("no NAME=FIELD result spec given")
     return specs
@@ -78,7 +88,9 @@ def convert(lines, specs):
         if not isinstance(obj, dict):
             raise BenchOutputError(f"bench output line {lineno} is not a JSON object: {line[:120]}")
         seen += 1
-        for template, field in specs:
+        for template, field, only in specs:
+            if only is not None and str(_field(obj, only[0], lineno, f"the condition of '{template}'")) != only[1]:
+                continue
             name = _result_name(template, obj, lineno)
             value = _number(_field(obj, field, lineno, f"RESULT-{name}"), field, lineno)
             if name in named:

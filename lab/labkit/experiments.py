@@ -37,6 +37,10 @@ EXPERIMENTS = [
                findings.nf_connections, graph_size=(11, 8)),
     Experiment("table-memory", "Bytes per flow, per table", "seed 002, Sec. III-B (the STL table's memory management)",
                findings.table_memory, graph_size=(13, 4.5)),
+    Experiment("compact-lookups",
+               "Load-balancer lookup structures: lookups and bits per connection against the connections held",
+               "seed 001, Table 5.1 and the lookup and memory figures of chapter 5", findings.compact_lookups,
+               graph_size=(13, 4.5)),
 ]
 
 

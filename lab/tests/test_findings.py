@@ -46,6 +46,23 @@ class Verdicts(unittest.TestCase):
         self.assertIn("reach 0.5x the throughput of two sharded ones", f.sentence)
 
 
+    def test_compact_lookups_compares_concury_with_the_maglev_style_table_at_the_largest_size(self):
+        columns = ["STRUCTURE", "CONNECTIONS"]
+        mqps = frame(columns, [("concury", 1024, 300), ("maglev-digest", 1024, 150),
+                               ("concury", 1048576, 180), ("maglev-digest", 1048576, 60)], "BULK_MQPS")
+        bits = frame(columns, [("concury", 1024, 8000), ("maglev-digest", 1024, 8100),
+                               ("concury", 1048576, 36), ("maglev-digest", 1048576, 120)], "BITS_PER_CONNECTION")
+        f = findings.compact_lookups(mqps.merge(bits, on=columns))
+        self.assertEqual(f.verdict, findings.PARTLY)  # 3x (not 4x), in 0.3x the bits
+        self.assertIn("run 3x the Maglev-style table's (180 against 60 Mqps) in 0.3x its bits", f.sentence)
+        self.assertIn("2-3x across the grid (1024 to 1048576 connections)", f.sentence)
+
+    def test_compact_lookups_below_a_million_connections_is_not_tested(self):
+        rows = [("concury", 4096, 300), ("maglev-digest", 4096, 150)]
+        df = frame(["STRUCTURE", "CONNECTIONS"], rows, "BULK_MQPS").assign(y_BITS_PER_CONNECTION=1.0)
+        self.assertEqual(findings.compact_lookups(df).verdict, findings.NOT_TESTED)
+
+
 class Model(unittest.TestCase):
     def test_linear_scaling_has_no_serial_fraction(self):
         self.assertEqual(scale_model.serial_fraction(10, 20), 0)

@@ -27,6 +27,15 @@ class Convert(unittest.TestCase):
         self.assertEqual(results(lines, "{op}_CYCLES=cycles"),
                          ["RESULT-HIT_CYCLES 12.5", "RESULT-SPIN_LOCK_CYCLES 3"])
 
+    def test_a_condition_reads_only_the_lines_it_names(self):
+        lines = [json.dumps({"mode": "single", "mqps": 1.5, "bits": 30}),
+                 json.dumps({"mode": "bulk", "mqps": 4.0, "bits": 30})]
+        self.assertEqual(results(lines, "{mode}_MQPS=mqps", "BITS=bits?mode=bulk"),
+                         ["RESULT-SINGLE_MQPS 1.5", "RESULT-BULK_MQPS 4.0", "RESULT-BITS 30"])
+
+    def test_a_condition_on_a_missing_field_is_named(self):
+        self.assertFails([TABLE_LINE], "C=cycles?mode=bulk", says="line 1 lacks field 'mode'")
+
     def test_blank_lines_are_skipped(self):
         self.assertEqual(results(["", TABLE_LINE, "  "], "C=cycles"), ["RESULT-C 12.5"])
 
