@@ -483,7 +483,7 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
       const auto v = static_cast<std::uint32_t>(arrived % s.vips);
       const std::uint64_t key = rng.next();
       const ConcuryLookup::Answer answer = lookup.answer(v, key);
-      reports.push_back({v, key, answer.dcode});
+      reports.push_back({.key = key, .vip = v, .dcode = answer.dcode});
       reports_answered.push_back({installed[v], answer.dip});
     }
     if (!s.control_thread) {
@@ -540,7 +540,8 @@ void build_concury(const CompactBenchSetup& s, const Workload& w, ConcuryControl
   // reports taken in batches as the control plane takes them under load.
   std::vector<ConcuryControl::Report> batch;
   for (std::size_t i = 0; i < s.keys; ++i) {
-    batch.push_back({static_cast<std::uint32_t>(i % s.vips), w.keys[i], static_cast<std::uint32_t>(rng.below(1u << kDcodeBits))});
+    batch.push_back({.key = w.keys[i], .vip = static_cast<std::uint32_t>(i % s.vips),
+                     .dcode = static_cast<std::uint32_t>(rng.below(1u << kDcodeBits))});
     if (batch.size() == kLearnBatch || i + 1 == s.keys) {
       control.learn_all(batch);
       batch.clear();

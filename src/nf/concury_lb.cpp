@@ -269,7 +269,7 @@ LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
   if (may_open(p)) {
     backend = open(service, key, arrays, p.key4.protocol == ipproto::kUdp ? Met::datagram : Met::syn, packet.time);
   } else if (closes(p) && backend != compact::ConcuryControl::kNoDip) {
-    report({{service, key, arrays.dcode}, packet.time, backend, close_met(p, Met::client_fin)});
+    report({{.key = key, .vip = service, .dcode = arrays.dcode}, packet.time, backend, close_met(p, Met::client_fin)});
   }
   if (backend == compact::ConcuryControl::kNoDip) return {.verdict = counters_.drop(NfDrop::no_backend)};
   if (audit_) audit(service, key, backend, p, packet.time);
@@ -284,7 +284,7 @@ std::uint16_t ConcuryLb::open(std::uint32_t service, std::uint64_t key, compact:
   // Learnt unless known already. The arrays give a known connection the Dcode its control plane holds,
   // so a later datagram of its flow, its retransmitted SYN, or a SYN opening a new connection on its
   // endpoints goes to the backend it had, which takes new connections.
-  report({{service, key, arrays.dcode}, now, backend, met});
+  report({{.key = key, .vip = service, .dcode = arrays.dcode}, now, backend, met});
   return backend;
 }
 
@@ -310,7 +310,7 @@ std::uint16_t ConcuryLb::open_on_pin(std::uint32_t service, std::uint64_t key, s
   const std::uint32_t dcode = (start + c) % codes;
   const std::uint16_t backend = control.dip_at(service, dcode);
   const bool row_changed = control.keep(service, key, backend);
-  kept({{service, key, dcode}, now, backend, met}, !known);
+  kept({{.key = key, .vip = service, .dcode = dcode}, now, backend, met}, !known);
   publish_kept(service, key, row_changed);
   ++stats_.rehomed;
   return backend;
@@ -342,7 +342,7 @@ LbPlan ConcuryLb::answer(NfPacket& packet, std::size_t i) {
     sender_dcode = *dcode;
   }
   if (sender == listing.size()) return answer_at_sync(packet, i, listing, looked);
-  report({{listing[sender].first, key, sender_dcode}, packet.time, listing[sender].second, answer_met(p)});
+  report({{.key = key, .vip = listing[sender].first, .dcode = sender_dcode}, packet.time, listing[sender].second, answer_met(p)});
   return restore_service(listing[sender].first);
 }
 
@@ -363,7 +363,7 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
     const std::optional<std::uint32_t> dcode = claim(i, listing, k, key, looked);
     if (!dcode) continue;
     if (control.dip_of(listing[k].first, key)) {
-      report({{listing[k].first, key, *dcode}, packet.time, listing[k].second, answer_met(p)});  // it is answered
+      report({{.key = key, .vip = listing[k].first, .dcode = *dcode}, packet.time, listing[k].second, answer_met(p)});  // it is answered
       return restore_service(listing[k].first);
     }
     claimed_.emplace_back(k, *dcode);
@@ -373,7 +373,7 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
   // it through its next rewrite (the others hold an entry until it is forgotten). The answer gets the
   // first one's address.
   if (!claimed_.empty()) {
-    for (const auto& [k, dcode] : claimed_) report({{listing[k].first, key, dcode}, packet.time, listing[k].second, answer_met(p)});
+    for (const auto& [k, dcode] : claimed_) report({{.key = key, .vip = listing[k].first, .dcode = dcode}, packet.time, listing[k].second, answer_met(p)});
     return restore_service(listing[claimed_.front().first].first);
   }
   // None does: a rewrite came between the connection's packets (it was met mid-stream and not known
@@ -381,7 +381,7 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
   // the client's later packets go back to the backend that answers (a repair).
   const ServiceBackend& chosen = listing.front();
   const bool row_changed = learning_->control().keep(chosen.first, key, chosen.second);
-  kept({{chosen.first, key, 0}, packet.time, chosen.second, answer_met(p)}, true);
+  kept({{.key = key, .vip = chosen.first, .dcode = 0}, packet.time, chosen.second, answer_met(p)}, true);
   publish_kept(chosen.first, key, row_changed);
   ++stats_.repairs;
   return restore_service(chosen.first);

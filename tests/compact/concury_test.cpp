@@ -89,8 +89,9 @@ TEST_P(Concury, LearningABatchOfReportsEqualsLearningThemOneByOne) {
   std::vector<ConcuryControl::Report> reports;
   Random rng(11);
   for (std::uint64_t n = 0; n < 5000; ++n) {
-    reports.push_back({static_cast<std::uint32_t>(rng.below(2)), compact_key<std::uint64_t>(rng.below(3000)),
-                       static_cast<std::uint32_t>(rng.below(4096))});
+    const auto vip = static_cast<std::uint32_t>(rng.below(2));
+    const std::uint64_t key = compact_key<std::uint64_t>(rng.below(3000));
+    reports.push_back({.key = key, .vip = vip, .dcode = static_cast<std::uint32_t>(rng.below(4096))});
   }
   std::size_t fresh = 0;
   for (const ConcuryControl::Report& r : reports) fresh += one_by_one.control.learn(r.vip, r.key, r.dcode) ? 1 : 0;

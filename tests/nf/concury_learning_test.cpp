@@ -35,7 +35,7 @@ ConcuryLearning make_learning(Nanos forget_after = kForgetAfter) {
 using Met = ConcuryLearning::Met;
 
 ConcuryLearning::Report report(std::uint32_t service, std::uint64_t key, Nanos at, Met met = Met::syn) {
-  return {{service, key, static_cast<std::uint32_t>(key % 4096)}, at, 0, met};
+  return {{.key = key, .vip = service, .dcode = static_cast<std::uint32_t>(key % 4096)}, at, 0, met};
 }
 
 TEST(ConcuryLearning, ReportsOfKnownConnectionsLearnNothingMore) {

@@ -73,6 +73,7 @@ class ConcuryLearning {
     std::uint16_t backend;
     Met met;
   };
+  static_assert(sizeof(Report) == 32, "two reports a cache line, on the ring to a control thread of its own");
 
   // How long a connection is kept (see above): `known` after it is learnt or opened anew, `closing`
   // after its last close report once it is closed, `datagram` after a datagram flow's last datagram; a
