@@ -48,14 +48,13 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
       KnownSlot& slot = *slots[i];
       if (!hit[i]) {
         take_effect(chunk[i], tags[i], fresh[unknown++], slot);
-      } else if (slot.tag != tags[i] || chunk[i].met == Met::syn || is_close(chunk[i].met)) {
-        take_effect(chunk[i], tags[i], false, slot);  // perhaps half-open (the answer that ends it skips the find), or evicted since
+      } else if (slot.tag != tags[i] || chunk[i].met == Met::syn || is_close(chunk[i].met) ||
+                 (chunk[i].met == Met::datagram && slot.seen == kUntimed)) {
+        // Perhaps half-open (the answer that ends it skips the find), evicted since, or a flow whose end
+        // becomes a datagram flow's.
+        take_effect(chunk[i], tags[i], false, slot);
       } else if (chunk[i].met == Met::datagram) {
-        if (slot.seen == kUntimed) {
-          take_effect(chunk[i], tags[i], false, slot);  // its end becomes a datagram flow's
-        } else {
-          slot.seen = chunk[i].at;
-        }
+        slot.seen = chunk[i].at;
       }
     }
   }
@@ -103,13 +102,15 @@ void ConcuryLearning::take_close(const Report& report, std::uint64_t t, bool fre
   // A connection met at its close is learnt by it: at a FIN, half-closed, as long as any connection.
   Life& life = fresh ? end_at(t, report.at, kKnown) : lives_.at(t);
   life.closes |= close;
-  if ((life.closes & kReset) != 0 || life.closes == (kClientFin | kBackendFin)) end_at(t, report.at, kClosing);
+  if ((life.closes & kReset) != 0 || life.closes == (kClientFin | kBackendFin)) {
+    set_end(t, life, end_of(report.at, lifetimes_.closing), kClosing);
+  }
 }
 
 void ConcuryLearning::occupy(KnownSlot& slot, std::uint64_t t, std::uint64_t bits) {
   const std::uint64_t held = slot.tag & ~kHalfOpen;
   if (held != t) {
-    if (slot.datagram_pending()) end_after_datagram(held, slot.seen);
+    if (slot.datagram_pending()) end_after_datagram(held, lives_.at(held), slot.seen);
     slot.seen = kUntimed;
   }
   slot.tag = t | bits;
@@ -126,19 +127,22 @@ bool ConcuryLearning::half_open_tag(std::uint64_t t, Nanos now) const {
 
 ConcuryLearning::Life& ConcuryLearning::end_at(std::uint64_t t, Nanos at, Timeout timeout) {
   const Nanos span = timeout == kKnown ? lifetimes_.known : timeout == kClosing ? lifetimes_.closing : lifetimes_.datagram;
-  const Nanos end = end_of(at, span);
-  Life& life = lives_.try_emplace(t, Life{end, 0}).first->second;
-  life.end = end;
-  queues_[timeout].push_back({end, t});
-  if (queues_[kKnown].size() > 2 * lives_.size() + kCompactSlack) compact_known_queue();
+  Life& life = lives_.try_emplace(t, Life{0, 0}).first->second;
+  set_end(t, life, end_of(at, span), timeout);
   return life;
 }
 
-void ConcuryLearning::end_after_datagram(std::uint64_t t, Nanos seen) {
-  EndQueue& queue = queues_[kDatagram];
-  const Nanos end = queue.empty() ? end_of(seen, lifetimes_.datagram) : std::max(end_of(seen, lifetimes_.datagram), queue.back().at);
-  lives_.at(t).end = end;
-  queue.push_back({end, t});
+void ConcuryLearning::end_after_datagram(std::uint64_t t, Life& life, Nanos seen) {
+  const EndQueue& queue = queues_[kDatagram];
+  const Nanos end = end_of(seen, lifetimes_.datagram);
+  set_end(t, life, queue.empty() ? end : std::max(end, queue.back().at), kDatagram);
+}
+
+void ConcuryLearning::set_end(std::uint64_t t, Life& life, Nanos end, Timeout timeout) {
+  life.end = end;
+  queues_[timeout].push_back({end, t});
+  // The compaction moves queue entries only, never a life: `life` stays valid for the caller.
+  if (queues_[kKnown].size() > 2 * lives_.size() + kCompactSlack) compact_known_queue();
 }
 
 void ConcuryLearning::compact_known_queue() {
@@ -181,7 +185,7 @@ std::size_t ConcuryLearning::expire(Nanos now, std::size_t budget) {
     if (KnownSlot& slot = known_slot(e.tag); (slot.tag & ~kHalfOpen) == e.tag && slot.datagram_pending()) {
       const Nanos seen = std::exchange(slot.seen, kUnseen);
       if (end_of(seen, lifetimes_.datagram) > now) {
-        end_after_datagram(e.tag, seen);
+        end_after_datagram(e.tag, it->second, seen);
         continue;
       }
     }

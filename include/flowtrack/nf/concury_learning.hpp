@@ -148,12 +148,14 @@ class ConcuryLearning {
   // before takes its last datagram along, into its end.
   void occupy(KnownSlot& slot, std::uint64_t t, std::uint64_t bits);
   bool half_open_tag(std::uint64_t t, Nanos now) const;  // half_open() by the connection's cache tag
-  // The connection's end becomes `at` + that timeout, queued on its queue (the report times `at` of one
-  // queue never decrease).
+  // The connection's end becomes `at` + that timeout (its entry made if it has none), queued on its
+  // queue (the report times `at` of one queue never decrease).
   Life& end_at(std::uint64_t t, Nanos at, Timeout timeout);
   // A datagram flow's end moves to its datagram at `seen`, or to the datagram queue's last end if that
   // is later (see above).
-  void end_after_datagram(std::uint64_t t, Nanos seen);
+  void end_after_datagram(std::uint64_t t, Life& life, Nanos seen);
+  // The one place a life's end is set: `end`, queued on that timeout's queue.
+  void set_end(std::uint64_t t, Life& life, Nanos end, Timeout timeout);
   void forget(std::uint64_t t);  // a connection whose end has come
   void compact_known_queue();    // drops the long queue's stale entries
   // The queue whose front is the earliest queued end (the first of equals), or kTimeouts when all are empty.
