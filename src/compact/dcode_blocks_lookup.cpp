@@ -78,6 +78,7 @@ void DcodeBlocksLookup::bulk(std::span<const LbQuery> queries, std::span<std::ui
   const bool prefetch = prefetch_;
   std::uint64_t h[kChunk];
   const DcodeLine* line[kChunk];
+  std::uint64_t header[kChunk];
   for (std::size_t base = 0; base < queries.size(); base += kChunk) {
     const std::size_t n = std::min(kChunk, queries.size() - base);
     const LbQuery* q = queries.data() + base;
@@ -89,25 +90,29 @@ void DcodeBlocksLookup::bulk(std::span<const LbQuery> queries, std::span<std::ui
       line[i] = v.lines + dcode_block_of(h[i], v.nblocks);
       if (prefetch) __builtin_prefetch(line[i]);
     }
-    // Each key's Dcode from its line; returns the headers or-ed together: whether any key's block is
-    // flagged. Compiled with and without the rows' prefetches (GCC kept the test on `rows` in the
-    // unrolled loop, with what it needs in registers spilled).
+    // The headers, in a pass of loads alone, so that the chunk's lines are all waited for at once. Read
+    // in the cells' pass, each header heads ~40 instructions that need it, and the out-of-order window
+    // held the misses of only a few keys: with the lines in DRAM (16M keys) 41 -> 54 Mqps; with them in
+    // the L3 (4M) 72 -> 65 in the median, steadier (docs/results/compact.md, eighteenth session).
+    std::uint64_t any_header = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      header[i] = load_relaxed(line[i]->words[0]);
+      any_header |= header[i];
+    }
+    // Each key's Dcode from its line, now in the L1. Compiled with and without the rows' prefetches
+    // (GCC kept the test on `rows` in the unrolled loop, with what it needs in registers spilled).
     auto read_lines = [&](auto prefetch_rows) {
-      std::uint64_t any_header = 0;
 #pragma GCC unroll 4
       for (std::size_t i = 0; i < n; ++i) {
-        const std::uint64_t header = load_relaxed(line[i]->words[0]);
-        out[i] = dcode_from_line(*line[i], header, h[i], g);
+        out[i] = dcode_from_line(*line[i], header[i], h[i], g);
         if constexpr (prefetch_rows) __builtin_prefetch(rows[base + i] + out[i]);
-        any_header |= header;
       }
-      return any_header;
     };
-    const std::uint64_t any_header = rows.empty() ? read_lines(std::false_type{}) : read_lines(std::true_type{});
+    rows.empty() ? read_lines(std::false_type{}) : read_lines(std::true_type{});
     // The keys of flagged blocks (rare): the overflow table's answer when it holds the key.
     if ((any_header & kDcodeBumped) != 0) {
       for (std::size_t i = 0; i < n; ++i) {
-        if ((load_relaxed(line[i]->words[0]) & kDcodeBumped) == 0) continue;
+        if ((header[i] & kDcodeBumped) == 0) continue;
         const DcodeArrays& v = hot_[q[i].vip];
         if (const auto code = dcode_overflow_find(v.overflow, v.overflow_mask, q[i].key, h[i])) out[i] = *code;
       }

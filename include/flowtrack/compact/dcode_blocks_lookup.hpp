@@ -37,8 +37,8 @@ class DcodeBlocksLookup {
   std::uint32_t lookup(std::uint32_t vip, std::uint64_t key) const;
   // A burst, in passes over each chunk of 32 keys so that the misses of a pass overlap: hash each key,
   // find its block and prefetch the line (when the lines exceed half this core's L2, prefetch_policy.hpp);
-  // read each line's header and the key's two cells; then look up the overflow table for the keys of
-  // flagged blocks. No branch per key but the loops'.
+  // load each line's header, and nothing else; read each key's two cells; then look up the overflow
+  // table for the keys of flagged blocks. No branch per key but the loops'.
   // `rows`, when given (a pointer a query): each query's entry of its row at its Dcode is prefetched as
   // soon as the Dcode is known, so that a caller reading those rows next (ConcuryLookup) finds them on
   // their way.
