@@ -6,6 +6,8 @@
 #   build-asan/  clang, ASan+UBSan, the representative grid: every test. clang, not GCC: at -O0 with both
 #                sanitizers it compiles this project in half GCC's time (test_table's batch 19 s against 45,
 #                the whole tree 236 s against 423 wall), and a second compiler finds what GCC lets by.
+#                For AVX2 without AVX-512 (x86-64-v3), whatever the machine: code with a form for each
+#                (Concury's lane multiply) has its AVX2 form tested here, the native one in build/.
 #   build-tsan/  ThreadSanitizer: the concurrency tests (tests/concurrency), the only multi-threaded ones
 #   build-fuzz/  clang + libFuzzer + ASan/UBSan: every fuzzer for FUZZ_SECONDS on its seed corpus
 # Every tree is built with -Werror: a new warning fails the build.
@@ -75,7 +77,7 @@ test-lab: lab-deps
 test-asan: deps
 	@if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++$$' build-asan/CMakeCache.txt; then \
 	  echo "build-asan/ was configured by another compiler: making it anew"; rm -rf build-asan; fi
-	$(CONFIGURE) -B build-asan -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOWTRACK_SANITIZE=address,undefined > /dev/null
+	$(CONFIGURE) -B build-asan -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOWTRACK_SANITIZE=address,undefined -DFLOWTRACK_MARCH=x86-64-v3 > /dev/null
 	$(PHASE) asan-build ninja -C build-asan -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(PHASE) asan-tests ctest --test-dir build-asan --output-on-failure -j $(JOBS)

@@ -27,8 +27,9 @@ namespace {
 
 // x * c in every 64-bit lane, modulo 2^64. A build for a CPU with AVX-512DQ and VL (-march=native on
 // one) has the lane multiply (one instruction: 1.87x -> 2.08x the Maglev-style table at 1K
-// connections, medians of three alternating rounds, compact.md, seventeenth session); AVX2 alone makes it of three 32x32->64 products,
-// lo(x)lo(c) + (hi(x)lo(c) + lo(x)hi(c)) * 2^32.
+// connections, medians of three alternating rounds, compact.md, seventeenth session); AVX2 alone
+// makes it of three 32x32->64 products, lo(x)lo(c) + (hi(x)lo(c) + lo(x)hi(c)) * 2^32. The release
+// tree tests the form its CPU has, the ASan tree (x86-64-v3, Makefile) the AVX2 one.
 __attribute__((target("avx2"))) inline __m256i mul64_lanes(__m256i x, std::uint64_t c) {
 #if defined(__AVX512DQ__) && defined(__AVX512VL__)
   return _mm256_mullo_epi64(x, _mm256_set1_epi64x(static_cast<long long>(c)));
