@@ -21,8 +21,9 @@ std::size_t count_used(const auto& fallback) {
 
 template <CompactKey Key>
 std::size_t LudoMessage<Key>::bytes() const {
-  if (image) return image->seeds.bytes() + image->slots.bytes() + image->locator.cells.bytes() + image->overflow.size() * 4;
-  std::size_t total = locator.bytes() + overflow.size() * 8 + fallback.size() * (sizeof(Key) + 8);
+  if (image) return image->seeds.bytes() + image->slots.bytes() + image->locator.cells.bytes() +
+                     image->overflow.size() * sizeof(LudoOverflowEntry);
+  std::size_t total = locator.bytes() + overflow.size() * (4 + sizeof(LudoOverflowEntry)) + fallback.size() * (sizeof(Key) + 8);
   total += buckets.size() * (5 + kLudoSlots * 4);  // bucket id, seed, four slots of up to 32 bits
   return total;
 }
@@ -99,8 +100,8 @@ std::uint32_t LudoLookup<Key>::seed_of(std::uint32_t bucket) const {
   const std::uint64_t h = seeded_hash(std::uint64_t{bucket}, load_relaxed(shape_.bucket_seed));
   for (const std::uint32_t ob : {reduce(low_half(h), overflow_buckets), reduce(high_half(h), overflow_buckets)}) {
     for (std::size_t s = 0; s < kLudoSlots; ++s) {
-      const std::uint32_t entry = load_relaxed(overflow_[ob * kLudoSlots + s]);
-      if (entry != 0 && overflow_bucket(entry) == bucket) return entry & 0xff;
+      const LudoOverflowEntry entry = load_relaxed(overflow_[ob * kLudoSlots + s]);
+      if (entry != 0 && overflow_bucket(entry) == bucket) return static_cast<std::uint32_t>(entry & 0xff);
     }
   }
   return 0;  // only while a write is under way: the reader's validation fails
@@ -152,13 +153,13 @@ LudoImage<Key> LudoLookup<Key>::image() const {
 
 template <CompactKey Key>
 std::size_t LudoLookup<Key>::array_bytes() const {
-  return locator_->array_bytes() + seeds_.bytes() + slots_.bytes() + overflow_.size() * sizeof(std::uint32_t) +
+  return locator_->array_bytes() + seeds_.bytes() + slots_.bytes() + overflow_.size() * sizeof(LudoOverflowEntry) +
          (fallback_used_ != 0 ? sizeof(fallback_) : 0);
 }
 
 template <CompactKey Key>
 std::size_t LudoLookup<Key>::bytes() const {
-  return locator_->bytes() + seeds_.bytes() + slots_.bytes() + overflow_.size() * sizeof(std::uint32_t) +
+  return locator_->bytes() + seeds_.bytes() + slots_.bytes() + overflow_.size() * sizeof(LudoOverflowEntry) +
          sizeof(fallback_) + stripes_.bytes() + fallback_stripes_.bytes();
 }
 

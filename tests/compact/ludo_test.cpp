@@ -50,6 +50,19 @@ TEST(Ludo, OverflowSeedTableServesBucketsWhoseSeedDoesNotFit) {
   EXPECT_TRUE(lookup.image() == b.export_image());
 }
 
+// An overflow entry names its bucket exactly whatever the table's size: 64M keys at load 0.95 take
+// 17.7M buckets, past the 2^24 that 32-bit entries held beside an 8-bit seed.
+TEST(Ludo, AnOverflowEntryNamesItsBucketInTablesBeyondTwoToThe24Buckets) {
+  for (const std::uint32_t bucket : {0u, (1u << 24) - 2, (1u << 24) - 1, 1u << 24, 17'660'000u, 0xffff'fffeu}) {
+    for (const std::uint32_t seed : {0u, 31u, 255u}) {
+      const LudoOverflowEntry entry = overflow_entry(bucket, seed);
+      EXPECT_NE(entry, 0u) << bucket;  // 0 is a free slot
+      EXPECT_EQ(overflow_bucket(entry), bucket);
+      EXPECT_EQ(entry & 0xff, seed);
+    }
+  }
+}
+
 TEST(Ludo, GrowsAndShrinksWithTheLoadAndKeepsEveryValue) {
   LudoConfig c;
   c.capacity = 64;

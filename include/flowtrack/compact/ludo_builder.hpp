@@ -90,7 +90,7 @@ class LudoBuilder {
   std::vector<std::uint64_t> values_;
   std::vector<std::uint8_t> used_;
   std::vector<std::uint8_t> seeds_;      // the real seed, 0..255
-  std::vector<std::uint32_t> overflow_;  // mirror of the lookup structure's overflow cuckoo table
+  std::vector<LudoOverflowEntry> overflow_;  // mirror of the lookup structure's overflow cuckoo table
   std::array<FallbackEntry<Key>, kLudoFallbackSlots> fallback_{};
   std::unique_ptr<OthelloBuilder<Key>> locator_;
 };
