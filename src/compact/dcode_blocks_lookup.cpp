@@ -108,7 +108,11 @@ void DcodeBlocksLookup::bulk(std::span<const LbQuery> queries, std::span<std::ui
         if constexpr (prefetch_rows) __builtin_prefetch(rows[base + i] + out[i]);
       }
     };
-    rows.empty() ? read_lines(std::false_type{}) : read_lines(std::true_type{});
+    if (rows.empty()) {
+      read_lines(std::false_type{});
+    } else {
+      read_lines(std::true_type{});
+    }
     // The keys of flagged blocks (rare): the overflow table's answer when it holds the key.
     if ((any_header & kDcodeBumped) != 0) {
       for (std::size_t i = 0; i < n; ++i) {

@@ -142,7 +142,7 @@ LudoBucketWrite LudoBuilder<Key>::bucket_write(std::uint32_t bucket) const {
 template <CompactKey Key>
 bool LudoBuilder<Key>::set_overflow(std::uint32_t bucket, std::optional<std::uint32_t> seed, LudoMessage<Key>* message) {
   const auto record = [&](std::uint32_t position, std::uint32_t owner) {
-    if (message != nullptr) message->overflow.push_back({position, overflow_[position], owner});
+    if (message != nullptr) message->overflow.push_back({.entry = overflow_[position], .position = position, .bucket = owner});
   };
   const auto cands = overflow_candidates(bucket, shape_.bucket_seed, overflow_.size());
   for (const std::uint32_t ob : cands) {

@@ -1,6 +1,7 @@
 #include "flowtrack/nf/concury_learning.hpp"
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
 #include "flowtrack/util/assert.hpp"
@@ -46,8 +47,12 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
     control_.learn_all(std::span(connections, n), std::span(fresh, n));
     for (std::size_t i = 0, unknown = 0; i < chunk.size(); ++i) {
       KnownSlot& slot = *slots[i];
-      if (!hit[i]) {
-        take_effect(chunk[i], tags[i], fresh[unknown++], slot);
+      const bool learnt_fresh = !hit[i] && fresh[unknown++];
+      // A miss whose connection an earlier report of this chunk put in the slot is taken as the hit it
+      // would have been one by one: a control plane on a thread of its own batches the reports as the
+      // ring holds them, and must decide as the worker does.
+      if (!hit[i] && (learnt_fresh || (slot.tag & ~kHalfOpen) != tags[i])) {
+        take_effect(chunk[i], tags[i], learnt_fresh, slot);
       } else if (slot.tag != tags[i] || chunk[i].met == Met::syn || is_close(chunk[i].met) ||
                  (chunk[i].met == Met::datagram && slot.seen == kUntimed)) {
         // Perhaps half-open (the answer that ends it skips the find), evicted since, or a flow whose end
@@ -103,7 +108,7 @@ void ConcuryLearning::take_close(const Report& report, std::uint64_t t, bool fre
   Life& life = fresh ? end_at(t, report.at, kKnown) : lives_.at(t);
   life.closes |= close;
   if ((life.closes & kReset) != 0 || life.closes == (kClientFin | kBackendFin)) {
-    set_end(t, life, end_of(report.at, lifetimes_.closing), kClosing);
+    set_end(t, life, end_of(report.at, lifetime(kClosing)), kClosing);
   }
 }
 
@@ -125,16 +130,21 @@ bool ConcuryLearning::half_open_tag(std::uint64_t t, Nanos now) const {
   return it != half_open_.end() && now - it->second < lifetimes_.handshake;
 }
 
+Nanos ConcuryLearning::lifetime(Timeout timeout) const {
+  FLOWTRACK_ASSERT(timeout < kTimeouts, "a queue's timeout");
+  const std::array<Nanos, kTimeouts> of_queue{lifetimes_.known, lifetimes_.closing, lifetimes_.datagram};
+  return of_queue[timeout];
+}
+
 ConcuryLearning::Life& ConcuryLearning::end_at(std::uint64_t t, Nanos at, Timeout timeout) {
-  const Nanos span = timeout == kKnown ? lifetimes_.known : timeout == kClosing ? lifetimes_.closing : lifetimes_.datagram;
   Life& life = lives_.try_emplace(t, Life{0, 0}).first->second;
-  set_end(t, life, end_of(at, span), timeout);
+  set_end(t, life, end_of(at, lifetime(timeout)), timeout);
   return life;
 }
 
 void ConcuryLearning::end_after_datagram(std::uint64_t t, Life& life, Nanos seen) {
   const EndQueue& queue = queues_[kDatagram];
-  const Nanos end = end_of(seen, lifetimes_.datagram);
+  const Nanos end = end_of(seen, lifetime(kDatagram));
   set_end(t, life, queue.empty() ? end : std::max(end, queue.back().at), kDatagram);
 }
 
@@ -184,7 +194,7 @@ std::size_t ConcuryLearning::expire(Nanos now, std::size_t budget) {
     if (it == lives_.end() || it->second.end != e.at) continue;
     if (KnownSlot& slot = known_slot(e.tag); (slot.tag & ~kHalfOpen) == e.tag && slot.datagram_pending()) {
       const Nanos seen = std::exchange(slot.seen, kUnseen);
-      if (end_of(seen, lifetimes_.datagram) > now) {
+      if (end_of(seen, lifetime(kDatagram)) > now) {
         end_after_datagram(e.tag, it->second, seen);
         continue;
       }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <iterator>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "flowtrack/nf/concury_learning.hpp"
@@ -139,6 +140,46 @@ TEST(ConcuryLearning, ABatchHasTheEffectOfItsReportsOneByOne) {
     ASSERT_EQ(batched.control().connections(0), single.control().connections(0)) << t;
   }
   EXPECT_GT(single.forgotten(), 0u);
+}
+
+// Reports of every kind on few endpoints (so a chunk often holds several of one connection, the first
+// of which makes it known), learnt in batches split at random and one by one, with expiry between the
+// batches as the data plane's sync points call it: the same connections known, and forgotten at the
+// same times. A control plane on a thread of its own takes the reports in whatever batches the ring
+// holds, and must decide as the worker would.
+TEST(ConcuryLearning, AnySplitOfTheReportsIntoBatchesHasTheSameEffect) {
+  std::mt19937_64 random(20261127);
+  const Met kinds[] = {Met::syn, Met::datagram, Met::answer, Met::client_fin, Met::backend_fin, Met::reset};
+  for (int trial = 0; trial < 20; ++trial) {
+    ConcuryLearning batched = make_learning(), single = make_learning();
+    Nanos t = 0;
+    for (int epoch = 0; epoch < 60; ++epoch) {
+      std::vector<ConcuryLearning::Report> reports;
+      const std::size_t count = random() % 200;
+      for (std::size_t i = 0; i < count; ++i) {
+        t += random() % 2;
+        reports.push_back(report(random() % 2, 1 + random() % 24, t, kinds[random() % std::size(kinds)]));
+      }
+      for (std::size_t begin = 0; begin < reports.size();) {
+        const std::size_t end = std::min(reports.size(), begin + 1 + random() % 150);
+        batched.learn_all(std::span(reports).subspan(begin, end - begin));
+        begin = end;
+      }
+      for (const ConcuryLearning::Report& r : reports) single.learn_all(std::span(&r, 1));
+      t += random() % 8;
+      ASSERT_EQ(batched.expire(t, 1000), single.expire(t, 1000)) << "trial " << trial << ", epoch " << epoch;
+      for (std::uint32_t service = 0; service < 2; ++service) {
+        for (std::uint64_t k = 1; k <= 24; ++k) {
+          ASSERT_EQ(batched.control().dip_of(service, k).has_value(), single.control().dip_of(service, k).has_value())
+              << "trial " << trial << ", epoch " << epoch << ", service " << service << ", key " << k;
+          ASSERT_EQ(batched.half_open(service, k, t), single.half_open(service, k, t));
+        }
+      }
+    }
+    EXPECT_EQ(batched.learnt(), single.learnt());
+    EXPECT_EQ(batched.forgotten(), single.forgotten());
+    EXPECT_GT(single.forgotten(), 0u);
+  }
 }
 
 // A FIN of each side closes the connection: it is forgotten the closing timeout after the last close

@@ -87,10 +87,11 @@ struct LudoBucketWrite {
 };
 
 struct LudoOverflowWrite {
-  std::uint32_t position;
   LudoOverflowEntry entry;
+  std::uint32_t position;
   std::uint32_t bucket;  // the bucket whose entry this writes or clears (its stripe guards it)
 };
+static_assert(sizeof(LudoOverflowWrite) == 16, "the 64-bit entry first: no padding");
 
 template <CompactKey Key>
 struct LudoMessage {

@@ -148,6 +148,7 @@ class ConcuryLearning {
   // before takes its last datagram along, into its end.
   void occupy(KnownSlot& slot, std::uint64_t t, std::uint64_t bits);
   bool half_open_tag(std::uint64_t t, Nanos now) const;  // half_open() by the connection's cache tag
+  Nanos lifetime(Timeout timeout) const;  // how long a queue's ends are after the report that set them
   // The connection's end becomes `at` + that timeout (its entry made if it has none), queued on its
   // queue (the report times `at` of one queue never decrease).
   Life& end_at(std::uint64_t t, Nanos at, Timeout timeout);
