@@ -1,5 +1,7 @@
 #include "flowtrack/nf/backend_pool.hpp"
 
+#include <algorithm>
+
 namespace flowtrack {
 
 std::optional<LbPolicy> lb_policy_from_name(std::string_view name) {
@@ -94,7 +96,19 @@ std::uint32_t Service::choose(LbPolicy policy, std::uint32_t hash, Random& rng) 
 
 bool Service::add_backend(const BackendConfig& backend) {
   if (find(backend.name) != nullptr) return false;
-  backends_.push_back({backend});
+  // Back at the endpoint it was removed from: the same server, whose live connections are still its
+  // own, takes its entry again, so that a backend that comes and goes (maintenance, a flapping health
+  // check) does not grow the list that every index into it, and Concury's rewrite, walks.
+  const auto returning = std::ranges::find_if(backends_, [&](const Backend& b) {
+    return b.removed && b.config.name == backend.name && b.config.address == backend.address && b.config.port == backend.port;
+  });
+  if (returning != backends_.end()) {
+    returning->removed = false;
+    returning->config.weight = backend.weight;
+    returning->smooth_weight = 0;
+  } else {
+    backends_.push_back({backend});
+  }
   rebuild();
   return true;
 }

@@ -98,6 +98,32 @@ TEST_P(ConcuryLbInBothLayouts, EveryConnectionKeepsItsBackendAcrossAddDrainWeigh
   EXPECT_EQ(lb.counters().connections_created, next);
 }
 
+// A backend removed and added back at its endpoint, again and again (a flapping health check): its
+// connections keep it throughout, it takes new ones whenever it is in the pool, and the service lists it
+// once, so a rewrite walks the same list at the last flap as at the first.
+TEST_P(ConcuryLbInBothLayouts, ABackendThatComesAndGoesKeepsItsConnectionsAndOneEntry) {
+  std::vector<PoolChange> flaps;
+  for (int round = 0; round < 50; ++round) {
+    flaps.push_back(change(2 * round + 1, PoolAction::remove, 0));
+    flaps.push_back(change(2 * round + 2, PoolAction::add, 0));
+  }
+  ConcuryLb lb = make_concury(GetParam(), {1, 1}, flaps);
+  std::map<std::uint32_t, std::size_t> backend;
+  std::uint32_t next = 0;
+  for (int step = 0; step <= 100; ++step) {
+    const Nanos now = step * kNanosPerSecond + kNanosPerSecond / 2;
+    for (std::uint32_t n = 0; n < 20; ++n, ++next) {
+      backend[next] = backend_of(run(lb, client(next), tcpflag::kSyn, now));
+      ASSERT_FALSE(step % 2 == 1 && backend[next] == 0) << "step " << step;  // removed in odd steps
+    }
+  }
+  for (const auto& [c, b] : backend) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, 101 * kNanosPerSecond)), b);
+  EXPECT_EQ(lb.services()[0].backends().size(), 2u);
+  EXPECT_EQ(lb.stats().rewrites, 100u);
+  EXPECT_EQ(lb.stats().violations, 0u);
+  EXPECT_EQ(lb.stats().false_hits, 0u);
+}
+
 TEST_P(ConcuryLbInBothLayouts, NewConnectionsLandingOnADrainedBackendsPinGoElsewhereAndStayThere) {
   // Eight backends, seven drained at 1 s while they hold connections: seven pins, one live backend.
   std::vector<PoolChange> drains;

@@ -72,7 +72,8 @@ class Service {
   }
 
   // Control plane. Names are unique within a service; false when the name is unknown (or, for add,
-  // already present and not removed).
+  // already present and not removed). A backend added where it was removed from (its name, address and
+  // port) takes its entry back: its index, and its counts of connections.
   bool add_backend(const BackendConfig& backend);
   bool set_weight(const std::string& name, std::uint32_t weight);
   bool remove_backend(const std::string& name);
