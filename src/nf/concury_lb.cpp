@@ -3,7 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
 #include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
 
 #include "flowtrack/conntrack/tcp_state.hpp"
 #include "flowtrack/conntrack/timeouts.hpp"
@@ -32,6 +38,26 @@ ConcuryLearning::Lifetimes lifetimes(const ConntrackTimeouts& t) {
           .datagram = std::max(t.udp_unreplied, t.udp_replied)};
 }
 
+// A change that would make its service list more than `most` backends over its life (each name,
+// address and port once: one added back where it was takes its entry again, backend_pool.hpp), and
+// that count; nullopt when none does.
+std::optional<std::pair<std::size_t, std::size_t>> listing_beyond(std::span<const PoolChange> changes,
+                                                                  std::span<const ServiceConfig> services, std::size_t most) {
+  using Entry = std::tuple<std::string, std::uint32_t, std::uint16_t>;
+  std::map<std::string, std::set<Entry>, std::less<>> listed;  // by service name: services of one name share it
+  for (const ServiceConfig& s : services) {
+    for (const BackendConfig& b : s.backends) listed[s.name].emplace(b.name, b.address, b.port);
+  }
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    const PoolChange& c = changes[i];
+    if (c.action != PoolAction::add) continue;
+    std::set<Entry>& entries = listed[c.service];
+    entries.emplace(c.backend.name, c.backend.address, c.backend.port);
+    if (entries.size() > most) return std::pair{i, entries.size()};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 ConcuryLb::ConcuryLb(const StatefulLbConfig& config, ControlPlanePlace place)
@@ -43,6 +69,14 @@ ConcuryLb::ConcuryLb(const StatefulLbConfig& config, ControlPlanePlace place)
   sort_pool_changes(changes_);
   if (const auto problem = check_pool_changes(changes_, config.services, config.maglev_size)) {
     throw std::invalid_argument(fmt::format("concury: change {}: {}: {}", problem->index, problem->key, problem->problem));
+  }
+  // Every backend a service ever listed keeps a Dcode while it holds known connections (a pin, taken
+  // from the longest range of the row), so the row's codes bound them: with no more backends than
+  // codes, the longest range has two codes or more whenever a pin is placed.
+  constexpr std::size_t kCodes = std::size_t{1} << kDcodeBits;
+  if (const auto beyond = listing_beyond(changes_, config.services, kCodes)) {
+    throw std::invalid_argument(fmt::format("concury: change {}: backend: its service would have listed {} backends, at most {} (one Dcode each)",
+                                            beyond->first, beyond->second, kCodes));
   }
   if (config.services.size() >= ConcuryLearning::kMaxServices) {
     throw std::invalid_argument(fmt::format("concury: {} services, at most {}", config.services.size(), ConcuryLearning::kMaxServices - 1));

@@ -326,6 +326,30 @@ TEST(ConcuryLbConfig, MoreServicesThanTheCacheTagsHoldAreRefused) {
   }
 }
 
+// Every backend a service ever listed may hold a pin, a Dcode of its row's 4096: a schedule that would
+// list more (each name, address and port once) is refused before any packet, with a message that says
+// so; one that lists exactly that many is taken.
+TEST(ConcuryLbConfig, AScheduleListingMoreBackendsThanDcodesIsRefused) {
+  const auto schedule = [](std::uint32_t added) {
+    StatefulLbConfig config;
+    config.maglev_size = 251;
+    config.services = {web_service(1)};
+    for (std::uint32_t n = 1; n <= added; ++n) {
+      const BackendConfig b{"n" + std::to_string(n), to_network32(0x0b000000 + n), to_network16(8443), 1};
+      config.changes.push_back({2 * Nanos{n}, "web", PoolAction::add, b});
+      config.changes.push_back({2 * Nanos{n} + 1, "web", PoolAction::remove, b});
+    }
+    return config;
+  };
+  EXPECT_NO_THROW(ConcuryLb{schedule(4095)});
+  try {
+    ConcuryLb lb(schedule(4096));
+    FAIL() << "a schedule of 4097 backends was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("listed 4097 backends, at most 4096"), std::string::npos) << e.what();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, ConcuryLbInBothLayouts,
                          ::testing::Combine(::testing::Values(std::size_t{1} << 20, std::size_t{8} << 20),
                                             ::testing::Values(ControlPlanePlace::worker, ControlPlanePlace::own_thread)),
