@@ -5,8 +5,9 @@
 // Times count from the first packet the balancer sees (with sharded workers, each worker's first
 // packet: the workers' clocks start within microseconds of one another on a real trace). A change
 // names a service by name and applies to every service of that name (a service with several VIPs or
-// ports is several services). Actions: add (a new backend, or one that was removed before), remove,
-// drain (weight 0: it stays configured and keeps its connections), weight (a new weight).
+// ports is several services). Actions: add (a new backend, or one that was removed before: back at its
+// address and port, it takes its old entry again, backend_pool.hpp), remove, drain (weight 0: it stays
+// configured and keeps its connections), weight (a new weight).
 //
 // The schedule is checked once, before any packet (check_pool_changes), by replaying it on the backend
 // names: so applying a change cannot fail, and a mistake in the configuration is an error at start
