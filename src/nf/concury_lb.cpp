@@ -28,8 +28,8 @@ constexpr std::size_t kMinExpectedPerService = 1024, kMaxExpectedPerService = 16
 constexpr std::size_t kReportRing = 16384;
 
 // How long the control plane keeps a connection (concury_learning.hpp): the longest timeout of the
-// configuration from its opening, the longest of the TCP closing states' from its last FIN or RST, the
-// longer UDP timeout from a datagram flow's last datagram.
+// configuration from its last report, the longest of the TCP closing states' from its last FIN or RST
+// once closed, the longer UDP timeout from a datagram flow's last datagram or answer.
 ConcuryLearning::Lifetimes lifetimes(const ConntrackTimeouts& t) {
   return {.known = std::max({*std::max_element(t.tcp.begin(), t.tcp.end()), t.udp_unreplied, t.udp_replied, t.icmp, t.other}),
           .handshake = t.tcp_timeout(TcpState::syn_sent),
@@ -446,8 +446,8 @@ void ConcuryLb::apply_change(const PoolChange& change) {
 std::size_t ConcuryLb::expire(Nanos now, std::size_t budget) {
   // A sync point, so both kinds of entries may wait. Ends are handled late, never early: once the
   // earliest is an eighth of the shorter of the closing and datagram timeouts overdue, every end due by
-  // then goes (`budget` permitting), so a connection is forgotten at most that long after its end (a
-  // datagram flow's, moved lazily, a datagram timeout longer at most: concury_learning.hpp), and this
+  // then goes (`budget` permitting), so a connection is forgotten at most that long after its end (an
+  // end moved lazily by a later report: one of its timeouts longer at most, concury_learning.hpp), and this
   // is a sync point at most once that long (a sync every expire() call, when closes come steadily,
   // made the control plane's thread wait-bound: 0.17 Mpps where 2.1 without closes, 2026-11-27).
   // Half-open states end by the clock (ConcuryLearning::half_open): their entries are dropped once the

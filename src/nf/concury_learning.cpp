@@ -9,7 +9,7 @@
 namespace flowtrack {
 
 ConcuryLearning::ConcuryLearning(compact::ConcuryControl control, Lifetimes lifetimes)
-    : control_(std::move(control)), lifetimes_(lifetimes), known_(std::size_t{1} << kKnownBits, KnownSlot{kEmpty, kUnseen}) {}
+    : control_(std::move(control)), lifetimes_(lifetimes), known_(std::size_t{1} << kKnownBits, KnownSlot{kEmpty, kNoActivity}) {}
 
 std::uint64_t ConcuryLearning::tag(std::uint32_t service, std::uint64_t key) {
   FLOWTRACK_ASSERT(key >> 48 == 0 && service < kMaxServices, "a client endpoint of one of fewer than 0x7fff services");
@@ -21,8 +21,8 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
   // the chunk's cache slots prefetched and read, the reports that miss them learnt, then every report
   // taking effect in order (so ends are queued in report order, which is time order, however the
   // reports were batched). A report that hit its slot is known for sure (nothing is forgotten here);
-  // it is skipped when its slot still says known and answered and it is neither a SYN nor a close (a
-  // datagram's time is written into the slot).
+  // when its slot still says known and answered and it is neither a SYN, nor a close, nor a flow's
+  // first datagram, its only effect is its time, written into the slot.
   constexpr std::size_t kChunk = 64;
   compact::ConcuryControl::Report connections[kChunk];
   std::uint64_t tags[kChunk];
@@ -54,12 +54,12 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
       if (!hit[i] && (learnt_fresh || (slot.tag & ~kHalfOpen) != tags[i])) {
         take_effect(chunk[i], tags[i], learnt_fresh, slot);
       } else if (slot.tag != tags[i] || chunk[i].met == Met::syn || is_close(chunk[i].met) ||
-                 (chunk[i].met == Met::datagram && slot.seen == kUntimed)) {
+                 (chunk[i].met == Met::datagram && !slot.datagram_flow())) {
         // Perhaps half-open (the answer that ends it skips the find), evicted since, or a flow whose end
         // becomes a datagram flow's.
         take_effect(chunk[i], tags[i], false, slot);
-      } else if (chunk[i].met == Met::datagram) {
-        slot.seen = chunk[i].at;
+      } else {
+        slot.mark(chunk[i].at);
       }
     }
   }
@@ -78,6 +78,7 @@ void ConcuryLearning::take_effect(const Report& report, std::uint64_t t, bool fr
       if (fresh) end_at(t, report.at, kKnown);
       if (slot.tag != t) half_open_.erase(t);  // a slot of t without kHalfOpen is never half-open
       occupy(slot, t, 0);
+      if (!fresh) slot.mark(report.at);
       return;
     case Met::client_fin:
     case Met::backend_fin:
@@ -85,12 +86,13 @@ void ConcuryLearning::take_effect(const Report& report, std::uint64_t t, bool fr
       take_close(report, t, fresh);
       if (slot.tag != t) half_open_.erase(t);
       occupy(slot, t, 0);
+      if (!fresh) slot.mark(report.at);  // a half-closed connection lives on from it; a closed one's end is set
       return;
     case Met::datagram:
       if (fresh) count_opening(report);
       end_at(t, report.at, kDatagram);
       occupy(slot, t, 0);
-      slot.seen = kUnseen;  // a datagram flow's end, counting this datagram
+      slot.seen = kDatagramFlow | kNoActivity;  // a datagram flow's end, counting this datagram
       return;
     case Met::syn:  // a new connection, on endpoints known or not
       end_at(t, report.at, kKnown).closes = 0;
@@ -98,6 +100,7 @@ void ConcuryLearning::take_effect(const Report& report, std::uint64_t t, bool fr
       half_open_[t] = report.at;
       handshakes_.emplace_back(report.at, t);
       occupy(slot, t, kHalfOpen);
+      slot.seen = kNoActivity;  // a TCP connection's end, counting this SYN
       return;
   }
 }
@@ -115,8 +118,8 @@ void ConcuryLearning::take_close(const Report& report, std::uint64_t t, bool fre
 void ConcuryLearning::occupy(KnownSlot& slot, std::uint64_t t, std::uint64_t bits) {
   const std::uint64_t held = slot.tag & ~kHalfOpen;
   if (held != t) {
-    if (slot.datagram_pending()) end_after_datagram(held, lives_.at(held), slot.seen);
-    slot.seen = kUntimed;
+    if (slot.activity_pending()) end_after_activity(held, lives_.at(held), slot.seen & ~kDatagramFlow);
+    slot.seen = kNoActivity;
   }
   slot.tag = t | bits;
 }
@@ -137,19 +140,23 @@ Nanos ConcuryLearning::lifetime(Timeout timeout) const {
 }
 
 ConcuryLearning::Life& ConcuryLearning::end_at(std::uint64_t t, Nanos at, Timeout timeout) {
-  Life& life = lives_.try_emplace(t, Life{0, 0}).first->second;
+  Life& life = lives_.try_emplace(t, Life{0, 0, kKnown}).first->second;
   set_end(t, life, end_of(at, lifetime(timeout)), timeout);
   return life;
 }
 
-void ConcuryLearning::end_after_datagram(std::uint64_t t, Life& life, Nanos seen) {
-  const EndQueue& queue = queues_[kDatagram];
-  const Nanos end = end_of(seen, lifetime(kDatagram));
-  set_end(t, life, queue.empty() ? end : std::max(end, queue.back().at), kDatagram);
+void ConcuryLearning::end_after_activity(std::uint64_t t, Life& life, Nanos seen) {
+  const auto timeout = static_cast<Timeout>(life.timeout);
+  if (timeout == kClosing) return;
+  const EndQueue& queue = queues_[timeout];
+  const Nanos end = end_of(seen, lifetime(timeout));
+  if (end <= life.end) return;
+  set_end(t, life, queue.empty() ? end : std::max(end, queue.back().at), timeout);
 }
 
 void ConcuryLearning::set_end(std::uint64_t t, Life& life, Nanos end, Timeout timeout) {
   life.end = end;
+  life.timeout = static_cast<std::uint8_t>(timeout);
   queues_[timeout].push_back({end, t});
   // The compaction moves queue entries only, never a life: `life` stays valid for the caller.
   if (queues_[kKnown].size() > 2 * lives_.size() + kCompactSlack) compact_known_queue();
@@ -184,7 +191,7 @@ std::size_t ConcuryLearning::expire(Nanos now, std::size_t budget) {
   }
   std::size_t forgotten = 0;
   // The queues merged by time, each entry handled once: when it is still its connection's end, the
-  // connection is forgotten, unless it is a datagram flow seen since, whose end moves to that datagram.
+  // connection is forgotten, unless it was reported since and is not closed: its end then moves.
   for (std::size_t handled = 0; handled < budget; ++handled) {
     const Timeout earliest = earliest_queue();
     if (earliest == kTimeouts || queues_[earliest].front().at > now) break;
@@ -192,12 +199,11 @@ std::size_t ConcuryLearning::expire(Nanos now, std::size_t budget) {
     queues_[earliest].pop_front();
     const auto it = lives_.find(e.tag);
     if (it == lives_.end() || it->second.end != e.at) continue;
-    if (KnownSlot& slot = known_slot(e.tag); (slot.tag & ~kHalfOpen) == e.tag && slot.datagram_pending()) {
-      const Nanos seen = std::exchange(slot.seen, kUnseen);
-      if (end_of(seen, lifetime(kDatagram)) > now) {
-        end_after_datagram(e.tag, it->second, seen);
-        continue;
-      }
+    if (KnownSlot& slot = known_slot(e.tag); (slot.tag & ~kHalfOpen) == e.tag && slot.activity_pending()) {
+      const Nanos seen = slot.seen & ~kDatagramFlow;
+      slot.seen = (slot.seen & kDatagramFlow) | kNoActivity;
+      end_after_activity(e.tag, it->second, seen);
+      if (it->second.end > now) continue;
     }
     lives_.erase(it);
     forget(e.tag);
@@ -212,7 +218,7 @@ void ConcuryLearning::forget(std::uint64_t t) {
   control_.forget(service_of_tag(t), key_of_tag(t));
   half_open_.erase(t);
   KnownSlot& slot = known_slot(t);
-  if ((slot.tag & ~kHalfOpen) == t) slot = {kEmpty, kUnseen};
+  if ((slot.tag & ~kHalfOpen) == t) slot = {kEmpty, kNoActivity};
 }
 
 ConcuryLearning::Timeout ConcuryLearning::earliest_queue() const {

@@ -27,9 +27,14 @@ using lb_rig::web_service;
 using Setup = std::tuple<std::size_t, ControlPlanePlace>;
 class ConcuryLbInBothLayouts : public ::testing::TestWithParam<Setup> {};
 
+// `every_timeout`: each of the configuration's timeouts, when not 0 (else the defaults).
 ConcuryLb make_concury(Setup setup, const std::vector<std::uint32_t>& weights, std::vector<PoolChange> changes = {},
-                       std::uint8_t protocol = ipproto::kTcp) {
+                       std::uint8_t protocol = ipproto::kTcp, Nanos every_timeout = 0) {
   StatefulLbConfig config;
+  if (every_timeout != 0) {
+    config.timeouts.tcp.fill(every_timeout);
+    config.timeouts.udp_unreplied = config.timeouts.udp_replied = config.timeouts.icmp = config.timeouts.other = every_timeout;
+  }
   config.max_connections = std::get<std::size_t>(setup);
   config.services = {web_service(weights.size(), protocol)};
   for (std::size_t b = 0; b < weights.size(); ++b) config.services[0].backends[b].weight = weights[b];
@@ -96,6 +101,35 @@ TEST_P(ConcuryLbInBothLayouts, EveryConnectionKeepsItsBackendAcrossAddDrainWeigh
   EXPECT_EQ(lb.stats().violations, 0u);
   EXPECT_EQ(lb.stats().false_hits, 0u);
   EXPECT_EQ(lb.counters().connections_created, next);
+}
+
+// With every timeout at 60 s, connections whose backends answer every 50 s: each answer moves the
+// connection's end, so the control plane knows it throughout and a pool change at 280 s, long after
+// the openings, leaves every one on its backend. (Were it forgotten 60 s after its last end-setting
+// report, it would be unknown from 60 s to its next answer but one, and the change falls in such a gap.)
+// Once the answers stop, each is forgotten about the timeout later.
+TEST_P(ConcuryLbInBothLayouts, AnAnsweredConnectionKeepsItsBackendAcrossARewriteLongAfterItsOpening) {
+  constexpr Nanos kTimeout = 60 * kNanosPerSecond;
+  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1}, {change(280, PoolAction::add, 3, 10)}, ipproto::kTcp, kTimeout);
+  constexpr std::uint32_t kClients = 300;
+  std::map<std::uint32_t, std::size_t> backend;
+  for (std::uint32_t n = 0; n < kClients; ++n) backend[n] = backend_of(run(lb, client(n), tcpflag::kSyn, 0));
+  for (const auto& [c, b] : backend) run(lb, answer_from(b, client(c)), tcpflag::kSyn | tcpflag::kAck, kNanosPerSecond);
+  for (Nanos s = 10; s <= 400; s += 10) {
+    const Nanos now = s * kNanosPerSecond;
+    if (s % 50 == 0) {
+      for (const auto& [c, b] : backend) run(lb, answer_from(b, client(c)), tcpflag::kAck, now);
+    }
+    if (s == 290 || s == 400) {
+      for (const auto& [c, b] : backend) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, now)), b) << c << " at " << s;
+    }
+    lb.expire(now);
+  }
+  EXPECT_EQ(lb.stats().rewrites, 1u);
+  EXPECT_EQ(lb.stats().violations, 0u);
+  EXPECT_EQ(lb.known_connections(), kClients);
+  lb.expire(400 * kNanosPerSecond + kTimeout + kTimeout / 4);
+  EXPECT_EQ(lb.known_connections(), 0u);
 }
 
 // A backend removed and added back at its endpoint, again and again (a flapping health check): its

@@ -184,7 +184,7 @@ TEST(ConcuryLearning, AnySplitOfTheReportsIntoBatchesHasTheSameEffect) {
 
 // A FIN of each side closes the connection: it is forgotten the closing timeout after the last close
 // reported (a resent FIN included), however long the long timeout; one that never closes lives the
-// long timeout.
+// long timeout after its last report (here its answer).
 TEST(ConcuryLearning, AConnectionIsForgottenTheClosingTimeoutAfterItsLastClose) {
   ConcuryLearning learning = make_learning();
   learning.learn_all(std::vector{report(0, 1, 1), report(0, 1, 2, Met::answer), report(0, 2, 1), report(0, 2, 2, Met::answer)});
@@ -194,7 +194,8 @@ TEST(ConcuryLearning, AConnectionIsForgottenTheClosingTimeoutAfterItsLastClose) 
   EXPECT_EQ(learning.expire(9 + kClosing, 1000), 1u);
   EXPECT_FALSE(learning.control().dip_of(0, 1).has_value());
   EXPECT_TRUE(learning.control().dip_of(0, 2).has_value());
-  EXPECT_EQ(learning.expire(1 + kForgetAfter, 1000), 1u);
+  EXPECT_EQ(learning.expire(2 + kForgetAfter - 1, 1000), 0u);
+  EXPECT_EQ(learning.expire(2 + kForgetAfter, 1000), 1u);
   EXPECT_EQ(learning.next_end(), std::nullopt);
 }
 
@@ -213,9 +214,9 @@ TEST(ConcuryLearning, AConnectionMetAtItsCloseIsKnownUntilTheClosingTimeoutIfClo
 }
 
 // After one side's FIN the other may send for as long as it likes (RFC 9293, 3.6): a half-closed
-// connection keeps the end it had (the long timeout from its opening), and ends the closing timeout
-// after the other side's FIN; a SYN on its endpoints after it opens a connection of which no side has
-// closed.
+// connection lives as any open one (the long timeout after its last report), and ends the closing
+// timeout after the other side's FIN; a SYN on its endpoints after it opens a connection of which no
+// side has closed.
 TEST(ConcuryLearning, AHalfClosedConnectionIsKeptUntilItsOtherSideClosesRfc9293Section3_6) {
   ConcuryLearning learning = make_learning();
   learning.learn_all(std::vector{report(0, 1, 1), report(0, 1, 2, Met::answer), report(0, 2, 1), report(0, 2, 2, Met::answer)});
@@ -224,12 +225,38 @@ TEST(ConcuryLearning, AHalfClosedConnectionIsKeptUntilItsOtherSideClosesRfc9293S
   learning.learn_all(std::vector{report(0, 1, 50, Met::backend_fin)});
   EXPECT_EQ(learning.expire(50 + kClosing, 1000), 1u);  // connection 1, closed at 50
   EXPECT_TRUE(learning.control().dip_of(0, 2).has_value());
-  EXPECT_EQ(learning.expire(1 + kForgetAfter, 1000), 1u);  // connection 2, half-closed, at its long end
+  EXPECT_EQ(learning.expire(3 + kForgetAfter - 1, 1000), 0u);
+  EXPECT_EQ(learning.expire(3 + kForgetAfter, 1000), 1u);  // connection 2, half-closed, the long timeout after its FIN
 
   learning.learn_all(std::vector{report(0, 7, 200), report(0, 7, 201, Met::answer), report(0, 7, 202, Met::client_fin)});
   learning.learn_all(std::vector{report(0, 7, 300), report(0, 7, 301, Met::answer), report(0, 7, 302, Met::backend_fin)});
   EXPECT_EQ(learning.expire(302 + kClosing, 1000), 0u);  // the new connection is half-closed only
-  EXPECT_EQ(learning.expire(300 + kForgetAfter, 1000), 1u);
+  EXPECT_EQ(learning.expire(302 + kForgetAfter, 1000), 1u);
+}
+
+// Every report of a connection that is not closed moves its end: a TCP connection lives the long
+// timeout after its last answer, however long ago it opened, so a connection that lasts is protected
+// from rewrites for as long as its backend answers; a datagram flow lives the datagram timeout after
+// its last datagram or answer. A closed connection's end stays the closing timeout after its last
+// close, whatever comes after.
+TEST(ConcuryLearning, AConnectionLivesItsTimeoutAfterItsLastReportUnlessClosed) {
+  ConcuryLearning learning = make_learning();
+  learning.learn_all(std::vector{report(0, 1, 1), report(0, 1, 2, Met::answer)});
+  for (const Nanos at : {50, 90, 130}) learning.learn_all(std::vector{report(0, 1, at, Met::answer)});
+  EXPECT_EQ(learning.expire(130 + kForgetAfter - 1, 1000), 0u);
+  EXPECT_EQ(learning.expire(130 + kForgetAfter, 1000), 1u);
+
+  learning.learn_all(std::vector{report(1, 2, 300, Met::datagram)});
+  learning.learn_all(std::vector{report(1, 2, 330, Met::answer)});
+  EXPECT_EQ(learning.expire(330 + kDatagram - 1, 1000), 0u);
+  EXPECT_EQ(learning.expire(330 + kDatagram, 1000), 1u);
+
+  learning.learn_all(std::vector{report(0, 3, 500), report(0, 3, 501, Met::answer), report(0, 3, 502, Met::client_fin),
+                                 report(0, 3, 503, Met::backend_fin)});
+  learning.learn_all(std::vector{report(0, 3, 520, Met::answer)});  // a last ACK
+  EXPECT_EQ(learning.expire(503 + kClosing - 1, 1000), 0u);
+  EXPECT_EQ(learning.expire(503 + kClosing, 1000), 1u);
+  EXPECT_EQ(learning.control().connections(0) + learning.control().connections(1), 0u);
 }
 
 // A client's RST ends its connection's handshake: a SYN after it opens the next connection, which lives

@@ -49,8 +49,9 @@
 // Terminations are reported too: a TCP FIN or RST of a service's connection, from the client (the only
 // client packet of a known connection that reports) or from the backend (an answer), so that the
 // control plane forgets a connection (expire()) the closing timeout after its last one, or the
-// configuration's longest timeout (5 days by default) after its opening when it never closes
-// (concury_learning.hpp); a connection of a longer life is no longer protected from the next rewrite.
+// configuration's longest timeout (5 days by default) after its last report when it never closes (an
+// answer: a connection is protected from rewrites for as long as its backend answers;
+// concury_learning.hpp).
 //
 // `enable_audit()` makes the function check itself against an exact map of every connection's first
 // backend (outside Concury's structures, for the benchmark's check): `violations` counts packets of a

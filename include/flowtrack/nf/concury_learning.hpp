@@ -12,22 +12,23 @@
 // endpoints after TIME-WAIT does). It is counted as a new connection of the backend the arrays give
 // it, and is half-open in turn; the endpoints' entry and Dcode stay.
 //
-// A connection's end: the long timeout (Lifetimes::known, the configuration's longest) after it was
-// learnt or opened anew on its endpoints, or, once it is closed (a FIN of each side, or an RST of
-// either), the closing timeout after the last FIN or RST of it reported, whichever came last. One FIN
-// closes one direction only: the other side may send for as long as it likes (RFC 9293, 3.6), and the
-// data plane reports no packet but a close of a known connection, so a half-closed connection keeps
-// the end it had. A datagram flow (a service's UDP client endpoint) ends the datagram timeout after its
-// last datagram; every datagram is reported, but one the cache below knows only marks its slot (its
-// last datagram, `seen`), and the flow's end moves to it when the end comes, or when the flow leaves
-// the slot. Nothing else moves an end: a TCP connection is not kept alive by its traffic (one side of
-// which stopped without a FIN lives the long timeout from its opening). Each end is queued, in time
-// order, on the queue of its timeout; an entry whose time is no longer its connection's end (a later
-// FIN, a reopening, a datagram) is skipped when it leaves, and the long queue is compacted once stale
-// entries are half of it, so the queues hold O(known connections), not O(connections ever closed). An
-// end moved to a datagram older than the datagram queue's last entry is queued at that entry's time
-// (so a datagram flow may live up to one datagram timeout longer than its last datagram's), and a
-// connection is never forgotten before its end.
+// A connection's end: the long timeout (Lifetimes::known, the configuration's longest) after its last
+// report (its learning, its opening anew on its endpoints, an answer, a close), or, once it is closed
+// (a FIN of each side, or an RST of either), the closing timeout after the last FIN or RST of it
+// reported, whatever is reported after. One FIN closes one direction only: the other side may send for
+// as long as it likes (RFC 9293, 3.6), so a half-closed connection lives as an open one. A datagram
+// flow (a service's UDP client endpoint) ends the datagram timeout after its last datagram or answer.
+// So a connection lasts for as long as its backend answers, and is protected from rewrites all that
+// while, however short the configured timeouts (a conntrack table keeps its connections the same
+// way); one whose peers vanished without a FIN or RST lives the long timeout after its last answer.
+// Every answer is reported, and every datagram, but one the cache below knows only marks its slot (its
+// time, `seen`), and the connection's end moves to it when the end comes, or when the connection
+// leaves the slot. Each end is queued, in time order, on the queue of its timeout; an entry whose time
+// is no longer its connection's end (a later close, a reopening, a moved end) is skipped when it
+// leaves, and the long queue is compacted once stale entries are half of it, so the queues hold
+// O(known connections), not O(connections ever closed). An end moved to a report older than its
+// queue's last entry is queued at that entry's time (so a connection may live up to one more of its
+// timeouts after its last report), and a connection is never forgotten before its end.
 //
 // Most reports are of connections known already (every answer of a connection, every UDP packet of a
 // flow), and at scale each costs the OthelloMap's find, a few lines from DRAM. A direct-mapped cache of
@@ -37,9 +38,10 @@
 // when it is forgotten, so a hit is never a connection the control plane does not know. Its top bit
 // (kHalfOpen) says the connection may be half-open: set by a SYN, cleared by an answer, so a hit
 // without it is never half-open (a SYN of it opens a new connection) and one with it asks the half-open
-// set, never the OthelloMap. A SYN or a close always takes effect, hit or not; a datagram that hits
-// only writes its time into the slot (one store to the line the hit read), unless its flow's end is not
-// yet a datagram flow's (a flow met first by its backend's answer): that datagram takes effect.
+// set, never the OthelloMap. A SYN or a close always takes effect, hit or not; an answer or a datagram
+// that hits only writes its time into the slot (one store to the line the hit read), unless it is a
+// datagram and its flow's end is not yet a datagram flow's (a flow met first by its backend's answer):
+// that datagram takes effect.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -75,9 +77,9 @@ class ConcuryLearning {
   };
   static_assert(sizeof(Report) == 32, "two reports a cache line, on the ring to a control thread of its own");
 
-  // How long a connection is kept (see above): `known` after it is learnt or opened anew, `closing`
-  // after its last close report once it is closed, `datagram` after a datagram flow's last datagram; a
-  // SYN is a retransmission for `handshake` after the first.
+  // How long a connection is kept (see above): `known` after its last report, `closing` after its last
+  // close report once it is closed, `datagram` after a datagram flow's last datagram or answer; a SYN is
+  // a retransmission for `handshake` after the first.
   struct Lifetimes {
     Nanos known;
     Nanos handshake;
@@ -95,12 +97,12 @@ class ConcuryLearning {
   // `fresh` when the control plane did not know it before.
   void kept(const Report& report, bool fresh);
   // Forgets every connection whose end is `now` or earlier, handling up to `budget` queued ends (those
-  // left are handled by the next calls; a datagram flow seen since its end was set has it moved
-  // instead), and ends the half-open state of every connection whose SYN is the handshake timeout
-  // old; returns how many it forgot.
+  // left are handled by the next calls; a connection reported since its end was set, and not closed,
+  // has it moved instead), and ends the half-open state of every connection whose SYN is the handshake
+  // timeout old; returns how many it forgot.
   std::size_t expire(Nanos now, std::size_t budget);
   // No known connection ends before this time, if any is known (an earlier queued end may be stale, or
-  // moved by a later datagram).
+  // moved by a later report).
   std::optional<Nanos> next_end() const;
   // A connection's end for a report at `at` with that timeout: their sum, saturated.
   static Nanos end_of(Nanos at, Nanos timeout) { return at + std::min(timeout, std::numeric_limits<Nanos>::max() - at); }
@@ -129,15 +131,20 @@ class ConcuryLearning {
   // A slot of the known connections' cache (see above).
   struct KnownSlot {
     std::uint64_t tag;  // kEmpty, or a known connection's tag (with kHalfOpen when it may be half-open)
-    // The last datagram of the slot's flow that its end does not count yet; kUnseen: none; kUntimed:
-    // the flow's end is not a datagram flow's (a TCP connection, or a flow learnt from an answer).
+    // The time of the slot's connection's last report that its end does not count yet (kNoActivity:
+    // none), with kDatagramFlow when the connection is a datagram flow (one met first by its backend's
+    // answer is not, until its first datagram).
     Nanos seen;
-    bool datagram_pending() const { return seen < kUntimed; }
+    bool activity_pending() const { return (seen & ~kDatagramFlow) != kNoActivity; }
+    bool datagram_flow() const { return (seen & kDatagramFlow) != 0; }
+    void mark(Nanos at) { seen = (seen & kDatagramFlow) | at; }
   };
-  // A known connection's end, and the closes reported of it since it was learnt or opened anew.
+  // A known connection's end, the queue it is on, and the closes reported of it since it was learnt or
+  // opened anew.
   struct Life {
     Nanos end;
     std::uint8_t closes;  // kClientFin | kBackendFin | kReset
+    std::uint8_t timeout;  // the Timeout of its end: a kClosing end is never moved by later reports
   };
   static constexpr std::uint8_t kClientFin = 1, kBackendFin = 2, kReset = 4;
   // A report's effect once the control plane has learnt it (`fresh`: it was new) or found it known, `t`
@@ -152,9 +159,9 @@ class ConcuryLearning {
   // The connection's end becomes `at` + that timeout (its entry made if it has none), queued on its
   // queue (the report times `at` of one queue never decrease).
   Life& end_at(std::uint64_t t, Nanos at, Timeout timeout);
-  // A datagram flow's end moves to its datagram at `seen`, or to the datagram queue's last end if that
-  // is later (see above).
-  void end_after_datagram(std::uint64_t t, Life& life, Nanos seen);
+  // A connection's end moves to its report at `seen` plus its timeout, or to that timeout's queue's last
+  // end if that is later (see above); a closed connection's (kClosing) stays.
+  void end_after_activity(std::uint64_t t, Life& life, Nanos seen);
   // The one place a life's end is set: `end`, queued on that timeout's queue.
   void set_end(std::uint64_t t, Life& life, Nanos end, Timeout timeout);
   void forget(std::uint64_t t);  // a connection whose end has come
@@ -185,7 +192,7 @@ class ConcuryLearning {
   static constexpr unsigned kKnownBits = 17;
   static constexpr std::uint64_t kHalfOpen = std::uint64_t{1} << 63;
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
-  static constexpr Nanos kUnseen = ~Nanos{0}, kUntimed = kUnseen - 1;
+  static constexpr Nanos kDatagramFlow = Nanos{1} << 63, kNoActivity = kDatagramFlow - 1;  // report times are below
   std::vector<KnownSlot> known_;
 };
 
