@@ -38,7 +38,7 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
     std::size_t n = 0;
     for (std::size_t i = 0; i < chunk.size(); ++i) {
       slots[i] = &known_slot(tags[i]);
-      hit[i] = (slots[i]->tag & ~kHalfOpen) == tags[i];
+      hit[i] = slots[i]->holds(tags[i]);
       if (!hit[i]) connections[n++] = chunk[i].connection;
       // The reports that may set an end (a new connection, a close) will write its entry: its line is
       // fetched while the chunk's misses are learnt.
@@ -51,7 +51,7 @@ void ConcuryLearning::learn_all(std::span<const Report> reports) {
       // A miss whose connection an earlier report of this chunk put in the slot is taken as the hit it
       // would have been one by one: a control plane on a thread of its own batches the reports as the
       // ring holds them, and must decide as the worker does.
-      if (!hit[i] && (learnt_fresh || (slot.tag & ~kHalfOpen) != tags[i])) {
+      if (!hit[i] && (learnt_fresh || !slot.holds(tags[i]))) {
         take_effect(chunk[i], tags[i], learnt_fresh, slot);
       } else if (slot.tag != tags[i] || chunk[i].met == Met::syn || is_close(chunk[i].met) ||
                  (chunk[i].met == Met::datagram && !slot.datagram_flow())) {
@@ -116,9 +116,9 @@ void ConcuryLearning::take_close(const Report& report, std::uint64_t t, bool fre
 }
 
 void ConcuryLearning::occupy(KnownSlot& slot, std::uint64_t t, std::uint64_t bits) {
-  const std::uint64_t held = slot.tag & ~kHalfOpen;
-  if (held != t) {
-    if (slot.activity_pending()) end_after_activity(held, lives_.at(held), slot.seen & ~kDatagramFlow);
+  if (!slot.holds(t)) {
+    const std::uint64_t held = slot.tag & ~kHalfOpen;
+    if (slot.activity_pending()) end_after_activity(held, lives_.at(held), slot.activity());
     slot.seen = kNoActivity;
   }
   slot.tag = t | bits;
@@ -199,9 +199,9 @@ std::size_t ConcuryLearning::expire(Nanos now, std::size_t budget) {
     queues_[earliest].pop_front();
     const auto it = lives_.find(e.tag);
     if (it == lives_.end() || it->second.end != e.at) continue;
-    if (KnownSlot& slot = known_slot(e.tag); (slot.tag & ~kHalfOpen) == e.tag && slot.activity_pending()) {
-      const Nanos seen = slot.seen & ~kDatagramFlow;
-      slot.seen = (slot.seen & kDatagramFlow) | kNoActivity;
+    if (KnownSlot& slot = known_slot(e.tag); slot.holds(e.tag) && slot.activity_pending()) {
+      const Nanos seen = slot.activity();
+      slot.mark(kNoActivity);
       end_after_activity(e.tag, it->second, seen);
       if (it->second.end > now) continue;
     }
@@ -218,7 +218,7 @@ void ConcuryLearning::forget(std::uint64_t t) {
   control_.forget(service_of_tag(t), key_of_tag(t));
   half_open_.erase(t);
   KnownSlot& slot = known_slot(t);
-  if ((slot.tag & ~kHalfOpen) == t) slot = {kEmpty, kNoActivity};
+  if (slot.holds(t)) slot = {kEmpty, kNoActivity};
 }
 
 ConcuryLearning::Timeout ConcuryLearning::earliest_queue() const {

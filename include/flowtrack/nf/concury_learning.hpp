@@ -135,7 +135,9 @@ class ConcuryLearning {
     // none), with kDatagramFlow when the connection is a datagram flow (one met first by its backend's
     // answer is not, until its first datagram).
     Nanos seen;
-    bool activity_pending() const { return (seen & ~kDatagramFlow) != kNoActivity; }
+    bool holds(std::uint64_t t) const { return (tag & ~kHalfOpen) == t; }
+    Nanos activity() const { return seen & ~kDatagramFlow; }  // kNoActivity, or that report's time
+    bool activity_pending() const { return activity() != kNoActivity; }
     bool datagram_flow() const { return (seen & kDatagramFlow) != 0; }
     void mark(Nanos at) { seen = (seen & kDatagramFlow) | at; }
   };
@@ -151,8 +153,8 @@ class ConcuryLearning {
   // being its tag and `slot` its cache slot: its connection's end, counts, half-open state and slot.
   void take_effect(const Report& report, std::uint64_t t, bool fresh, KnownSlot& slot);
   void take_close(const Report& report, std::uint64_t t, bool fresh);  // a close's effect on the life
-  // The slot holds t from now on (`bits`: kHalfOpen or 0; untimed when it held another); a flow it held
-  // before takes its last datagram along, into its end.
+  // The slot holds t from now on (`bits`: kHalfOpen or 0; no activity and no datagram flow when it held
+  // another); a connection it held before takes its last report along, into its end.
   void occupy(KnownSlot& slot, std::uint64_t t, std::uint64_t bits);
   bool half_open_tag(std::uint64_t t, Nanos now) const;  // half_open() by the connection's cache tag
   Nanos lifetime(Timeout timeout) const;  // how long a queue's ends are after the report that set them
