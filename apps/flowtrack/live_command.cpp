@@ -84,7 +84,7 @@ FunctionAddresses addresses_of(const std::vector<ServiceConfig>& services) {
 }
 
 template <class Nf>
-LiveCounters state_of(const Nf& nf, const std::string& name, const DpdkPorts& ports, const BurstLoopCounters& loop) {
+LiveCounters state_of(const Nf& nf, const std::string& name, const DpdkPorts& ports, const WorkerCounters& loop) {
   LiveCounters s;
   const PortCounters& p = ports.counters();
   s.nf = name;
@@ -163,7 +163,7 @@ std::string answer(std::string_view line, const RunCommandOptions& o, const Stat
     }
     return distribute(request.change);
   } else {
-    return fmt::format("error: nf {} has no backend pool to change (only lb takes pool changes)", o.nf);
+    return fmt::format("error: nf {} has no backend pool to change (only lb takes pool changes)", nf_kind_name(o.nf));
   }
 }
 
@@ -174,7 +174,7 @@ template <class Nf>
 struct LiveWorker {
   std::unique_ptr<Nf> nf;
   std::unique_ptr<DpdkPorts> ports;
-  BurstLoopCounters loop;
+  WorkerCounters loop;
   std::mutex lock;
   LiveCounters published;
   std::vector<PoolChange> changes;
@@ -185,7 +185,7 @@ struct LiveWorker {
   void tick(const std::string& name) {
     const std::lock_guard guard(lock);
     if constexpr (std::is_same_v<Nf, LiveLb>) {
-      for (const PoolChange& change : changes) apply_pool_change(change, nf->services());
+      for (const PoolChange& change : changes) nf->apply(change);
     }
     changes.clear();
     taken.store(posted, std::memory_order_release);
@@ -239,17 +239,18 @@ template <class Nf>
 void serve(std::vector<std::unique_ptr<LiveWorker<Nf>>>& workers, DpdkPortGroup& group, const RunCommandOptions& o,
            const DataplaneConfig& plane, ControlSocket* control, const StatefulLbConfig& lb, CounterBoard& board) {
   std::vector<PoolChange> applied;
+  const std::string name(nf_kind_name(o.nf));
   const Nanos start = DpdkPorts::now();
   Nanos next_stats = start + plane.stats_interval;
   LiveCounters last;
   std::FILE* stats = o.json ? stderr : stdout;  // --json: stdout holds the report alone
   for (std::size_t p = 0; p < group.port_count(); ++p) {
-    fmt::print(stats, "flowtrack live: nf {}, port {} {} mac {}, {} worker(s), {} RX queue(s)\n", o.nf, p, group.device(p),
+    fmt::print(stats, "flowtrack live: nf {}, port {} {} mac {}, {} worker(s), {} RX queue(s)\n", nf_kind_name(o.nf), p, group.device(p),
                mac_to_string(group.mac(p)), group.workers(), group.rx_queues());
   }
   std::fflush(stats);
-  for (auto& w : workers) w->tick(o.nf);
-  board.publish(summed(workers, o.nf));
+  for (auto& w : workers) w->tick(name);
+  board.publish(summed(workers, name));
   const LiveLoopOptions options{.burst = o.burst};
   std::vector<std::thread> threads;
   {
@@ -263,8 +264,8 @@ void serve(std::vector<std::unique_ptr<LiveWorker<Nf>>>& workers, DpdkPortGroup&
     } stop_all{threads};
     for (std::size_t k = 1; k < workers.size(); ++k) {
       LiveWorker<Nf>& w = *workers[k];
-      threads.emplace_back([&w, &o, &options] {
-        run_live(*w.nf, *w.ports, options, stop_requested, w.loop, [&](Nanos) { w.tick(o.nf); });
+      threads.emplace_back([&w, &name, &options] {
+        run_live(*w.nf, *w.ports, options, stop_requested, w.loop, [&](Nanos) { w.tick(name); });
       });
     }
     LiveWorker<Nf>& first = *workers[0];
@@ -282,13 +283,13 @@ void serve(std::vector<std::unique_ptr<LiveWorker<Nf>>>& workers, DpdkPortGroup&
         }
         if (workers[k]->taken.load(std::memory_order_acquire) < wait_for[k]) late.push_back(k);
       }
-      if constexpr (std::is_same_v<Nf, LiveLb>) apply_pool_change(change, first.nf->services());
+      if constexpr (std::is_same_v<Nf, LiveLb>) first.nf->apply(change);
       if (late.empty()) return "ok";
       return fmt::format("ok (worker(s) {} take it at their next tick)", fmt::join(late, ", "));
     };
     run_live(*first.nf, *first.ports, options, stop_requested, first.loop, [&](Nanos now) {
-      first.tick(o.nf);
-      const LiveCounters s = summed(workers, o.nf);
+      first.tick(name);
+      const LiveCounters s = summed(workers, name);
       board.publish(s);
       if (control != nullptr) {
         control->serve([&](std::string_view line) { return answer<Nf>(line, o, lb, applied, s, distribute); });
@@ -306,9 +307,9 @@ void serve(std::vector<std::unique_ptr<LiveWorker<Nf>>>& workers, DpdkPortGroup&
   const double seconds = static_cast<double>(DpdkPorts::now() - start) / 1e9;
   for (auto& w : workers) {
     w->ports->close();
-    w->tick(o.nf);
+    w->tick(name);
   }
-  const LiveCounters s = summed(workers, o.nf);
+  const LiveCounters s = summed(workers, name);
   board.publish(s);
   const std::size_t missing = group.close();
   if (o.json) {
@@ -321,7 +322,7 @@ void serve(std::vector<std::unique_ptr<LiveWorker<Nf>>>& workers, DpdkPortGroup&
         .set("mbufs_missing", missing)
         .print_line();
   } else {
-    fmt::print("flowtrack live: nf {} stopped after {:.1f} s, {} worker(s)\n", o.nf, seconds, group.workers());
+    fmt::print("flowtrack live: nf {} stopped after {:.1f} s, {} worker(s)\n", name, seconds, group.workers());
     fmt::print("  packets in {}, to the function {}, out {}, handed between workers {}\n", s.packets_in, s.packets_to_function,
                s.packets_out, s.handed_off);
     fmt::print("  drops {}\n", drops_text(s.drops));
@@ -371,9 +372,9 @@ void live_command(const RunCommandOptions& o) {
   FunctionAddresses addresses;
   try {
     plane = load_dataplane_config(o.config);
-    if (o.nf == "slb") addresses = addresses_of((slb = load_stateless_lb_config(o.config)).services);
-    if (o.nf == "lb") addresses = addresses_of((lb = load_stateful_lb_config(o.config)).services);
-    if (o.nf == "nat") addresses.owned = (nat = load_nat_config(o.config)).pool;
+    if (o.nf == NfKind::slb) addresses = addresses_of((slb = load_stateless_lb_config(o.config)).services);
+    if (o.nf == NfKind::lb) addresses = addresses_of((lb = load_stateful_lb_config(o.config)).services);
+    if (o.nf == NfKind::nat) addresses.owned = (nat = load_nat_config(o.config)).pool;
   } catch (const ConfigError& e) {
     throw UserError(e.what());
   }
@@ -394,8 +395,8 @@ void live_command(const RunCommandOptions& o) {
     throw UserError(fmt::format("run: --dpdk '{}': {}", o.dpdk, e.what()));
   }
   PacketOwner owner = PacketOwner::spread(o.workers);
-  if (o.nf == "lb") owner = PacketOwner::lb_client(o.workers, addresses.owned);
-  if (o.nf == "nat") owner = PacketOwner::nat(o.workers, nat);
+  if (o.nf == NfKind::lb) owner = PacketOwner::lb_client(o.workers, addresses.owned);
+  if (o.nf == NfKind::nat) owner = PacketOwner::nat(o.workers, nat);
   std::unique_ptr<DpdkPortGroup> group;
   try {
     group = std::make_unique<DpdkPortGroup>(plane, o.workers, owner);
@@ -416,12 +417,13 @@ void live_command(const RunCommandOptions& o) {
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
   const Nanos now = DpdkPorts::now();
-  if (o.nf == "fwd") {
+  if (o.nf == NfKind::concury) throw UserError("run: --dpdk runs fwd, slb, lb and nat");
+  if (o.nf == NfKind::fwd) {
     serve_workers<Forwarder>(*group, addresses, [](unsigned) { return std::make_unique<Forwarder>(); }, o, plane, control.get(), lb, board);
-  } else if (o.nf == "slb") {
+  } else if (o.nf == NfKind::slb) {
     serve_workers<StatelessLb>(*group, addresses, [&](unsigned) { return std::make_unique<StatelessLb>(slb); }, o, plane,
                                control.get(), lb, board);
-  } else if (o.nf == "lb") {
+  } else if (o.nf == NfKind::lb) {
     serve_workers<LiveLb>(*group, addresses, [&](unsigned) { return std::make_unique<LiveLb>(lb, now); }, o, plane,
                           control.get(), lb, board);
   } else {

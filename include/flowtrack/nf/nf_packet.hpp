@@ -46,6 +46,7 @@ enum class NfDrop : std::uint8_t {
   no_mapping,      // NAT: an inbound packet for no mapping (unsolicited)
   filtered,        // NAT: an inbound packet the address-dependent filter refuses
   untranslatable,  // NAT: a packet without ports, or an ICMP error about no session (or from its wrong side)
+  not_ipv4,        // a function that handles IPv4 packets only was given another (the flow meter)
   count_,
 };
 
@@ -76,6 +77,8 @@ struct NfCounters {
     ++forwarded;
     return Verdict::forward;
   }
+
+  NfCounters& operator+=(const NfCounters& other);
 };
 
 }  // namespace flowtrack

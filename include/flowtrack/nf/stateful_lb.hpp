@@ -26,17 +26,15 @@
 // connection, get the VIP of the first service listing the backend's endpoint, as in the stateless
 // LB); a live connection is never evicted to make room.
 //
-// `changes` is a schedule of pool changes that the balancer applies itself as its packet clock passes
-// them (pool_schedule.hpp), at the cost of one comparison per packet.
+// Pool changes (add, drain, reweight, remove a backend) reach it between bursts through apply()
+// (TakesPoolChanges, network_function.hpp): from a replay's schedule, `flowtrack ctl`, health checks.
 // Packets that are neither to a service nor of a tracked connection pass untouched.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
-#include <fmt/format.h>
 
 #include <array>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -72,10 +70,6 @@ class StatefulLb {
       service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), static_cast<std::uint32_t>(services_.size()));
       services_.emplace_back(s, config.maglev_size);
     }
-    sort_pool_changes(config_.changes);
-    if (const auto problem = check_pool_changes(config_.changes, config.services, config.maglev_size)) {
-      throw std::invalid_argument(fmt::format("lb: change {}: {}: {}", problem->index, problem->key, problem->problem));
-    }
   }
 
   // Three stages over the burst: lookup (every IPv4 packet with ports, in bulk), state (per packet in
@@ -99,7 +93,10 @@ class StatefulLb {
     return n;
   }
 
-  std::vector<Service>& services() { return services_; }
+  // A pool change that has passed check_pool_changes against the changes applied before it: only new
+  // connections see it.
+  void apply(const PoolChange& change) { apply_pool_change(change, services_); }
+
   const std::vector<Service>& services() const { return services_; }
   const ConnTracker<Table, LbAssignment, Aging>& tracker() const { return tracker_; }
   const NfCounters& counters() const { return counters_; }
@@ -145,9 +142,6 @@ class StatefulLb {
   // The established path: the match, the tracker's update, the plan. A packet of no tracked connection
   // takes open() first. Inlined into the burst's loop: a call a packet cost more than its body's savings.
   [[gnu::always_inline]] Plan track(NfPacket& packet, std::size_t i) {
-    if (schedule_.due(packet.time)) {
-      schedule_.advance(packet.time, config_.changes, [&](const PoolChange& change) { apply_pool_change(change, services_); });
-    }
     if (!matches_.looked_up(i)) return {.verdict = counters_.pass()};
     ConnMatch match = matches_.match(tracker_, i, packet);
     if (match && begins_anew(match, packet.parsed)) {
@@ -273,7 +267,6 @@ class StatefulLb {
   NfCounters counters_;
   BurstMatches<ConnTracker<Table, LbAssignment, Aging>> matches_;  // of the burst in process_burst()
   std::array<Plan, kMaxBurst> plans_;
-  PoolChangeClock schedule_;
 };
 
 }  // namespace flowtrack

@@ -14,14 +14,14 @@
 namespace flowtrack {
 
 struct LiveLoopOptions {
-  std::size_t burst = 32;
+  std::size_t burst = kDefaultBurst;
   Nanos tick = 100 * kNanosPerMilli;
 };
 
 // Runs until `stop` is set (checked every tick). on_tick(now) runs after each tick's housekeeping.
 template <NetworkFunction Nf, class OnTick>
 void run_live(Nf& nf, DpdkPorts& ports, const LiveLoopOptions& options, const std::atomic<bool>& stop,
-              BurstLoopCounters& counters, OnTick&& on_tick) {
+              WorkerCounters& counters, OnTick&& on_tick) {
   StageClock clock(false);
   while (!stop.load(std::memory_order_relaxed)) {
     ports.set_deadline(DpdkPorts::now() + options.tick);
