@@ -1,5 +1,5 @@
 // `flowtrack bench aging`: the four aging methods under the same steady churn, sweeping how often
-// expiry runs (seed 002, Fig. 5 analogue). One core, one Cuckoo++ table for every method (stamps on
+// expiry runs ([conntrack-study], Fig. 5 analogue). One core, one Cuckoo++ table for every method (stamps on
 // only for lazy), so the methods differ only in how they age.
 //
 // Traffic: a fixed population of live flows; each packet belongs to a random live flow, and with

@@ -4,7 +4,7 @@
 // workers (nf_runner.hpp), in bursts of each --burst size, median of --reps (and the best of them,
 // for a shared machine). Reports each function against the forwarder and each burst size against
 // bursts of one (the per-packet path), both measured in the same run, the repetitions of all
-// configurations interleaved and each ratio the median of the repetitions' ratios (seed 000: the
+// configurations interleaved and each ratio the median of the repetitions' ratios ([lb-flowtables]: the
 // stateless LB ran ~60 % faster than the stateful one), ranks the
 // stateful LB's configurations and sets each shared (spinlock) configuration against its sharded twin.
 // One more run of each configuration clocks its stages (parse, lookup, state, rewrite, aging: a clock
