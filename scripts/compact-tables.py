@@ -11,7 +11,7 @@ def load(paths):
     for path in paths:
         with open(path) as f:
             rows += [json.loads(line) for line in f if line.startswith("{")]
-    return rows
+    return [r for r in rows if list(r) != ["context"]]  # each output's context record is no result
 
 
 def name(r):

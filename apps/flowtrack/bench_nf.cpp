@@ -19,6 +19,7 @@
 
 #include "bench_nf.hpp"
 #include "json_line.hpp"
+#include "run_context.hpp"
 #include "user_error.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
@@ -194,7 +195,9 @@ void run_nf_bench(NfBenchOptions o) {
       }
     }
   }
-  if (!o.json) {
+  if (o.json) {
+    print_run_context(true);
+  } else {
     fmt::print("flowtrack bench nf: campus {} connections x {} windows = {} packets, median of {} reps\n\n",
                o.flows, o.windows, trace.size(), o.reps);
     fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7}\n", "nf", "table", "aging", "scaling",
