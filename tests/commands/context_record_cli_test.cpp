@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct JsonCommand {
   const char* arguments;
   bool pinned;  // the command pins its measuring threads itself
 };
+
+// What GoogleTest prints of a parameter: the command line.
+void PrintTo(const JsonCommand& command, std::ostream* out) { *out << command.arguments; }
 
 class ContextRecord : public ::testing::TestWithParam<JsonCommand> {};
 
