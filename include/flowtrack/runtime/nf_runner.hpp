@@ -11,10 +11,10 @@
 // (dispatched_run.hpp); the function, the burst loop and the output are the same.
 //
 // Two ways to give the workers the function (NfScaling):
-//  - sharded: one instance per worker, nothing shared (seed 000's per-core duplication; a NAT instance
+//  - sharded: one instance per worker, nothing shared ([lb-flowtables]'s per-core duplication; a NAT instance
 //    owns its slice of the port range);
-//  - spinlock: one instance for all workers, every burst through it under one Spinlock (seed 000's
-//    global lock, seed 003's global spinlock NAT; with bursts of one, a lock per packet). Workers replay
+//  - spinlock: one instance for all workers, every burst through it under one Spinlock ([lb-flowtables]'s
+//    global lock, [mt-nat]'s global spinlock NAT; with bursts of one, a lock per packet). Workers replay
 //    their queues concurrently, each at its own pace through trace time; the instance is shown a clock
 //    that never goes back (the latest time any worker has reached), as its aging requires.
 #pragma once
