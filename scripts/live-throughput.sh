@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Live throughput (docs/results/live.md), in two parts, each forwarder alone on CPU 1:
+# Live throughput (docs/performance/live.md), in two parts, each forwarder alone on CPU 1:
 #
 # 1. The engine: flowtrack's forwarder and dpdk-testpmd in io and in mac forwarding mode between the
 #    same two ports with no kernel in the way (net_pcap replaying a trace in a loop into net_null).
@@ -12,7 +12,7 @@
 #    The generator runs throughout; its median rate is the offered load: a forwarder at that rate is
 #    limited by the generator, not by itself. VETH_RPS=1 puts f0's receive work on the forwarder's core
 #    (RPS) so that the generator offers more than a forwarder carries; on this machine that drives the
-#    forwarder's core into receive livelock (docs/results/live.md), so it is off by default.
+#    forwarder's core into receive livelock (docs/performance/live.md), so it is off by default.
 #
 # Each forwarder runs SECONDS_PER_RUN (default 6) per repetition, REPS (default 3) repetitions
 # interleaved; the rate of a run is the median of its per-second output rates after the first two

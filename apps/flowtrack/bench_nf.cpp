@@ -4,7 +4,7 @@
 // workers (nf_runner.hpp), in bursts of each --burst size, median of --reps (and the best of them,
 // for a shared machine). Reports each function against the forwarder and each burst size against
 // bursts of one (the per-packet path), both measured in the same run, the repetitions of all
-// configurations interleaved and each ratio the median of the repetitions' ratios (seed 000: the
+// configurations interleaved and each ratio the median of the repetitions' ratios ([lb-flowtables]: the
 // stateless LB ran ~60 % faster than the stateful one), ranks the
 // stateful LB's configurations and sets each shared (spinlock) configuration against its sharded twin.
 // One more run of each configuration clocks its stages (parse, lookup, state, rewrite, aging: a clock
@@ -19,6 +19,7 @@
 
 #include "bench_nf.hpp"
 #include "json_line.hpp"
+#include "run_context.hpp"
 #include "user_error.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
@@ -195,7 +196,9 @@ void run_nf_bench(NfBenchOptions o) {
       }
     }
   }
-  if (!o.json) {
+  if (o.json) {
+    print_run_context(true);
+  } else {
     fmt::print("flowtrack bench nf: campus {} connections x {} windows = {} packets, median of {} reps\n\n",
                o.flows, o.windows, trace.size(), o.reps);
     fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7}\n", "nf", "table", "aging", "scaling",

@@ -8,6 +8,7 @@
 
 #include "bench_scale.hpp"
 #include "json_line.hpp"
+#include "run_context.hpp"
 #include "user_error.hpp"
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/io/synthetic.hpp"
@@ -156,7 +157,9 @@ void run_scale_bench(ScaleBenchOptions o) {
   }
 
   const PacketStore trace = load_trace(o);
-  if (!o.json) {
+  if (o.json) {
+    print_run_context(true);
+  } else {
     fmt::print("flowtrack bench scale: {} packets ({}), {} passes, {} usable cores, TSC {:.2f} GHz, median of {} reps\n",
                trace.size(), o.pcap.empty() ? fmt::format("campus {} flows x {} windows", o.flows, o.windows) : o.pcap,
                o.passes, cores, tsc_hz() / 1e9, o.reps);

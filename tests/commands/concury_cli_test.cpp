@@ -133,8 +133,8 @@ TEST(ConcuryCli, WithABackendPoolPerServiceTheWorkerWaitsForItsControlPlaneOnlyA
 // earlier window met, answered, on a backend drained since. Read from the output: after
 // examples/concury-own-backends.toml's drain (web-1-443-1, 10.201.1.1, at 0.5 s) and removal
 // (web-2-80-2, 10.201.6.2, at 2 s), no SYN reaches either backend, and the consistency check (--check) sees
-// no false hit. Twenty thousand flows, where the code before the fifteenth session sent eight such SYNs to
-// the drained backend: the release tree only, for time (the sanitizer trees run the paths it takes in
+// no false hit. Twenty thousand flows, where a SYN on known endpoints that followed the old connection sent
+// eight such SYNs to the drained backend: the release tree only, for time (the sanitizer trees run the paths it takes in
 // the ConcuryLearning and ConcuryLb tests).
 TEST(ConcuryCli, NoNewConnectionOnReusedEndpointsReachesADrainedOrRemovedBackend) {
 #ifdef FLOWTRACK_SANITIZED

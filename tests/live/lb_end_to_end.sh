@@ -6,8 +6,8 @@
 #                                                  backends 10.10.2.11, .12, .13 (gateway 10.10.2.1)
 #
 # No static neighbour entry anywhere: the client resolves the VIP and the backends their gateway by ARP,
-# which flowtrack answers; flowtrack resolves the backends by ARP. The configuration is the README's
-# example, examples/live-lb.toml. 1000 curl requests (a connection each) must all succeed, each backend
+# which flowtrack answers; flowtrack resolves the backends by ARP. The configuration is
+# docs/guide/getting-started.md's example, examples/live-lb.toml. 1000 curl requests (a connection each) must all succeed, each backend
 # must get its weight's share (1:2:3, round_robin) within 2 % of the requests; a long transfer must go
 # on untouched while its backend is drained and removed through `flowtrack ctl`, which must refuse bad
 # requests; the counters read through DPDK telemetry and as Prometheus text must agree with `flowtrack

@@ -1,4 +1,4 @@
-// The stateful load balancer's behaviours of issue 6, one named test each, at the packet level:
+// The stateful load balancer's behaviours, one named test each, at the packet level:
 // checksums in both directions, the non-SYN first packet policy, Maglev's table through the balancer,
 // backend changes under load (a multiplied campus trace), the scheduled pool changes, and a full table.
 #include <gtest/gtest.h>

@@ -28,7 +28,7 @@
 // store for the wheel, a sift for the heap), a new timeout when it did. expire() runs the aging policy
 // and destroys the connections it reports, after handing each to the caller (a NAT returns its port).
 // The policy is any AgingPolicy that leaves table removal to its caller (aging_policy.hpp): the timer
-// wheel by default, or the binary heap (FastClick's, seed 003's baseline). Scan and lazy aging erase
+// wheel by default, or the binary heap (FastClick's, [mt-nat]'s baseline). Scan and lazy aging erase
 // table entries themselves, one per entry, which cannot keep a connection's two entries together; they
 // are measured on bare tables (`bench aging`). Nothing allocates after construction.
 // Concurrency: single thread, one tracker per core (the sharded strategy).

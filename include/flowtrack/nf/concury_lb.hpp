@@ -1,4 +1,4 @@
-// "concury": the Concury load balancer (seed 001, chapter 5) as a network function: per-connection
+// "concury": the Concury load balancer ([concury-thesis], chapter 5) as a network function: per-connection
 // consistency with no connection table in the data plane. Each service (VIP, port, protocol; a
 // "VIP" of the thesis) has an Othello whose value for a connection's client endpoint (address, port:
 // the service fixes the rest of the 4-tuple) is a 12-bit Dcode, and a Dcode -> backend row whose

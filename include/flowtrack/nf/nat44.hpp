@@ -1,4 +1,4 @@
-// "nat": carrier-grade NAT44 (NAPT), one instance per core (seed 003's per-core duplication).
+// "nat": carrier-grade NAT44 (NAPT), one instance per core ([mt-nat]'s per-core duplication).
 //
 // Sides: a packet whose source is in the inside network and whose destination is not goes out; a
 // packet to an address of the public pool comes in; anything else passes untouched.

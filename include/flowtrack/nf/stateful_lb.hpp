@@ -1,5 +1,5 @@
-// "lb": the stateful L4 load balancer (seed 000's FlowIPManager + FlowIPLoadBalancer and its reverse
-// element, seed 002's use case). A connection to a service (VIP, port, protocol) gets a backend when
+// "lb": the stateful L4 load balancer ([lb-flowtables]'s FlowIPManager + FlowIPLoadBalancer and its reverse
+// element, [conntrack-study]'s use case). A connection to a service (VIP, port, protocol) gets a backend when
 // its first packet arrives, by the configured policy; the connection tracker remembers the choice, so
 // every later packet of the connection, in either direction, is rewritten the same way whatever
 // happens to the backend pool meanwhile (add, drain, remove, weight change: only new connections see

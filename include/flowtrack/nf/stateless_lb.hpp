@@ -1,9 +1,9 @@
-// "slb": the stateless L4 load balancer (seed 000's IPLoadBalancer): every packet to a service is sent
+// "slb": the stateless L4 load balancer ([lb-flowtables]'s IPLoadBalancer): every packet to a service is sent
 // to the backend its flow hash selects, with no per-connection state, and packets from a backend are
 // given back the service's address (the reverse element) by a static map from backend to service.
 //
 // Selection is Maglev (default: consistent, so a backend change moves only the flows that must move)
-// or hash modulo the number of backends taking new flows (seed 000's choice: any change moves almost
+// or hash modulo the number of backends taking new flows ([lb-flowtables]'s choice: any change moves almost
 // every flow). Without state, a pool change moves flows mid-connection: that is what the stateful LB
 // (stateful_lb.hpp) exists to prevent, and the tests show it.
 #pragma once

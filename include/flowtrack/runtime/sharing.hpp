@@ -1,10 +1,10 @@
 // How the engine's workers get the function they run, chosen where the function is made:
 //  - OnePerWorker: make(worker, workers, start) builds each worker its own instance, on the worker's
-//    thread (its memory near its core), nothing shared between them (per-core duplication, a NAT
-//    instance owning its slice of the port range); the factory may still give them something to share
+//    thread (its memory near its core), nothing shared between them ([lb-flowtables]'s per-core
+//    duplication; a NAT instance owns its slice of the port range); the factory may still give them something to share
 //    (bench scale's meters over one shared table);
-//  - OneUnderLock: one instance for all workers, every burst through it under one spinlock (the global
-//    lock of the multi-threaded NAT and load balancer studies; with bursts of one, a lock per packet).
+//  - OneUnderLock: one instance for all workers, every burst through it under one spinlock
+//    ([lb-flowtables]'s global lock, [mt-nat]'s global spinlock NAT; with bursts of one, a lock per packet).
 //    Workers replay their queues concurrently, each at its own pace through trace time; the instance
 //    is shown a clock that never goes back (the latest time any worker has reached), as its aging
 //    requires, and each pool change once (the first worker to reach it applies it).
