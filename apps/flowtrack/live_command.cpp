@@ -292,7 +292,7 @@ void serve(std::vector<std::unique_ptr<LiveWorker<Nf>>>& workers, DpdkPortGroup&
       const LiveCounters s = summed(workers, name);
       board.publish(s);
       if (control != nullptr) {
-        control->serve([&](std::string_view line) { return answer<Nf>(line, o, lb, applied, s, distribute); });
+        control->serve(std::chrono::milliseconds(0), [&](std::string_view line) { return answer<Nf>(line, o, lb, applied, s, distribute); });
       }
       if (now < next_stats) return;
       const double seconds = static_cast<double>(now - next_stats + plane.stats_interval) / 1e9;
