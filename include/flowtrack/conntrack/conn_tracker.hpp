@@ -262,6 +262,10 @@ class ConnTracker {
   }
 
   const Connection& connection(ConnId conn) const { return connections_[conn]; }
+  // A connection's phase for the gauges (tcp_state.hpp): a TCP one's by its state, any other established.
+  static ConnectionPhase phase(const Connection& c) {
+    return c.protocol == ipproto::kTcp ? tcp_phase(c.tcp.state) : ConnectionPhase::established;
+  }
   Payload& payload(ConnId conn) { return connections_[conn].payload; }
   const Payload& payload(ConnId conn) const { return connections_[conn].payload; }
   Nanos deadline(ConnId conn) const { return wheel_.deadline(conn); }
