@@ -50,7 +50,7 @@ name = "iperf"
 vip = "10.10.1.100"
 port = 5201
   [[service.backend]]
-  name = "iperf-b1"
+  name = "b1_iperf"
   address = "10.10.2.11"
 CONF
 live_start_flowtrack nf lb "$work/lb.toml" f0 f1
@@ -125,6 +125,6 @@ live_stop_flowtrack
 ((refusals == 3)) || live_fail "only $refusals of 3 bad requests were refused"
 python3 -c 'import json, sys; c = json.loads(sys.argv[1]); sys.exit(0 if c["connections"] >= '"$requests"' + 61 else 1)' "$counters" ||
   live_fail "ctl counters: $counters"
-live_report_check 'r["mbufs_missing"] == 0' "sum(n for b, n in r['backends'].items() if b != 'iperf-b1') == $requests + 121" \
+live_report_check 'r["mbufs_missing"] == 0' "sum(n for b, n in r['backends'].items() if b != 'b1_iperf') == $requests + 121" \
   'r["arp_answered"] > 0' 'r["drops"].get("not_to_service", 0) >= 15' '"handoff_full" not in r["drops"]'
 echo "PASS"

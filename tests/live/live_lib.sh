@@ -108,8 +108,7 @@ s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
 s.bind((interface, 0))
 count = 0
 def done(*_):
-    open(out + ".count", "w").write(f"{count}
-")
+    open(out + ".count", "w").write(f"{count}\n")
     sys.exit(0)
 signal.signal(signal.SIGTERM, done)
 open(out + ".ready", "w").close()
@@ -240,7 +239,7 @@ live_spawn() {
 live_iperf3_server() {
   local ns=$1 address=$2 _
   shift 2
-  live_spawn "$ns" iperf3 -s -1 -B "$address" "$@"
+  live_spawn "$ns" iperf3 -s -1 -B "$address" "$@" > /dev/null  # the client reports
   for _ in $(seq 50); do  # until it listens on port 5201 (0x1451)
     ip netns exec "$tag-$ns" grep -q ':1451 00000000:0000 0A' /proc/net/tcp && return 0
     sleep 0.1
