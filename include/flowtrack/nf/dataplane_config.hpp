@@ -6,7 +6,7 @@
 //   control_socket = "/run/flowtrack.sock"  # optional: the control socket (`flowtrack ctl`)
 //   control_group = "netadmin"           # optional: a group that may use it too (else owner only)
 //   metrics = "127.0.0.1:9469"           # optional: Prometheus text at http://127.0.0.1:9469/metrics
-//   [[dataplane.port]]                   # one or two
+//   [[dataplane.port]]                   # one or two (nat and lb: two, one per role)
 //   device = "net_af_packet0"            # the DPDK port's name: a --vdev name or a PCI address
 //   address = "10.10.1.1/24"             # the port's address and its directly attached network
 //   gateway = "10.10.1.254"              # optional: next hop for destinations on no port's network
