@@ -6,6 +6,9 @@
 #   live_init TOOL...          root, network namespaces and the tools, or skip; sets $work, the trap
 #   live_ns NAME...            namespaces "$tag-NAME" (IPv4 only, loopback up)
 #   live_veth NS1 IF1 NS2 IF2  a veth pair, up, checksum offload off
+#   live_nat_network           the NAT's network: namespace client (10.20.1.2 on c0, gateway 10.20.1.1)
+#                              and namespace server (10.20.2.2 on s0), on either side of namespace nf
+#                              (f0 towards the client, f1 towards the server)
 #   live_nginx NS NAME ADDRESS BODY   nginx on ADDRESS:80 answering BODY (and header X-Backend: BODY),
 #                              $work/NAME/big at /big if it is there; log in $work/NAME/access.log
 #   live_spawn NS COMMAND...   COMMAND in the background in namespace NS, killed at exit
@@ -203,6 +206,15 @@ live_veth() {
     ip netns exec "$tag-$1" ethtool -K "$2" tx off rx off > /dev/null
     ip -n "$tag-$1" link set "$2" up
   done
+}
+
+live_nat_network() {
+  live_ns client nf server
+  live_veth client c0 nf f0
+  live_veth nf f1 server s0
+  ip -n "$tag-client" addr add 10.20.1.2/24 dev c0
+  ip -n "$tag-client" route add default via 10.20.1.1
+  ip -n "$tag-server" addr add 10.20.2.2/24 dev s0
 }
 
 live_nginx() {

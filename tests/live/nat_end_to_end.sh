@@ -27,12 +27,7 @@ bin=${1:?usage: nat_end_to_end.sh path/to/flowtrack}
 source "$(dirname "$0")/live_lib.sh"
 live_init nginx curl ping iperf3 dpdk-telemetry.py
 
-live_ns client nf server
-live_veth client c0 nf f0
-live_veth nf f1 server s0
-ip -n "$tag-client" addr add 10.20.1.2/24 dev c0
-ip -n "$tag-client" route add default via 10.20.1.1
-ip -n "$tag-server" addr add 10.20.2.2/24 dev s0
+live_nat_network
 live_nginx server web 10.20.2.2 public
 # A UDP echo server that answers each datagram with the address and port it came from.
 live_spawn server python3 -c '
