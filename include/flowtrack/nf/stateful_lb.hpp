@@ -174,13 +174,11 @@ class StatefulLb {
       if (!opening.match) return {.verdict = opening.verdict};
       match = opening.match;
     }
-    const ConnectionPhase before = Tracker::phase(tracker_.connection(match.conn));
-    tracker_.update(match, packet.parsed, packet.wire_length, packet.time);
     const LbAssignment a = tracker_.payload(match.conn);
     Service& svc = services_[a.service];
-    if (const ConnectionPhase after = Tracker::phase(tracker_.connection(match.conn)); after != before) {
-      svc.backends()[a.backend].move(before, after);
-    }
+    // The backend's gauges follow the connection's TCP state (any other protocol stays established).
+    tracker_.update(match, packet.parsed, packet.wire_length, packet.time,
+                    [&](TcpState from, TcpState to) { svc.backends()[a.backend].move(tcp_phase(from), tcp_phase(to)); });
     if (match.direction == Direction::original) {
       const BackendConfig& b = svc.backends()[a.backend].config;
       return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port};
