@@ -61,16 +61,20 @@ inline constexpr std::size_t kConnectionPhaseCount = static_cast<std::size_t>(Co
 
 std::string_view connection_phase_name(ConnectionPhase phase);
 
-// A TCP connection's phase by its state (`none`: created, before its first packet's update).
-constexpr ConnectionPhase tcp_phase(TcpState state) {
-  switch (state) {
-    case TcpState::none:
-    case TcpState::syn_sent:
-    case TcpState::syn_recv: return ConnectionPhase::opening;
-    case TcpState::established: return ConnectionPhase::established;
-    default: return ConnectionPhase::closing;
-  }
-}
+// A TCP connection's phase by its state (`none`: created, before its first packet's update), indexed
+// by TcpState.
+inline constexpr std::array<ConnectionPhase, kTcpStateCount> kTcpPhases = {
+    ConnectionPhase::opening,      // none
+    ConnectionPhase::opening,      // syn_sent
+    ConnectionPhase::opening,      // syn_recv
+    ConnectionPhase::established,  // established
+    ConnectionPhase::closing,      // fin_wait
+    ConnectionPhase::closing,      // close_wait
+    ConnectionPhase::closing,      // last_ack
+    ConnectionPhase::closing,      // time_wait
+    ConnectionPhase::closing,      // close
+};
+constexpr ConnectionPhase tcp_phase(TcpState state) { return kTcpPhases[static_cast<std::size_t>(state)]; }
 
 // The rules: the tracking after a packet with TCP `flags` travelling in direction `d`. Only FIN, SYN,
 // RST and ACK matter.

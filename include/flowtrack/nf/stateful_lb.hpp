@@ -176,9 +176,11 @@ class StatefulLb {
     }
     const LbAssignment a = tracker_.payload(match.conn);
     Service& svc = services_[a.service];
-    // The backend's gauges follow the connection's TCP state (any other protocol stays established).
-    tracker_.update(match, packet.parsed, packet.wire_length, packet.time,
-                    [&](TcpState from, TcpState to) { svc.backends()[a.backend].move(tcp_phase(from), tcp_phase(to)); });
+    // The backend's gauges follow the connection's TCP phase (any other protocol stays established):
+    // of the states a connection goes through, two or three change its phase.
+    tracker_.update(match, packet.parsed, packet.wire_length, packet.time, [&](TcpState from, TcpState to) {
+      if (tcp_phase(from) != tcp_phase(to)) svc.backends()[a.backend].move(tcp_phase(from), tcp_phase(to));
+    });
     if (match.direction == Direction::original) {
       const BackendConfig& b = svc.backends()[a.backend].config;
       return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port};
