@@ -288,7 +288,11 @@ compact::ConcuryLookup::Answer ConcuryLb::looked_up(std::size_t query) const { r
 
 LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
   const std::uint32_t service = services_of_[i];
-  if (service == kNoService) return answer(packet, i);
+  if (service == kNoService) {
+    // From the clients' side only packets to a service go on (the boundary: stateful_lb.hpp).
+    if (packet.arrival == PortRole::clients) return {.verdict = counters_.drop(NfDrop::not_to_service)};
+    return answer(packet, i);
+  }
   const ParsedPacket& p = packet.parsed;
   const std::uint64_t key = client_key(p.key4.src_addr, p.key4.src_port);
   const compact::ConcuryLookup::Answer arrays = generation_ == burst_generation_ ? looked_up(first_query_[i]) : lookup_.answer(service, key);

@@ -134,12 +134,11 @@ class DpdkPortsTest : public ::testing::Test {
     }
   }
 
-  // Runs the loop until the ports have been idle for a poll.
+  // Runs the loop until the ports have been idle for a poll (no tick started: its end is past).
   template <class Nf>
   WorkerCounters run(Nf& nf, DpdkPorts& ports) {
     WorkerCounters counters;
     StageClock clock(false);
-    ports.set_deadline(0);
     run_burst_loop(nf, ports, ports, 32, counters, clock);
     return counters;
   }

@@ -262,7 +262,8 @@ live_iperf3_server() {
 live_start_flowtrack() {
   local ns=$1 nf=$2 config=$3
   # The run's own file prefix: its telemetry socket is /var/run/dpdk/$tag/dpdk_telemetry.v2.
-  local eal="--no-huge --no-pci --no-shconf --file-prefix=$tag -l 0 -m 256 --log-level=error"
+  # A lcore a worker (-l): the engine pins worker w to the w-th lcore's CPU.
+  local eal="--no-huge --no-pci --no-shconf --file-prefix=$tag -l 0-$((live_workers - 1)) -m 256 --log-level=error"
   eal+=" --vdev=net_af_packet0,iface=$4,qpairs=$live_workers --vdev=net_af_packet1,iface=$5,qpairs=$live_workers"
   ip netns exec "$tag-$ns" $live_flowtrack_prefix "$bin" run --nf "$nf" --config "$config" --workers "$live_workers" \
     --json --dpdk "$eal" \

@@ -53,6 +53,8 @@
 // answer: a connection is protected from rewrites for as long as its backend answers;
 // concury_learning.hpp).
 //
+// The boundary, on live ports, is the stateful LB's (stateful_lb.hpp): from the clients' port only
+// packets to a service go on (NfDrop::not_to_service).
 #pragma once
 
 #include <absl/container/flat_hash_map.h>

@@ -26,6 +26,12 @@ class ScheduledSource {
 
   LinkType link_type() const { return inner_.link_type(); }
   bool done() const { return held_count_ == 0 && inner_.done(); }
+  // A ticking source ticks through (runtime/engine.hpp).
+  Nanos tick()
+    requires requires(Source& source) { source.tick(); }
+  {
+    return inner_.tick();
+  }
 
   std::size_t next(std::span<NfPacket> burst) {
     std::size_t n = take(burst);
