@@ -158,15 +158,24 @@ std::string control_call(const std::string& path, std::string_view request) {
     throw system_error(fmt::format("cannot connect to the control socket '{}'", path));
   }
   const std::string line = std::string(request) + "\n";
-  for (std::string_view left = line; !left.empty();) {
+  // A server that refuses the client (too many clients, not allowed) answers and closes before it
+  // reads: the request then meets a closed socket, and the refusal waits in the receive queue.
+  bool refused = false;
+  for (std::string_view left = line; !left.empty() && !refused;) {
     const ssize_t n = ::send(fd.fd, left.data(), left.size(), MSG_NOSIGNAL);
-    if (n <= 0) throw system_error(fmt::format("control socket '{}'", path));
-    left.remove_prefix(static_cast<std::size_t>(n));
+    if (n <= 0 && errno != EPIPE && errno != ECONNRESET) throw system_error(fmt::format("control socket '{}'", path));
+    refused = n <= 0;
+    if (!refused) left.remove_prefix(static_cast<std::size_t>(n));
   }
-  ::shutdown(fd.fd, SHUT_WR);
+  const int send_error = errno;
+  if (!refused) ::shutdown(fd.fd, SHUT_WR);
   std::string reply;
   char buffer[4096];
   for (ssize_t n; (n = ::recv(fd.fd, buffer, sizeof(buffer), 0)) > 0;) reply.append(buffer, static_cast<std::size_t>(n));
+  if (refused && reply.empty()) {
+    errno = send_error;
+    throw system_error(fmt::format("control socket '{}'", path));
+  }
   if (!reply.empty() && reply.back() == '\n') reply.pop_back();
   return reply;
 }
