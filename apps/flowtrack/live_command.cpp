@@ -4,7 +4,8 @@
 // a worker does not own reach their owner over the hand-off rings (runtime/packet_owner.hpp): the NAT's
 // workers cut the external ports in slices, the LB's keep a client on one worker.
 // Every stats interval a line of rates, drops by reason and live connections, summed over the workers;
-// on SIGINT or SIGTERM every worker ends at its next tick, the ports close, and the report follows
+// on SIGINT or SIGTERM during the set-up the process ends at once (the signal's default action); once
+// the workers run, every worker ends at its next tick, the ports close, and the report follows
 // (text or --json). The mbufs are counted back into their pool: a missing one is an error (exit status
 // 1) after the report. With a control socket ([dataplane] control_socket), worker 0 serves its requests
 // at every tick (100 ms): counters, and the LB's pool changes, which every worker has applied, between
@@ -48,7 +49,9 @@
 #include "flowtrack/table/cuckoo.hpp"
 #include "flowtrack/table/dpdk_eal_start.hpp"
 #include "json_line.hpp"
+#include "nf_launch.hpp"
 #include "user_error.hpp"
+#include "worker_limit.hpp"
 
 namespace flowtrack::cli {
 namespace {
@@ -243,6 +246,11 @@ void serve(std::vector<std::unique_ptr<LiveWorker<Nf>>>& workers, DpdkPortGroup&
   Nanos next_stats = start + plane.stats_interval;
   LiveCounters last;
   std::FILE* stats = o.json ? stderr : stdout;  // --json: stdout holds the report alone
+  // Until here (EAL, ports, the functions' tables: seconds for large ones) a stop signal takes its
+  // default action and ends the process at once; from here the loops end at their next tick and the
+  // report follows. The first line below says the handlers are in place.
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
   for (std::size_t p = 0; p < group.port_count(); ++p) {
     fmt::print(stats, "flowtrack live: nf {}, port {} {} mac {}, {} worker(s), {} RX queue(s)\n", o.nf, p, group.device(p),
                mac_to_string(group.mac(p)), group.workers(), group.rx_queues());
@@ -358,25 +366,33 @@ CounterBoard& live_board() {
 
 void live_command(const RunCommandOptions& o) {
   if (!o.in.empty() || !o.out.empty()) throw UserError("run: --dpdk runs on ports: no --in or --out");
-  if (o.workers == 0 || o.workers > 64) throw UserError("run: --workers must be in 1..64");
+  check_workers("run", o.workers);
   if (o.scaling != "sharded" || o.table != "cuckoo" || o.aging != "wheel") {
     throw UserError("run: --dpdk runs the default table, aging and scaling (cuckoo, wheel, sharded)");
   }
   if (o.burst == 0 || o.burst > kMaxBurst) throw UserError(fmt::format("run: --burst must be in 1..{}", kMaxBurst));
+  if (o.nf == "concury") throw UserError("run: --dpdk runs fwd, slb, lb or nat; concury replays a trace (--in FILE)");
   if (o.config.empty()) throw UserError("run: --dpdk needs --config FILE with a [dataplane] table");
   DataplaneConfig plane;
-  StatelessLbConfig slb;
-  StatefulLbConfig lb;
-  NatConfig nat;
-  FunctionAddresses addresses;
+  NfConfigs configs;
+  Footprint footprint;
   try {
-    plane = load_dataplane_config(o.config);
-    if (o.nf == "slb") addresses = addresses_of((slb = load_stateless_lb_config(o.config)).services);
-    if (o.nf == "lb") addresses = addresses_of((lb = load_stateful_lb_config(o.config)).services);
-    if (o.nf == "nat") addresses.owned = (nat = load_nat_config(o.config)).pool;
+    // Read once for both readers: a pipe (--config <(...)) gives its bytes once.
+    const ConfigText text = read_config_file(o.config);
+    plane = load_dataplane_config(text);
+    configs = load_nf_configs(o.nf, text);
+    footprint = nf_footprint(o.nf, configs, o.workers);
+    check_footprint(footprint, o.config);
   } catch (const ConfigError& e) {
     throw UserError(e.what());
   }
+  const StatelessLbConfig& slb = configs.slb;
+  const StatefulLbConfig& lb = configs.lb;
+  const NatConfig& nat = configs.nat;
+  FunctionAddresses addresses;
+  if (o.nf == "slb") addresses = addresses_of(slb.services);
+  if (o.nf == "lb") addresses = addresses_of(lb.services);
+  if (o.nf == "nat") addresses.owned = nat.pool;
   std::unique_ptr<ControlSocket> control;
   if (!plane.control_socket.empty()) {
     // The schedule's times and the socket's changes would both move the pool: the socket's checks
@@ -413,8 +429,7 @@ void live_command(const RunCommandOptions& o) {
   } catch (const std::runtime_error& e) {
     throw UserError(fmt::format("run: {}", e.what()));
   }
-  std::signal(SIGINT, request_stop);
-  std::signal(SIGTERM, request_stop);
+  announce_slow_build(o.nf, footprint);
   const Nanos now = DpdkPorts::now();
   if (o.nf == "fwd") {
     serve_workers<Forwarder>(*group, addresses, [](unsigned) { return std::make_unique<Forwarder>(); }, o, plane, control.get(), lb, board);

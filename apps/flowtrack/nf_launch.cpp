@@ -7,8 +7,10 @@
 #include "flowtrack/aging/heap_aging.hpp"
 #include "flowtrack/aging/timer_wheel.hpp"
 #include "flowtrack/nf/forwarder.hpp"
+#include "flowtrack/nf/nf_config.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
 #include "nf_grid.hpp"
+#include "flowtrack/util/available_memory.hpp"
 #include "user_error.hpp"
 
 namespace flowtrack::cli {
@@ -36,6 +38,29 @@ void collect_stateless(StatelessLb& nf, WorkerResult& r) {
 }
 
 }  // namespace
+
+NfConfigs load_nf_configs(const std::string& nf, const ConfigText& text) {
+  NfConfigs configs;
+  if (nf == "fwd") check_forwarder_config(text);
+  if (nf == "slb") configs.slb = load_stateless_lb_config(text);
+  if (nf == "lb" || nf == "concury") configs.lb = load_stateful_lb_config(text);
+  if (nf == "nat") configs.nat = load_nat_config(text);
+  return configs;
+}
+
+Footprint nf_footprint(const std::string& nf, const NfConfigs& configs, unsigned instances) {
+  if (nf == "slb") return stateless_lb_footprint(configs.slb, instances);
+  if (nf == "lb") return stateful_lb_footprint(configs.lb, instances);
+  if (nf == "concury") return concury_footprint(configs.lb, instances);
+  if (nf == "nat") return nat_footprint(configs.nat, instances);
+  return {};
+}
+
+void announce_slow_build(const std::string& nf, const Footprint& footprint) {
+  if (!builds_slowly(footprint)) return;
+  fmt::print(stderr, "flowtrack: building {}: {}, about {}; this takes a few seconds\n", nf, footprint.what,
+             memory_size_text(footprint.bytes));
+}
 
 NfRun run_nf(const NfChoice& c, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
              const NfRunOptions& options) {

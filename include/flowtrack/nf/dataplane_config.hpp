@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "flowtrack/aging/clock.hpp"
+#include "flowtrack/nf/config_text.hpp"
 #include "flowtrack/packet/mac_address.hpp"
 
 namespace flowtrack {
@@ -52,7 +53,8 @@ struct DataplaneConfig {
 };
 
 // Reads [dataplane] of the file (ConfigError, nf_config.hpp, naming file, line and key, if it is
-// missing or wrong).
+// missing or wrong, or its ports overlap: nf_config.hpp).
+DataplaneConfig load_dataplane_config(const ConfigText& text);
 DataplaneConfig load_dataplane_config(const std::string& path);
 
 }  // namespace flowtrack

@@ -70,7 +70,7 @@ class StatefulLb {
         rng_(config.seed) {
     for (const ServiceConfig& s : config.services) {
       service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), static_cast<std::uint32_t>(services_.size()));
-      services_.emplace_back(s, config.maglev_size);
+      append_service(services_, s, config.maglev_size);
     }
     sort_pool_changes(config_.changes);
     if (const auto problem = check_pool_changes(config_.changes, config.services, config.maglev_size)) {

@@ -1,0 +1,62 @@
+// libFuzzer target: arbitrary bytes as a configuration file, given to every loader in turn (the
+// forwarder's check, the stateless LB's, the stateful LB's, the NAT's, [dataplane]: nf/nf_config.hpp)
+// and, for what loads, to the memory estimates that run and live check before building anything
+// (nf/config_memory.hpp). Every input loads or is one ConfigError with a message: never a crash, a
+// hang, a stack overflow or another exception (libFuzzer reports an escaping one). What loads keeps
+// the loaders' promises: services with backends, in number within the bounds, a prime Maglev size.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "flowtrack/nf/config_memory.hpp"
+#include "flowtrack/nf/dataplane_config.hpp"
+#include "flowtrack/nf/nf_config.hpp"
+
+namespace {
+
+using namespace flowtrack;
+
+template <class Load>
+void load_or_refuse(const ConfigText& text, Load&& load) {
+  try {
+    load(text);
+  } catch (const ConfigError& e) {
+    if (std::string_view(e.what()).empty()) __builtin_trap();  // a refusal says why
+  }
+}
+
+void check_services(const std::vector<ServiceConfig>& services, std::uint32_t maglev_size) {
+  if (services.empty() || services.size() > kMaxServices || !is_prime(maglev_size)) __builtin_trap();
+  for (const ServiceConfig& s : services) {
+    if (s.backends.empty() || s.backends.size() > max_backends_for(maglev_size)) __builtin_trap();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const ConfigText text{"fuzz.toml", std::string(reinterpret_cast<const char*>(data), size)};
+  load_or_refuse(text, check_forwarder_config);
+  load_or_refuse(text, [](const ConfigText& t) {
+    const StatelessLbConfig c = load_stateless_lb_config(t);
+    check_services(c.services, c.maglev_size);
+    (void)stateless_lb_footprint(c, 1);
+  });
+  load_or_refuse(text, [](const ConfigText& t) {
+    const StatefulLbConfig c = load_stateful_lb_config(t);
+    check_services(c.services, c.maglev_size);
+    if (c.changes.size() > kMaxPoolChanges) __builtin_trap();
+    (void)stateful_lb_footprint(c, 64);
+    (void)concury_footprint(c, 64);
+  });
+  load_or_refuse(text, [](const ConfigText& t) {
+    const NatConfig c = load_nat_config(t);
+    if (c.pool.empty() || c.port_first > c.port_last) __builtin_trap();
+    (void)nat_footprint(c, 64);
+  });
+  load_or_refuse(text, [](const ConfigText& t) {
+    const DataplaneConfig c = load_dataplane_config(t);
+    if (c.ports.empty() || c.ports.size() > 2) __builtin_trap();
+  });
+  return 0;
+}
