@@ -66,6 +66,37 @@ void check_line_lengths(const ConfigText& config) {
   }
 }
 
+// The length of the UTF-8 sequence at t[i], or 0 if none starts there: no overlong form, no
+// surrogate, nothing past U+10FFFF (RFC 3629).
+std::size_t utf8_sequence(std::string_view t, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return i + k < t.size() ? static_cast<unsigned char>(t[i + k]) : 0u; };
+  const auto continuation = [&](std::size_t k) { return (byte(k) & 0xc0) == 0x80; };
+  const unsigned lead = byte(0);
+  if (lead < 0x80) return 1;
+  if (lead >= 0xc2 && lead <= 0xdf) return continuation(1) ? 2 : 0;
+  if (lead >= 0xe0 && lead <= 0xef) {
+    const unsigned low = lead == 0xe0 ? 0xa0 : 0x80, high = lead == 0xed ? 0x9f : 0xbf;  // overlong, surrogates
+    return byte(1) >= low && byte(1) <= high && continuation(2) ? 3 : 0;
+  }
+  if (lead >= 0xf0 && lead <= 0xf4) {
+    const unsigned low = lead == 0xf0 ? 0x90 : 0x80, high = lead == 0xf4 ? 0x8f : 0xbf;  // overlong, past U+10FFFF
+    return byte(1) >= low && byte(1) <= high && continuation(2) && continuation(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+// A TOML file is UTF-8 text. Checked before the parser, whose version here (toml11 3.7.1) reads out
+// of bounds on an invalid sequence in a literal string (fixed upstream after it).
+void check_utf8(const ConfigText& config) {
+  std::size_t line = 1;
+  for (std::size_t i = 0; i < config.text.size();) {
+    const std::size_t length = utf8_sequence(config.text, i);
+    if (length == 0) throw ConfigError(fmt::format("{}:{}: not UTF-8 text (byte {} of the file)", config.name, line, i + 1));
+    if (config.text[i] == '\n') ++line;
+    i += length;
+  }
+}
+
 }  // namespace
 
 ConfigText read_config_file(const std::string& path) {
@@ -105,6 +136,7 @@ void check_config_bounds(const ConfigText& config) {
   std::size_t depth = 0;  // brackets and braces open
   std::size_t dots = 0;   // dots of the dotted key being read
   check_line_lengths(config);
+  check_utf8(config);
   std::size_t line = 1;
   for (std::size_t i = 0; i < t.size(); ++i) {
     const char c = t[i];

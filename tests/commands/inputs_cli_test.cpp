@@ -148,6 +148,15 @@ TEST_F(InputsCli, ABuildThatTakesSecondsIsAnnounced) {
       << r.output;
 }
 
+// Concury replays traces only: a live run of it is refused, not run as another function.
+TEST_F(InputsCli, ALiveRunOfAFunctionThatHasNoneIsRefused) {
+  const auto r = run_cli("run --nf concury --config " + example("lb.toml") + " --dpdk '--no-huge'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("flowtrack: error: run: --dpdk runs fwd, slb, lb or nat; concury replays a trace (--in FILE)"),
+            std::string::npos)
+      << r.output;
+}
+
 // A live run (net_null port: no root, no NIC) whose set-up builds four Maglev tables of 16M entries:
 // SIGTERM once it announces them ends the process at once by the signal's default action (status
 // 128 + 15 from the shell), before its workers start.

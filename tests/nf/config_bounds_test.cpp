@@ -85,6 +85,21 @@ TEST(ConfigBounds, BracketsInStringsAndCommentsDoNotCount) {
   EXPECT_NE(bounds_error("a = [\"\"\"x\"\"\"\"\", " + repeated("[", 40) + repeated("]", 41) + "\n"), "");
 }
 
+// TOML is UTF-8 text; the parser here reads out of bounds on an invalid sequence in a literal string.
+TEST(ConfigBounds, ATextThatIsNotUtf8IsRefusedWithItsLine) {
+  EXPECT_EQ(bounds_error("a = 1\nb = 'C:\\\xff'\n"), "bounds.toml:2: not UTF-8 text (byte 15 of the file)");
+  for (const char* bad : {"\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82", "\x80"}) {
+    EXPECT_NE(bounds_error(std::string("a = \"") + bad + "\"\n").find("bounds.toml:1: not UTF-8 text"), std::string::npos) << bad;
+  }
+  EXPECT_EQ(bounds_error("name = \"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\" # \xf4\x8f\xbf\xbf\n"), "");
+  try {
+    load_nat_config(ConfigText{"nat.toml", "[nat]\ninside = '10.0.0.0/16\xff'\npool = \"203.0.113.1\"\n"});
+    ADD_FAILURE() << "invalid UTF-8 loaded";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), "nat.toml:2: not UTF-8 text (byte 28 of the file)");
+  }
+}
+
 TEST(ConfigBounds, ATextLongerThanTheBoundIsRefused) {
   const std::string text = repeated("# " + std::string(61, 'x') + "\n", kMaxConfigBytes / 64) + "a = 1\n";
   EXPECT_EQ(bounds_error(text), "bounds.toml: 1048582 bytes: a configuration is at most 1048576 bytes (1 MiB)");

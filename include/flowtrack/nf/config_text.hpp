@@ -39,7 +39,8 @@ struct ConfigText {
 ConfigText read_config_file(const std::string& path);
 
 // Throws ConfigError, naming the file and the line, if `config` is longer than kMaxConfigBytes, has a
-// line longer than kMaxConfigLineBytes or nests deeper than kMaxConfigNesting.
+// line longer than kMaxConfigLineBytes, is not UTF-8 (as TOML requires) or nests deeper than
+// kMaxConfigNesting.
 void check_config_bounds(const ConfigText& config);
 
 }  // namespace flowtrack
