@@ -174,6 +174,13 @@ TEST(ConfigFootprint, ServicesOfOnePoolFillOneTableAndLargeBuildsAreSlow) {
   EXPECT_TRUE(builds_slowly(footprint));
   config.maglev_size = 65537;
   EXPECT_FALSE(builds_slowly(stateful_lb_footprint(config, 2)));
+  // Each scheduled change refills its service's table: 4,200 of them on 65537 entries are announced.
+  config.changes.assign(4200, PoolChange{});
+  const Footprint scheduled = stateful_lb_footprint(config, 1);
+  EXPECT_EQ(scheduled.maglev_entries, 2u * 65537 + 4200u * 65537);
+  EXPECT_TRUE(builds_slowly(scheduled));
+  EXPECT_NE(scheduled.what.find(", 4200 pool changes"), std::string::npos) << scheduled.what;
+  config.changes.clear();
   config.max_connections = 1 << 24;
   EXPECT_TRUE(builds_slowly(stateful_lb_footprint(config, 1)));
   NatConfig nat;

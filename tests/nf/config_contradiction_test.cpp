@@ -43,7 +43,7 @@ std::string nat_refusal(const std::string& text) {
   return refusal([](const ConfigText& t) { return load_nat_config(t); }, "nat.toml", text);
 }
 std::string plane_refusal(const std::string& text) {
-  return refusal([](const ConfigText& t) { return load_dataplane_config(t); }, "plane.toml", text);
+  return refusal([](const ConfigText& t) { return load_dataplane_config(t, "fwd"); }, "plane.toml", text);
 }
 
 TEST(ConfigContradiction, TwoServicesOfOneNameOrOnOneEndpoint) {
