@@ -166,7 +166,8 @@ TEST_F(InputsCli, SigtermDuringALiveStartEndsItBeforeTheWorkersServe) {
       << r.output;
   EXPECT_NE(r.output.find("flowtrack live: nf slb stopped during its start, before its workers served, 1 worker(s)"), std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("packets in 0, to the function 0, out 0"), std::string::npos) << r.output;
+  // Nothing reached the function (the port's ARP request for its next hop may have gone out).
+  EXPECT_NE(r.output.find("packets in 0, to the function 0, out "), std::string::npos) << r.output;
 }
 
 }  // namespace

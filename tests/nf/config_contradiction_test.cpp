@@ -92,35 +92,35 @@ TEST(ConfigContradiction, APoolAddressInsideTheInsideNetworkOrTwice) {
 }
 
 // Port 0 on lines 2-4, port 1 from line 5 (its address on line 7, its gateway on 8).
-std::string two_ports(const std::string& first, const std::string& second, const std::string& gateway = "") {
+std::string ports_at(const std::string& first, const std::string& second, const std::string& gateway = "") {
   return "[dataplane]\n[[dataplane.port]]\ndevice = \"p0\"\naddress = \"" + first + "\"\n[[dataplane.port]]\ndevice = \"p1\"\naddress = \"" +
          second + "\"\n" + (gateway.empty() ? "" : "gateway = \"" + gateway + "\"\n");
 }
 
 TEST(ConfigContradiction, PortsOnOneAddressOrOverlappingNetworks) {
-  EXPECT_EQ(plane_refusal(two_ports("10.10.1.1/24", "10.10.1.1/24")), "plane.toml:7: dataplane.port.address: '10.10.1.1' is port 0's address too");
-  EXPECT_EQ(plane_refusal(two_ports("10.10.1.1/24", "10.10.1.2/24")),
+  EXPECT_EQ(plane_refusal(ports_at("10.10.1.1/24", "10.10.1.1/24")), "plane.toml:7: dataplane.port.address: '10.10.1.1' is port 0's address too");
+  EXPECT_EQ(plane_refusal(ports_at("10.10.1.1/24", "10.10.1.2/24")),
             "plane.toml:7: dataplane.port.address: 10.10.1.0/24 overlaps port 0's network 10.10.1.0/24: an address must be on one port only");
-  EXPECT_EQ(plane_refusal(two_ports("10.10.1.1/24", "10.10.0.1/16")),
+  EXPECT_EQ(plane_refusal(ports_at("10.10.1.1/24", "10.10.0.1/16")),
             "plane.toml:7: dataplane.port.address: 10.10.0.0/16 overlaps port 0's network 10.10.1.0/24: an address must be on one port only");
-  EXPECT_EQ(plane_refusal(two_ports("10.10.1.0/24", "10.10.2.1/24")),
+  EXPECT_EQ(plane_refusal(ports_at("10.10.1.0/24", "10.10.2.1/24")),
             "plane.toml:4: dataplane.port.address: '10.10.1.0' is the network address of 10.10.1.0/24, no host's");
-  EXPECT_EQ(plane_refusal(two_ports("10.10.1.1/24", "10.10.2.255/24")),
+  EXPECT_EQ(plane_refusal(ports_at("10.10.1.1/24", "10.10.2.255/24")),
             "plane.toml:7: dataplane.port.address: '10.10.2.255' is the broadcast address of 10.10.2.0/24, no host's");
-  EXPECT_EQ(plane_refusal(two_ports("127.0.0.1/8", "10.10.2.1/24")),
+  EXPECT_EQ(plane_refusal(ports_at("127.0.0.1/8", "10.10.2.1/24")),
             "plane.toml:4: dataplane.port.address: '127.0.0.1' cannot be a host's address: 127.0.0.0/8 is loopback");
   // A point-to-point /31 has no network or broadcast address.
-  EXPECT_EQ(plane_refusal(two_ports("10.10.1.1/24", "192.0.2.0/31")), "");
+  EXPECT_EQ(plane_refusal(ports_at("10.10.1.1/24", "192.0.2.0/31")), "");
 }
 
 TEST(ConfigContradiction, AGatewayOnNoPortsNetwork) {
-  EXPECT_EQ(plane_refusal(two_ports("10.10.1.1/24", "10.10.2.1/24", "10.10.3.254")),
+  EXPECT_EQ(plane_refusal(ports_at("10.10.1.1/24", "10.10.2.1/24", "10.10.3.254")),
             "plane.toml:8: dataplane.port.gateway: '10.10.3.254' is on no port's network (10.10.1.0/24, 10.10.2.0/24): a next hop is "
             "directly attached");
-  EXPECT_EQ(plane_refusal(two_ports("10.10.1.1/24", "10.10.2.1/24", "10.10.1.1")),
+  EXPECT_EQ(plane_refusal(ports_at("10.10.1.1/24", "10.10.2.1/24", "10.10.1.1")),
             "plane.toml:8: dataplane.port.gateway: '10.10.1.1' is port 0's own address");
-  EXPECT_EQ(plane_refusal(two_ports("10.10.1.1/24", "10.10.2.1/24", "10.10.2.254")), "");
-  EXPECT_EQ(plane_refusal(two_ports("10.10.1.1/24", "10.10.2.1/24", "10.10.1.254")), "");  // reached through the other port
+  EXPECT_EQ(plane_refusal(ports_at("10.10.1.1/24", "10.10.2.1/24", "10.10.2.254")), "");
+  EXPECT_EQ(plane_refusal(ports_at("10.10.1.1/24", "10.10.2.1/24", "10.10.1.254")), "");  // reached through the other port
 }
 
 TEST(ConfigBoundsOfLists, ServicesAndPoolChangesAreBounded) {
