@@ -21,6 +21,7 @@
 #include "json_line.hpp"
 #include "run_context.hpp"
 #include "user_error.hpp"
+#include "worker_limit.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
 #include "flowtrack/table/registry.hpp"
@@ -150,8 +151,9 @@ void run_nf_bench(NfBenchOptions o) {
   check(o.agings, nf_aging_names(), "aging");
   check(o.scalings, nf_scaling_names(), "scaling");
   if (o.workers.empty()) {
-    for (unsigned w = 1; w <= usable_cpus(); ++w) o.workers.push_back(w);
+    for (unsigned w = 1; w <= std::min(usable_cpus(), kMaxWorkers); ++w) o.workers.push_back(w);
   }
+  for (const unsigned w : o.workers) check_workers("bench nf", w);
   CampusProfile profile;
   profile.flows = o.flows;
   if (o.connections != 0) o.windows = windows_for(o.flows, o.connections);

@@ -4,12 +4,14 @@
 // Reported per strategy and table: the ratio of the largest worker count to 1 worker.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <map>
 
 #include "bench_scale.hpp"
 #include "json_line.hpp"
 #include "run_context.hpp"
 #include "user_error.hpp"
+#include "worker_limit.hpp"
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
@@ -139,11 +141,9 @@ void run_scale_bench(ScaleBenchOptions o) {
   if (!(o.load > 0 && o.load <= 1)) throw UserError("bench scale: --load must be in (0, 1]");
   const unsigned cores = usable_cpus();
   if (o.workers.empty()) {
-    for (unsigned w = 1; w <= cores; ++w) o.workers.push_back(w);
+    for (unsigned w = 1; w <= std::min(cores, kMaxWorkers); ++w) o.workers.push_back(w);
   }
-  for (unsigned w : o.workers) {
-    if (w == 0 || w > 64) throw UserError("bench scale: --workers must be in 1..64");
-  }
+  for (unsigned w : o.workers) check_workers("bench scale", w);
   // Validate every combination before the long run starts.
   for (const auto& strategy : o.strategies) {
     const auto tables = o.tables.empty() ? default_tables(strategy, o.quick) : o.tables;

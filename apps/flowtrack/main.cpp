@@ -6,6 +6,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <memory>
 
@@ -265,12 +268,11 @@ void add_trace_commands(CLI::App& app) {
   gen->add_option("--profile", gen_options->profile, "campus, uniform or zipf")
       ->check(CLI::IsMember({"campus", "uniform", "zipf"}));
   gen->add_option("--flows", gen_options->flows, "connections in the trace")->check(CLI::Range(1u, 100'000'000u));
-  gen->add_option("--duration", gen_options->duration_s, "seconds (campus: sets the flow arrival rate)")
-      ->check(CLI::PositiveNumber);
-  gen->add_option("--pps", gen_options->pps, "packets per second (uniform, zipf)")->check(CLI::PositiveNumber);
+  gen->add_option("--duration", gen_options->duration_s, "seconds (campus: sets the flow arrival rate)");
+  gen->add_option("--pps", gen_options->pps, "packets per second (uniform, zipf)");
   gen->add_option("--packets", gen_options->packets, "packets (uniform, zipf; default 10 per flow)");
   gen->add_option("--seed", gen_options->seed, "random seed");
-  gen->add_option("--zipf-exponent", gen_options->zipf_exponent, "Zipf exponent s")->check(CLI::PositiveNumber);
+  gen->add_option("--zipf-exponent", gen_options->zipf_exponent, "Zipf exponent s");
   gen->add_option("--windows", gen_options->windows, "replay K shifted copies at once")->check(CLI::Range(1u, 256u));
   gen->add_option("--snaplen", gen_options->snaplen, "bytes stored per frame (campus; 0 = whole frames)");
   gen->add_option("--format", gen_options->format, "pcap or pcapng")->check(CLI::IsMember({"pcap", "pcapng"}));
@@ -308,6 +310,13 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "flowtrack: error: {}\n", e.what());
+    return 1;
+  }
+  // What a command printed (its report, its JSON lines) must have reached its destination: standard
+  // output redirected to a full disk or /dev/full is an error, not a silent loss. The stream's error
+  // flag stays set once a write failed, so this checks every write before.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    fmt::print(stderr, "flowtrack: error: writing the standard output failed: {}\n", std::strerror(errno));
     return 1;
   }
   return 0;

@@ -7,9 +7,11 @@
 #include "flowtrack/aging/heap_aging.hpp"
 #include "flowtrack/aging/timer_wheel.hpp"
 #include "flowtrack/nf/forwarder.hpp"
+#include "flowtrack/nf/nf_config.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
 #include "flowtrack/runtime/sharing.hpp"
 #include "nf_grid.hpp"
+#include "flowtrack/util/available_memory.hpp"
 #include "user_error.hpp"
 
 namespace flowtrack::cli {
@@ -51,6 +53,35 @@ NfRun run_stateful(const NfChoice& c, bool shared, const NfConfigs& configs, con
 }
 
 }  // namespace
+
+NfConfigs load_nf_configs(NfKind nf, const ConfigText& text) {
+  NfConfigs configs;
+  switch (nf) {
+    case NfKind::fwd: check_forwarder_config(text); break;
+    case NfKind::slb: configs.slb = load_stateless_lb_config(text); break;
+    case NfKind::lb:
+    case NfKind::concury: configs.lb = load_stateful_lb_config(text); break;
+    case NfKind::nat: configs.nat = load_nat_config(text); break;
+  }
+  return configs;
+}
+
+Footprint nf_footprint(NfKind nf, const NfConfigs& configs, unsigned instances) {
+  switch (nf) {
+    case NfKind::fwd: return {};
+    case NfKind::slb: return stateless_lb_footprint(configs.slb, instances);
+    case NfKind::lb: return stateful_lb_footprint(configs.lb, instances);
+    case NfKind::concury: return concury_footprint(configs.lb, instances);
+    case NfKind::nat: return nat_footprint(configs.nat, instances);
+  }
+  return {};
+}
+
+void announce_slow_build(NfKind nf, const Footprint& footprint) {
+  if (!builds_slowly(footprint)) return;
+  fmt::print(stderr, "flowtrack: building {}: {}, about {}; this takes a few seconds\n", nf_kind_name(nf), footprint.what,
+             memory_size_text(footprint.bytes));
+}
 
 NfRun run_nf(const NfChoice& c, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
              const ReplayOptions& options) {

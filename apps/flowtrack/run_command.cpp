@@ -19,6 +19,7 @@
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/nf/nf_config.hpp"
 #include "nf_launch.hpp"
+#include "worker_limit.hpp"
 
 namespace flowtrack::cli {
 namespace {
@@ -131,9 +132,22 @@ void run_command(const RunCommandOptions& o) {
   }
   if (!o.dpdk.empty()) return live_command(o);
   if (o.in.empty()) throw UserError("run: --in FILE (a trace) or --dpdk \"EAL arguments\" (live ports) is needed");
-  if (o.workers == 0 || o.workers > 64) throw UserError("run: --workers must be in 1..64");
+  check_workers("run", o.workers);
   if (o.burst == 0 || o.burst > kMaxBurst) throw UserError(fmt::format("run: --burst must be in 1..{}", kMaxBurst));
   if (o.nf != NfKind::fwd && o.config.empty()) throw UserError(fmt::format("run: --nf {} needs --config FILE", nf_kind_name(o.nf)));
+  // Read and checked before the trace: a mistake in it costs no load. One instance per worker, or one
+  // shared (spinlock).
+  NfConfigs configs;
+  Footprint footprint;
+  try {
+    if (!o.config.empty()) {
+      configs = load_nf_configs(o.nf, read_config_file(o.config));
+      footprint = nf_footprint(o.nf, configs, o.scaling == "spinlock" ? 1 : o.workers);
+      check_footprint(footprint, o.config);
+    }
+  } catch (const ConfigError& e) {
+    throw UserError(e.what());
+  }
   PacketStore trace;
   try {
     trace = PacketStore::load_pcap(o.in);
@@ -146,16 +160,13 @@ void run_command(const RunCommandOptions& o) {
   std::size_t flows = 0;
   for (const std::size_t f : partition.ipv4_flows) flows += f;
 
-  NfConfigs configs;
+  announce_slow_build(o.nf, footprint);
   NfRun run;
   try {
-    if (o.nf == NfKind::slb) configs.slb = load_stateless_lb_config(o.config);
     if (keeps_connections_on_backends(o.nf)) {
-      configs.lb = load_stateful_lb_config(o.config);
       options.changes = PoolChangeSchedule(configs.lb.changes, configs.lb.services, configs.lb.maglev_size);
       if (o.check) options.check = configs.lb.timeouts.tcp_timeout(TcpState::syn_sent);
     }
-    if (o.nf == NfKind::nat) configs.nat = load_nat_config(o.config);
     if (o.check && !keeps_connections_on_backends(o.nf)) throw UserError(fmt::format("--check checks a load balancer's backends: {} has none", nf_kind_name(o.nf)));
     run = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers, o.control_plane}, configs, trace, partition, options);
   } catch (const ConfigError& e) {

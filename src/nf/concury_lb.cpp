@@ -86,7 +86,7 @@ ConcuryLb::ConcuryLb(const StatefulLbConfig& config, ControlPlanePlace place)
   for (const ServiceConfig& s : config.services) {
     const auto index = static_cast<std::uint32_t>(services_.size());
     service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), index);
-    services_.emplace_back(s, config.maglev_size);
+    append_service(services_, s, config.maglev_size);
     pool_of(index, backends, weights);
     learning_->control().add_vip(backends, weights, expected);
     lookup_.add_vip(learning_->control().image(index));

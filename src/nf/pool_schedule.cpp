@@ -72,14 +72,16 @@ PoolChangeSchedule::PoolChangeSchedule(std::vector<PoolChange> changes, std::spa
 }
 
 void apply_pool_change(const PoolChange& change, std::span<Service> services) {
+  const Service* changed = nullptr;  // the first service of the name, whose new table the others take
   for (Service& s : services) {
     if (s.config().name != change.service) continue;
     switch (change.action) {
-      case PoolAction::add: s.add_backend(change.backend); break;
-      case PoolAction::remove: s.remove_backend(change.backend.name); break;
-      case PoolAction::drain: s.set_weight(change.backend.name, 0); break;
-      case PoolAction::weight: s.set_weight(change.backend.name, change.backend.weight); break;
+      case PoolAction::add: s.add_backend(change.backend, changed); break;
+      case PoolAction::remove: s.remove_backend(change.backend.name, changed); break;
+      case PoolAction::drain: s.set_weight(change.backend.name, 0, changed); break;
+      case PoolAction::weight: s.set_weight(change.backend.name, change.backend.weight, changed); break;
     }
+    if (changed == nullptr) changed = &s;
   }
 }
 

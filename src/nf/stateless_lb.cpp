@@ -6,7 +6,7 @@ namespace flowtrack {
 
 StatelessLb::StatelessLb(const StatelessLbConfig& config) : selection_(config.selection) {
   for (const ServiceConfig& s : config.services) {
-    services_.emplace_back(s, config.maglev_size);
+    append_service(services_, s, config.maglev_size);
     sent_.emplace_back(s.backends.size(), 0);
   }
   index_backends();

@@ -257,21 +257,30 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
                  .on_worker_start = [](unsigned) { register_with_eal(); }});
   std::vector<PublishedCounters> published(o.workers);
   const auto worker = [&](unsigned w, StartGate& gate) {
+    if (stop.load(std::memory_order_relaxed)) {  // stopped during the start: no instance built, none served
+      gate.leave();
+      unregister_from_eal();
+      return;
+    }
     auto nf = make(w);
     DpdkPorts ports(setup.group, w, setup.addresses.owned, setup.addresses.next_hops);
     ports.watch(engine.mailbox(w).pending());
     ScheduledSource source(ports, setup.schedule, engine.mailbox(w));
     published[w].store(state_of(*nf, name, ports, engine.counters(w)));
     gate.pass();
-    engine.serve(w, *nf, source, ports, [&](const WorkerCounters& counters) { published[w].store(state_of(*nf, name, ports, counters)); });
+    if (!stop.load(std::memory_order_relaxed)) {
+      engine.serve(w, *nf, source, ports, [&](const WorkerCounters& counters) { published[w].store(state_of(*nf, name, ports, counters)); });
+    }
     ports.close();
     published[w].store(state_of(*nf, name, ports, engine.counters(w)));
     unregister_from_eal();
   };
   ControlPlane control(engine, published, setup.socket, std::move(setup.rules), o.plane, observer);
+  bool stopped_during_start = false;
   const std::function<void(StartGate&)> beside[] = {[&](StartGate& gate) {
     unpin_current_thread();  // the thread that started the EAL is pinned to its main lcore; this one sleeps in poll()
-    gate.pass();
+    gate.pass();  // every worker has built its instance (or, stopped, skipped it)
+    stopped_during_start = stop.load(std::memory_order_relaxed);
     control.run(stop);
   }};
   const Nanos start = DpdkPorts::now();
@@ -279,6 +288,7 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
   LiveReport report;
   report.seconds = static_cast<double>(DpdkPorts::now() - start) / 1e9;
   report.workers = o.workers;
+  report.stopped_during_start = stopped_during_start;
   for (const PublishedCounters& p : published) report.counters += p.load();
   report.counters.nf = name;
   live_counter_board().publish(report.counters);
@@ -336,9 +346,19 @@ LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>
     if (scheduled) throw std::runtime_error("a control socket takes pool changes through it: no [[change]] schedule with it");
     socket = std::make_unique<ControlSocket>(o.plane.control_socket, o.plane.control_group);
   }
+  // A stop during the start ends it after the step under way (each can take a second or more).
+  const auto stopped = [&] { return stop.load(std::memory_order_relaxed); };
+  LiveReport unstarted{.counters = {}, .workers = o.workers, .seconds = 0, .mbufs_missing = 0, .stopped_during_start = true};
+  unstarted.counters.nf = nf_kind_name(o.nf);
+  if (stopped()) return unstarted;
   start_dpdk_eal(o.eal_arguments);
+  if (stopped()) return unstarted;
   const FunctionAddresses addresses = addresses_of(o);
   DpdkPortGroup group(o.plane, o.workers, owner_of(o, addresses));
+  if (stopped()) {
+    unstarted.mbufs_missing = group.close();
+    return unstarted;
+  }
   CounterBoard& board = live_counter_board();
   LiveCounters initial;
   initial.nf = nf_kind_name(o.nf);

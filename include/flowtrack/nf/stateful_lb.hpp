@@ -79,7 +79,7 @@ class StatefulLb {
         rng_(config.seed) {
     for (const ServiceConfig& s : config.services) {
       service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), static_cast<std::uint32_t>(services_.size()));
-      services_.emplace_back(s, config.maglev_size);
+      append_service(services_, s, config.maglev_size);
     }
   }
 
