@@ -15,6 +15,7 @@
 #include "json_line.hpp"
 #include "user_error.hpp"
 #include "compact_bench_runs.hpp"
+#include "flowtrack/util/statistics.hpp"
 #include "flowtrack/util/tsc.hpp"
 
 namespace flowtrack::cli {

@@ -18,12 +18,13 @@
 #include <map>
 
 #include "bench_nf.hpp"
-#include "json_line.hpp"
-#include "user_error.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
-#include "flowtrack/table/registry.hpp"
+#include "flowtrack/lab/registry.hpp"
+#include "flowtrack/util/statistics.hpp"
+#include "json_line.hpp"
 #include "nf_launch.hpp"
+#include "user_error.hpp"
 
 namespace flowtrack::cli {
 namespace {

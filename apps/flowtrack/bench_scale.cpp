@@ -13,6 +13,7 @@
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
 #include "flowtrack/runtime/runner.hpp"
+#include "flowtrack/util/statistics.hpp"
 #include "scale_grid.hpp"
 
 namespace flowtrack::cli {

@@ -31,6 +31,7 @@
 #include <variant>
 
 #include "flowtrack/aging/timer_wheel.hpp"
+#include "flowtrack/io/dpdk_eal_start.hpp"
 #include "flowtrack/nf/control_request.hpp"
 #include "flowtrack/nf/dataplane_config.hpp"
 #include "flowtrack/nf/forwarder.hpp"
@@ -46,7 +47,6 @@
 #include "flowtrack/runtime/prometheus_text.hpp"
 #include "flowtrack/runtime/telemetry_counters.hpp"
 #include "flowtrack/table/cuckoo.hpp"
-#include "flowtrack/table/dpdk_eal_start.hpp"
 #include "json_line.hpp"
 #include "user_error.hpp"
 

@@ -66,10 +66,7 @@ ConcuryLb::ConcuryLb(const StatefulLbConfig& config, ControlPlanePlace place)
           compact::ConcuryControl(kDcodeBits, config.seed, compact::layout_for(config.max_connections, kDcodeBits)),
           lifetimes(config.timeouts))),
       lookup_(kDcodeBits, compact::layout_for(config.max_connections, kDcodeBits)) {
-  sort_pool_changes(changes_);
-  if (const auto problem = check_pool_changes(changes_, config.services, config.maglev_size)) {
-    throw std::invalid_argument(fmt::format("concury: change {}: {}: {}", problem->index, problem->key, problem->problem));
-  }
+  prepare_pool_changes("concury", changes_, config.services, config.maglev_size);
   // Every backend a service ever listed keeps a Dcode while it holds known connections (a pin, taken
   // from the longest range of the row), so the row's codes bound them: with no more backends than
   // codes, the longest range has two codes or more whenever a pin is placed.
@@ -90,7 +87,7 @@ ConcuryLb::ConcuryLb(const StatefulLbConfig& config, ControlPlanePlace place)
       config.max_connections / std::max<std::size_t>(1, config.services.size()), kMinExpectedPerService, kMaxExpectedPerService));
   for (const ServiceConfig& s : config.services) {
     const auto index = static_cast<std::uint32_t>(services_.size());
-    service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), index);
+    service_index_.add(s);
     services_.emplace_back(s, config.maglev_size);
     pool_of(index, backends, weights);
     learning_->control().add_vip(backends, weights, expected);
@@ -180,8 +177,7 @@ void ConcuryLb::index_backends() {
 }
 
 std::uint32_t ConcuryLb::service_of(std::uint32_t address, std::uint16_t port, std::uint8_t protocol) const {
-  const auto it = service_index_.find(endpoint_key(address, port, protocol));
-  return it == service_index_.end() ? kNoService : it->second;
+  return service_index_.find(address, port, protocol);
 }
 
 // Between bursts no report is staged (process_burst hands them over), so these need only wait for the

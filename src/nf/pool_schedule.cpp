@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 namespace flowtrack {
@@ -56,8 +57,12 @@ std::optional<PoolChangeProblem> check_pool_changes(std::span<const PoolChange> 
   return std::nullopt;
 }
 
-void sort_pool_changes(std::vector<PoolChange>& changes) {
+void prepare_pool_changes(std::string_view function, std::vector<PoolChange>& changes,
+                          std::span<const ServiceConfig> services, std::uint32_t maglev_size) {
   std::ranges::stable_sort(changes, {}, &PoolChange::at);
+  if (const auto problem = check_pool_changes(changes, services, maglev_size)) {
+    throw std::invalid_argument(fmt::format("{}: change {}: {}: {}", function, problem->index, problem->key, problem->problem));
+  }
 }
 
 void apply_pool_change(const PoolChange& change, std::span<Service> services) {

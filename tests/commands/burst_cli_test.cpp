@@ -11,8 +11,8 @@
 #include <tuple>
 #include <vector>
 
-#include "flowtrack/table/registry.hpp"
 #include "campus_configs.hpp"
+#include "flowtrack/lab/registry.hpp"
 #include "support/cli_runner.hpp"
 #include "support/scratch_suite.hpp"
 

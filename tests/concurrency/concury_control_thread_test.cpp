@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "flowtrack/io/random.hpp"
 #include "flowtrack/nf/concury_lb.hpp"
 #include "flowtrack/packet/frame_builder.hpp"
+#include "flowtrack/util/random.hpp"
 
 namespace flowtrack {
 namespace {

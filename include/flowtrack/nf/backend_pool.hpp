@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "flowtrack/io/random.hpp"
 #include "flowtrack/nf/maglev.hpp"
 #include "flowtrack/packet/flow_key.hpp"
+#include "flowtrack/util/random.hpp"
 
 namespace flowtrack {
 

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/packet/mac_address.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/conntrack/timeouts.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

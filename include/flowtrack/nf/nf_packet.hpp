@@ -7,8 +7,8 @@
 #include <span>
 #include <string_view>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/packet/parser.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

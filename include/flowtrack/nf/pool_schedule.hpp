@@ -18,10 +18,11 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 
@@ -54,8 +55,11 @@ struct PoolChangeProblem {
 std::optional<PoolChangeProblem> check_pool_changes(std::span<const PoolChange> changes,
                                                     std::span<const ServiceConfig> services, std::uint32_t maglev_size);
 
-// Stable sort by time: changes at the same time keep the order they were given in.
-void sort_pool_changes(std::vector<PoolChange>& changes);
+// What a balancer does with its schedule before any packet: sorts it by time (stably: changes at one
+// time keep the order they were given in), then checks it (check_pool_changes). Throws
+// std::invalid_argument "FUNCTION: change INDEX: KEY: PROBLEM" for a change it cannot apply.
+void prepare_pool_changes(std::string_view function, std::vector<PoolChange>& changes,
+                          std::span<const ServiceConfig> services, std::uint32_t maglev_size);
 
 // Applies one change to every service of its name. The change must have passed check_pool_changes.
 void apply_pool_change(const PoolChange& change, std::span<Service> services);

@@ -31,22 +31,18 @@
 // Packets that are neither to a service nor of a tracked connection pass untouched.
 #pragma once
 
-#include <absl/container/flat_hash_map.h>
-#include <fmt/format.h>
-
 #include <array>
 #include <span>
-#include <stdexcept>
-#include <string>
 #include <vector>
 
 #include "flowtrack/conntrack/conn_tracker.hpp"
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
 #include "flowtrack/nf/burst_matches.hpp"
-#include "flowtrack/nf/lb_plan.hpp"
+#include "flowtrack/nf/internal/lb_plan.hpp"
 #include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
+#include "flowtrack/nf/service_index.hpp"
 #include "flowtrack/nf/stateful_lb_config.hpp"
 #include "flowtrack/packet/rewrite.hpp"
 
@@ -66,16 +62,13 @@ class StatefulLb {
  public:
   explicit StatefulLb(const StatefulLbConfig& config, Nanos start = 0)
       : config_(config),
-        tracker_(config.max_connections, config.timeouts, {.tick = 100 * kNanosPerMilli, .levels = 4, .start = start}),
+        tracker_(config.max_connections, config.timeouts, connection_wheel(start)),
         rng_(config.seed) {
     for (const ServiceConfig& s : config.services) {
-      service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), static_cast<std::uint32_t>(services_.size()));
+      service_index_.add(s);
       services_.emplace_back(s, config.maglev_size);
     }
-    sort_pool_changes(config_.changes);
-    if (const auto problem = check_pool_changes(config_.changes, config.services, config.maglev_size)) {
-      throw std::invalid_argument(fmt::format("lb: change {}: {}: {}", problem->index, problem->key, problem->problem));
-    }
+    prepare_pool_changes("lb", config_.changes, config.services, config.maglev_size);
   }
 
   // Three stages over the burst: lookup (every IPv4 packet with ports, in bulk), state (per packet in
@@ -236,8 +229,7 @@ class StatefulLb {
   }
 
   std::uint32_t service_of(const FlowKeyV4& key) const {
-    const auto it = service_index_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
-    return it == service_index_.end() ? kNoService : it->second;
+    return service_index_.find(key.dst_addr, key.dst_port, key.protocol);
   }
 
   // A packet of no connection from a backend's endpoint: the reply of a connection forwarded without
@@ -268,7 +260,7 @@ class StatefulLb {
   StatefulLbConfig config_;
   ConnTracker<Table, LbAssignment, Aging> tracker_;
   std::vector<Service> services_;
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_index_;  // endpoint_key(vip, port, protocol) -> service
+  ServiceIndex service_index_;
   Random rng_;
   NfCounters counters_;
   BurstMatches<ConnTracker<Table, LbAssignment, Aging>> matches_;  // of the burst in process_burst()

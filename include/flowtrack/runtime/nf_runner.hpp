@@ -30,7 +30,6 @@
 #include <thread>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/io/packet_store.hpp"
 #include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/packet/parser.hpp"
@@ -42,6 +41,7 @@
 #include "flowtrack/runtime/stage_clock.hpp"
 #include "flowtrack/runtime/verdict_log.hpp"
 #include "flowtrack/util/spinlock.hpp"
+#include "flowtrack/util/time.hpp"
 #include "flowtrack/util/tsc.hpp"
 
 namespace flowtrack {

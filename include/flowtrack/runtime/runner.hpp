@@ -30,18 +30,18 @@
 #include <thread>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
-#include "flowtrack/runtime/cpu.hpp"
-#include "flowtrack/runtime/rss_steering.hpp"
 #include "flowtrack/runtime/burst_loop.hpp"
+#include "flowtrack/runtime/cpu.hpp"
 #include "flowtrack/runtime/discarding_output.hpp"
 #include "flowtrack/runtime/flow_meter.hpp"
 #include "flowtrack/runtime/replay_source.hpp"
+#include "flowtrack/runtime/rss_steering.hpp"
 #include "flowtrack/runtime/scale_sources.hpp"
-#include "flowtrack/sync/spsc_ring.hpp"
 #include "flowtrack/runtime/stage_clock.hpp"
 #include "flowtrack/sync/placement.hpp"
+#include "flowtrack/sync/spsc_ring.hpp"
 #include "flowtrack/table/flow_table.hpp"
+#include "flowtrack/util/time.hpp"
 #include "flowtrack/util/tsc.hpp"
 
 namespace flowtrack {

@@ -13,10 +13,10 @@
 #include <atomic>
 #include <span>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/io/packet_store.hpp"
 #include "flowtrack/runtime/replay_source.hpp"
 #include "flowtrack/sync/spsc_ring.hpp"
+#include "flowtrack/util/time.hpp"
 #include "flowtrack/util/tsc.hpp"
 
 namespace flowtrack {

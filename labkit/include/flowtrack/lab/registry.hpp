@@ -4,7 +4,8 @@
 // The CLI's table-generic code is instantiated for the tables of this build's grid only
 // (CMakeLists.txt, FLOWTRACK_GRID): every registered table, or the representative subset named in
 // FLOWTRACK_GRID_TABLES. with_table() and table_names() see the grid; registered_table_names() sees
-// every table, so that a table left out of the grid gets its own error message, not "unknown".
+// every table, so that a table left out of the grid gets its own error message, not "unknown". A build
+// without DPDK (FLOWTRACK_WITH_DPDK off) registers no rte_hash table.
 #pragma once
 
 #include <optional>
@@ -14,13 +15,15 @@
 #include <type_traits>
 #include <vector>
 
+#include "flowtrack/lab/libcuckoo_table.hpp"
+#include "flowtrack/lab/map_adapter.hpp"
 #include "flowtrack/table/chained.hpp"
 #include "flowtrack/table/cuckoo.hpp"
 #include "flowtrack/table/cuckoo_pp.hpp"
-#include "flowtrack/table/dpdk_table.hpp"
-#include "flowtrack/table/libcuckoo_table.hpp"
-#include "flowtrack/table/map_adapter.hpp"
 #include "flowtrack/table/robin_hood.hpp"
+#ifdef FLOWTRACK_WITH_DPDK
+#include "flowtrack/lab/dpdk_table.hpp"
+#endif
 
 namespace flowtrack {
 
@@ -29,8 +32,11 @@ using RegisteredTables =
     std::tuple<ChainedTable<Key>, StdMapTable<Key>, SwissTable<Key>, HopscotchTable<Key>, CuckooTable<Key>,
                CuckooTable<Key, CuckooPrefetch::both_buckets>,
                CuckooTable<Key, CuckooPrefetch::secondary_on_demand, CuckooReaders::optimistic>, CuckooPPTable<Key>,
-               RobinHoodTable<Key>, DpdkTable<Key>,
-               DpdkTable<Key, DpdkMode::rwlock>, DpdkTable<Key, DpdkMode::lock_free>, LibcuckooTable<Key>>;
+               RobinHoodTable<Key>,
+#ifdef FLOWTRACK_WITH_DPDK
+               DpdkTable<Key>, DpdkTable<Key, DpdkMode::rwlock>, DpdkTable<Key, DpdkMode::lock_free>,
+#endif
+               LibcuckooTable<Key>>;
 
 #ifdef FLOWTRACK_GRID_TABLES
 inline constexpr std::string_view kGridTables = FLOWTRACK_GRID_TABLES;  // comma-separated names

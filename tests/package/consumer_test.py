@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""The installed package, used as a user would (ctest runs it in the release tree):
+
+  1. installs the build tree into a temporary prefix (cmake --install);
+  2. builds examples/consumer against it twice: with CMake (find_package(flowtrack)) and with plain
+     c++ and `pkg-config --cflags --libs flowtrack`;
+  3. runs both on a campus trace's client packets (those to the services) with examples/lb.toml, and
+     checks that each writes byte for byte what `flowtrack run --nf lb` writes on the same trace.
+
+    consumer_test.py --source REPO --build BUILD_DIR --cli FLOWTRACK --cmake CMAKE --cxx CXX
+"""
+import argparse
+import filecmp
+import glob
+import ipaddress
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+# The campus profile's servers (198.18.0.1 to .4, flowtrack trace gen) are examples/lb.toml's VIPs.
+SERVERS = ipaddress.ip_network('198.18.0.0/16')
+
+
+def run(command, **kwargs):
+    print('+', ' '.join(command), flush=True)
+    return subprocess.run(command, check=True, **kwargs)
+
+
+def pcap_records(data):
+    """(header, frame) of each record of a classic pcap (either timestamp resolution, this machine's
+    byte order, as flowtrack writes them), after the 24-byte file header."""
+    if struct.unpack_from('<I', data)[0] not in (0xa1b2c3d4, 0xa1b23c4d):
+        raise ValueError('not a little-endian classic pcap')
+    offset = 24
+    while offset < len(data):
+        header = data[offset:offset + 16]
+        captured = struct.unpack_from('<I', header, 8)[0]
+        yield header, data[offset + 16:offset + 16 + captured]
+        offset += 16 + captured
+
+
+def keep_client_packets(source, destination):
+    """Writes the Ethernet/IPv4 packets of `source` addressed to the servers: a capture with no answer
+    in it, which a balancer sees the same whether it is replayed by `flowtrack run` (which presents a
+    capture's answers as they came from the backends) or by the consumer (which replays it as it is)."""
+    with open(source, 'rb') as f:
+        data = f.read()
+    kept = 0
+    with open(destination, 'wb') as out:
+        out.write(data[:24])
+        for header, frame in pcap_records(data):
+            if len(frame) >= 34 and frame[12:14] == b'\x08\x00' and ipaddress.ip_address(frame[30:34]) in SERVERS:
+                out.write(header + frame)
+                kept += 1
+    return kept
+
+
+def check_same(expected, actual, what):
+    if not filecmp.cmp(expected, actual, shallow=False):
+        sys.exit(f'FAIL: {what} wrote {actual}, which differs from {expected}')
+    print(f'ok: {what} wrote what flowtrack run --nf lb wrote')
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    for name in ('--source', '--build', '--cli', '--cmake', '--cxx'):
+        parser.add_argument(name, required=True)
+    args = parser.parse_args()
+    config = os.path.join(args.source, 'examples', 'lb.toml')
+    consumer = os.path.join(args.source, 'examples', 'consumer')
+    with tempfile.TemporaryDirectory(prefix='flowtrack-package-') as tmp:
+        prefix = os.path.join(tmp, 'prefix')
+        run([args.cmake, '--install', args.build, '--prefix', prefix], stdout=subprocess.DEVNULL)
+
+        campus, clients, expected = (os.path.join(tmp, name) for name in ('campus.pcap', 'clients.pcap', 'cli.pcap'))
+        run([args.cli, 'trace', 'gen', '--profile', 'campus', '--flows', '400', '--duration', '1', '--seed', '7', '-o', campus],
+            stdout=subprocess.DEVNULL)
+        if keep_client_packets(campus, clients) < 400:
+            sys.exit('FAIL: the campus trace has fewer client packets than connections')
+        run([args.cli, 'run', '--nf', 'lb', '--config', config, '--in', clients, '--out', expected], stdout=subprocess.DEVNULL)
+        with open(clients, 'rb') as a, open(expected, 'rb') as b:
+            if a.read() == b.read():
+                sys.exit('FAIL: flowtrack run --nf lb forwarded the trace unchanged: the comparison would prove nothing')
+
+        # With CMake: find_package(flowtrack) in the installed prefix.
+        build = os.path.join(tmp, 'consumer-cmake')
+        generator = ['-G', 'Ninja'] if shutil.which('ninja') else []
+        run([args.cmake, '-S', consumer, '-B', build, *generator, f'-DCMAKE_PREFIX_PATH={prefix}',
+             f'-DCMAKE_CXX_COMPILER={args.cxx}'], stdout=subprocess.DEVNULL)
+        run([args.cmake, '--build', build], stdout=subprocess.DEVNULL)
+        out = os.path.join(tmp, 'cmake.pcap')
+        run([os.path.join(build, 'lb_over_pcap'), config, clients, out])
+        check_same(expected, out, 'the consumer built with CMake')
+
+        # With pkg-config and the compiler alone.
+        pc = glob.glob(os.path.join(prefix, '**', 'pkgconfig', 'flowtrack.pc'), recursive=True)
+        if len(pc) != 1:
+            sys.exit(f'FAIL: expected one flowtrack.pc under {prefix}, found {pc}')
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.dirname(pc[0]))
+        flags = run(['pkg-config', '--cflags', '--libs', 'flowtrack'], env=env, capture_output=True, text=True).stdout.split()
+        program = os.path.join(tmp, 'lb_over_pcap')
+        run([args.cxx, '-std=c++20', os.path.join(consumer, 'lb_over_pcap.cpp'), *flags, '-o', program])
+        out = os.path.join(tmp, 'pkg-config.pcap')
+        run([program, config, clients, out])
+        check_same(expected, out, 'the consumer built with pkg-config')
+
+
+if __name__ == '__main__':
+    main()
