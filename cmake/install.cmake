@@ -17,7 +17,8 @@ install(TARGETS flowtrack_library EXPORT flowtrackTargets ARCHIVE DESTINATION ${
 set(header_excludes)
 if(NOT FLOWTRACK_WITH_DPDK)
   foreach(header ${FLOWTRACK_DPDK_HEADERS})
-    list(APPEND header_excludes PATTERN ${header} EXCLUDE)
+    string(REPLACE "." "\\." header_regex "/flowtrack/${header}$")
+    list(APPEND header_excludes REGEX ${header_regex} EXCLUDE)
   endforeach()
 endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/flowtrack ${FLOWTRACK_GENERATED_INCLUDE}/flowtrack

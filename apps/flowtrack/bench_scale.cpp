@@ -30,7 +30,11 @@ std::vector<std::string> default_tables(const std::string& strategy, bool quick)
     return grid_subset({"cuckoo", "dpdk", "chained", "swiss"});
   }
   if (strategy == "striped") return {"chained"};
+#ifdef FLOWTRACK_WITH_DPDK
   if (strategy == "lockfree") return quick ? std::vector<std::string>{"cuckoo-lf"} : std::vector<std::string>{"cuckoo-lf", "dpdk-lf"};
+#else
+  if (strategy == "lockfree") return {"cuckoo-lf"};
+#endif
   if (strategy == "concurrent") return {"libcuckoo"};
   return {};
 }
