@@ -44,6 +44,7 @@ endif()
 # is installed (cmake --install --prefix, a package's staging directory).
 set(pkgconfig_dir ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 file(RELATIVE_PATH FLOWTRACK_PC_UP /prefix/${pkgconfig_dir} /prefix)
+string(REGEX REPLACE "/$" "" FLOWTRACK_PC_UP ${FLOWTRACK_PC_UP})
 configure_file(${PROJECT_SOURCE_DIR}/cmake/flowtrack.pc.in ${PROJECT_BINARY_DIR}/flowtrack.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/flowtrack.pc DESTINATION ${pkgconfig_dir})
 

@@ -84,7 +84,13 @@ TEST_P(StatefulBurstCli, WritesTheSameCaptureInBurstsOfOneAndOf32OnEveryTable) {
                                           " --aging " + aging + " --workers " + workers);
     }
   }
+  // The representative grid at least: our cuckoo and chained tables, abseil's swiss table, and with DPDK
+  // its rte_hash (labkit/CMakeLists.txt).
+#ifdef FLOWTRACK_WITH_DPDK
   EXPECT_GE(tables, 4u);
+#else
+  EXPECT_GE(tables, 3u);
+#endif
 }
 
 INSTANTIATE_TEST_SUITE_P(FunctionsAndAgings, StatefulBurstCli,
