@@ -74,7 +74,7 @@ test-live: deps
 test-lab: lab-deps
 	$(PHASE) lab-tests $(LAB_PYTHON) -m unittest discover -s lab/tests -t lab
 
-# A build-asan/ configured by another compiler (GCC, before the thirteenth session) is made anew: given
+# A build-asan/ configured by another compiler (GCC, as it once was) is made anew: given
 # a new compiler, CMake empties the tree's cache and drops every -D of the command, which would leave an
 # unsanitized tree whose tests pass.
 test-asan: deps

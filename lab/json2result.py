@@ -11,6 +11,9 @@ so that a bench printing one line per operation gives one result per operation:
     RESULT-INSERT_CYCLES 31.9
     RESULT-HIT_CYCLES 12.5
 
+The bench's first line, its context record (`{"context": {...}}`: date, commit, CPU, compiler...), is
+no result: it is skipped here and kept, with every other line, in NPF's log of the run (bench.sh).
+
 A spec may end in `?KEY=VALUE`: it reads only the lines whose KEY is VALUE (a bench printing one
 line per mode, whose other fields repeat on each: `BITS=bits_per_key?mode=bulk`).
 
@@ -74,6 +77,11 @@ def _number(value, field, lineno):
     return value
 
 
+def is_context_record(obj):
+    """The record that opens every bench's --json output: one key, "context"."""
+    return list(obj) == ["context"]
+
+
 def convert(lines, specs):
     """Yields the RESULT lines for the bench output `lines`; raises BenchOutputError."""
     seen, named = 0, {}
@@ -87,6 +95,8 @@ def convert(lines, specs):
             raise BenchOutputError(f"bench output line {lineno} is not JSON ({err}): {line[:120]}")
         if not isinstance(obj, dict):
             raise BenchOutputError(f"bench output line {lineno} is not a JSON object: {line[:120]}")
+        if is_context_record(obj):
+            continue
         seen += 1
         for template, field, only in specs:
             if only is not None and str(_field(obj, only[0], lineno, f"the condition of '{template}'")) != only[1]:
@@ -100,7 +110,7 @@ def convert(lines, specs):
             named[name] = lineno
             yield f"RESULT-{name} {value!r}"
     if seen == 0:
-        raise BenchOutputError("the bench printed no JSON line")
+        raise BenchOutputError("the bench printed no JSON result line")
 
 
 def main(argv):

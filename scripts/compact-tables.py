@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Markdown tables from `flowtrack bench compact --json` output (one JSON object per line), as in
-docs/results/compact.md: memory against the formulas, lookups single and bulk, updates and builds, and
+docs/performance/compact.md: memory against the formulas, lookups single and bulk, updates and builds, and
 the Concury / baseline ratios of each size (both sides measured in the same run)."""
 import json
 import sys
@@ -11,7 +11,7 @@ def load(paths):
     for path in paths:
         with open(path) as f:
             rows += [json.loads(line) for line in f if line.startswith("{")]
-    return rows
+    return [r for r in rows if list(r) != ["context"]]  # each output's context record is no result
 
 
 def name(r):

@@ -1,8 +1,12 @@
 #!/usr/bin/python3
 """Turns the JSON lines of scripts/sched-experiments.sh into CSV files, PNG plots and the markdown tables
-of docs/results/sched.md (printed on stdout).
+of docs/performance/scheduling.md (printed on stdout).
 
-Usage: scripts/plot-sched.py [docs/results/sched]   (Debian's python3 with python3-matplotlib)
+Usage: scripts/plot-sched.py [DIR]   (Debian's python3 with python3-matplotlib; DIR: sched-out)
+
+Each experiment is read from DIR/<name>.jsonl, as sched-experiments.sh writes it, or else from the file
+of DIR named after it as the measurements kept in docs/performance/data are,
+sim-<command>-<name>-<date>-<commit>.jsonl; the CSV files and plots are written into DIR.
 """
 import csv
 import json
@@ -18,10 +22,16 @@ POLICIES = ["ideal", "laps", "afs", "fcfs", "rss"]
 COLORS = {"ideal": "0.6", "laps": "tab:green", "afs": "tab:orange", "fcfs": "tab:red", "rss": "tab:blue"}
 
 
-def read(path):
+def read(out, name):
+    """The runs of experiment `name` in `out`, without the context records that open each command's output."""
+    path = out / f"{name}.jsonl"
     if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.startswith("{")]
+        dated = sorted(out.glob(f"sim-*-{name}-[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]-*.jsonl"))
+        if not dated:
+            return []
+        path = dated[-1]
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.startswith("{")]
+    return [r for r in rows if list(r) != ["context"]]
 
 
 def write_csv(path, rows, fields):
@@ -45,7 +55,7 @@ def reduction(laps, other):
 
 
 def scenarios(out, name="scenarios"):
-    rows = read(out / f"{name}.jsonl")
+    rows = read(out, name)
     if not rows:
         return
     print(f"### {name}\n")
@@ -99,7 +109,7 @@ def scenarios(out, name="scenarios"):
 
 
 def throughput(out):
-    rows = read(out / "throughput.jsonl")
+    rows = read(out, "throughput")
     if not rows:
         return
     write_csv(out / "throughput.csv", rows, ["policy", "offered_mpps", "throughput_mpps", "drop_pct", "out_of_order_pct",
@@ -129,10 +139,10 @@ def throughput(out):
 
 
 def afd(out):
-    rows = read(out / "afd.jsonl")
+    rows = read(out, "afd-accuracy")
     if not rows:
         return
-    write_csv(out / "afd.csv", rows, ["trace", "packets", "flows", "cache", "annex", "sampling", "top_found",
+    write_csv(out / "afd-accuracy.csv", rows, ["trace", "packets", "flows", "cache", "annex", "sampling", "top_found",
                                        "false_positives", "false_positive_rate"])
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
     annexes = sorted({r["annex"] for r in rows if r["sampling"] == 1})
@@ -162,7 +172,7 @@ def afd(out):
 
 
 def afd_windows(out):
-    rows = read(out / "afd-windows.jsonl")
+    rows = read(out, "afd-windows")
     if not rows:
         return
     write_csv(out / "afd-windows.csv", rows, ["trace", "packets", "flows", "cache", "annex", "sampling", "window", "checks",
@@ -187,7 +197,7 @@ def afd_windows(out):
 
 
 def census(out):
-    rows = read(out / "census.jsonl")
+    rows = read(out, "census")
     if not rows:
         return
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
@@ -221,7 +231,7 @@ def census(out):
 
 
 def timeline(out, rates):
-    rows = read(out / f"timeline-{rates}.jsonl")
+    rows = read(out, f"timeline-{rates}")
     if not rows or "timeline" not in rows[0]:
         return
     points = rows[0]["timeline"]
@@ -245,7 +255,7 @@ def timeline(out, rates):
 
 
 def speed(out):
-    rows = read(out / "speed.jsonl")
+    rows = read(out, "speed")
     if not rows:
         return
     print("| policy | detector sampling | packets | wall s (median of 5) | simulated Mpps (wall) | simulated Mpps (thread CPU) |")
@@ -258,7 +268,7 @@ def speed(out):
 
 
 def main():
-    out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "docs/results/sched")
+    out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "sched-out")
     scenarios(out)
     scenarios(out, "scenarios-any-lighter")
     scenarios(out, "scenarios-unsampled")

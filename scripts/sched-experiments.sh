@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Runs every `flowtrack sim sched` / `sim afd` experiment of docs/results/sched.md and writes one JSON
-# object per run into docs/results/sched/*.jsonl; scripts/plot-sched.py turns them into CSV and plots.
+# Runs every `flowtrack sim sched` / `sim afd` experiment of docs/performance/scheduling.md and writes
+# each command's JSON lines (its context record, then one object per run) into OUT/<experiment>.jsonl;
+# scripts/plot-sched.py OUT turns them into CSV and plots.
 # Usage: scripts/sched-experiments.sh [path/to/flowtrack] [output dir]
 set -euo pipefail
 FLOWTRACK=${1:-build/flowtrack}
-OUT=${2:-docs/results/sched}
+OUT=${2:-sched-out}
 DURATION=${DURATION:-2}
 mkdir -p "$OUT"
 
@@ -39,10 +40,10 @@ done
   --duration-s 1 --json > "$OUT/throughput.jsonl"
 
 # Fig. 13: detector false positives against annex size and sampling, on both trace kinds.
-: > "$OUT/afd.jsonl"
+: > "$OUT/afd-accuracy.jsonl"
 for trace in zipf campus; do
-  "$FLOWTRACK" sim afd --trace "$trace" --annex 0,64,128,256,512,1024,2048 --sampling 1 --json >> "$OUT/afd.jsonl"
-  "$FLOWTRACK" sim afd --trace "$trace" --annex 512 --sampling 1,0.1,0.01,0.001,0.0001 --json >> "$OUT/afd.jsonl"
+  "$FLOWTRACK" sim afd --trace "$trace" --annex 0,64,128,256,512,1024,2048 --sampling 1 --json >> "$OUT/afd-accuracy.jsonl"
+  "$FLOWTRACK" sim afd --trace "$trace" --annex 512 --sampling 1,0.1,0.01,0.001,0.0001 --json >> "$OUT/afd-accuracy.jsonl"
 done
 
 # Fig. 13b: accuracy checked every window of packets against that window's heaviest flows.

@@ -1,5 +1,5 @@
 // `flowtrack bench aging`: the four aging methods under the same steady churn, sweeping how often
-// expiry runs (seed 002, Fig. 5 analogue). One core, one Cuckoo++ table for every method (stamps on
+// expiry runs ([conntrack-study], Fig. 5 analogue). One core, one Cuckoo++ table for every method (stamps on
 // only for lazy), so the methods differ only in how they age.
 //
 // Traffic: a fixed population of live flows; each packet belongs to a random live flow, and with
@@ -19,6 +19,9 @@
 
 
 #include "bench_aging.hpp"
+#include "json_line.hpp"
+#include "run_context.hpp"
+#include "user_error.hpp"
 #include "flowtrack/aging/heap_aging.hpp"
 #include "flowtrack/aging/lazy_aging.hpp"
 #include "flowtrack/aging/scan_aging.hpp"
@@ -29,8 +32,6 @@
 #include "flowtrack/util/random.hpp"
 #include "flowtrack/util/statistics.hpp"
 #include "flowtrack/util/tsc.hpp"
-#include "json_line.hpp"
-#include "user_error.hpp"
 
 namespace flowtrack::cli {
 namespace {
@@ -224,7 +225,9 @@ void run_aging_bench(AgingBenchOptions o) {
     if (f <= 0 || f > 1e6) throw UserError("bench aging: frequencies must be in (0, 1e6] Hz");
   }
   const Stream stream = make_stream(o);
-  if (!o.json) {
+  if (o.json) {
+    print_run_context(false);
+  } else {
     fmt::print("flowtrack bench aging: Cuckoo++ table of {} flows, {:.0f} live, {:.1f} % of packets start a flow, "
                "{} Mpps virtual, timeout {} ms, {} packets, TSC {:.2f} GHz, median of {} reps\n\n",
                o.capacity, static_cast<double>(o.capacity) * o.live_share, o.new_share * 100, o.rate_mpps, o.timeout_ms,

@@ -13,6 +13,7 @@
 
 #include "bench_compact.hpp"
 #include "json_line.hpp"
+#include "run_context.hpp"
 #include "user_error.hpp"
 #include "compact_bench_runs.hpp"
 #include "flowtrack/util/statistics.hpp"
@@ -214,7 +215,9 @@ void run_compact_bench(CompactBenchOptions o) {
   if (o.queries % kCompactQuerySegment != 0) {
     throw UserError(fmt::format("bench compact: --queries must be a multiple of {}", kCompactQuerySegment));
   }
-  if (!o.json) {
+  if (o.json) {
+    print_run_context(false);
+  } else {
     fmt::print("flowtrack bench compact: TSC at {:.2f} GHz, median of {} reps, 64-bit keys, {}-bit values\n\n",
                tsc_hz() / 1e9, o.reps, o.value_bits);
     fmt::print("{:<14} {:>9} {:>6} {:>8} {:>8} {:>9} {:>8} {:>8} {:>6}\n", "structure", "keys", "mode", "bits/key",

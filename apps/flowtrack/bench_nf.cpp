@@ -4,7 +4,7 @@
 // workers (nf_runner.hpp), in bursts of each --burst size, median of --reps (and the best of them,
 // for a shared machine). Reports each function against the forwarder and each burst size against
 // bursts of one (the per-packet path), both measured in the same run, the repetitions of all
-// configurations interleaved and each ratio the median of the repetitions' ratios (seed 000: the
+// configurations interleaved and each ratio the median of the repetitions' ratios ([lb-flowtables]: the
 // stateless LB ran ~60 % faster than the stateful one), ranks the
 // stateful LB's configurations and sets each shared (spinlock) configuration against its sharded twin.
 // One more run of each configuration clocks its stages (parse, lookup, state, rewrite, aging: a clock
@@ -24,6 +24,7 @@
 #include "flowtrack/util/statistics.hpp"
 #include "json_line.hpp"
 #include "nf_launch.hpp"
+#include "run_context.hpp"
 #include "user_error.hpp"
 
 namespace flowtrack::cli {
@@ -91,7 +92,7 @@ unsigned windows_for(std::uint32_t flows, std::size_t connections) {
 void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t burst) {
   std::vector<const Row*> lb_rows;
   for (const Row& r : rows) {
-    if (r.choice.nf == "lb" && r.choice.workers == workers && r.burst == burst) lb_rows.push_back(&r);
+    if (r.choice.nf == NfKind::lb && r.choice.workers == workers && r.burst == burst) lb_rows.push_back(&r);
   }
   std::ranges::sort(lb_rows, [](const Row* a, const Row* b) { return median(a->mpps) > median(b->mpps); });
   if (!lb_rows.empty()) {
@@ -114,7 +115,7 @@ void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t b
       }
       if (!header) fmt::print("\none shared instance under a spinlock / one instance per worker (Mpps, same run):\n");
       header = true;
-      fmt::print("  {:<4} {:<12} {:<6} {} worker(s), bursts of {}: {:.2f}x\n", a.nf, a.table, a.aging, a.workers, shared.burst,
+      fmt::print("  {:<4} {:<12} {:<6} {} worker(s), bursts of {}: {:.2f}x\n", nf_kind_name(a.nf), a.table, a.aging, a.workers, shared.burst,
                  median(shared.mpps) / median(sharded.mpps));
     }
   }
@@ -179,12 +180,13 @@ void run_nf_bench(NfBenchOptions o) {
   // anchor of the ratios), then each function; the stateful ones by table, aging and scaling.
   std::vector<NfChoice> choices;
   for (const unsigned workers : o.workers) {
-    for (const auto& nf : o.nfs) {
-      if (nf == "concury") {  // no connection table; its control plane in each place asked for
-        for (const auto& place : o.control_planes) choices.push_back({nf, "-", "-", "sharded", workers, false, place});
+    for (const auto& name : o.nfs) {
+      const NfKind nf = *nf_kind_from_name(name);
+      if (nf == NfKind::concury) {  // no connection table; its control plane in each place asked for
+        for (const auto& place : o.control_planes) choices.push_back({nf, "-", "-", "sharded", workers, place});
         continue;
       }
-      if (nf == "fwd" || nf == "slb") {  // no connection table of ours
+      if (nf == NfKind::fwd || nf == NfKind::slb) {  // no connection table of ours
         choices.push_back({nf, "-", "-", "sharded", workers});
         continue;
       }
@@ -195,7 +197,9 @@ void run_nf_bench(NfBenchOptions o) {
       }
     }
   }
-  if (!o.json) {
+  if (o.json) {
+    print_run_context(true);
+  } else {
     fmt::print("flowtrack bench nf: campus {} connections x {} windows = {} packets, median of {} reps\n\n",
                o.flows, o.windows, trace.size(), o.reps);
     fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7}\n", "nf", "table", "aging", "scaling",
@@ -207,7 +211,7 @@ void run_nf_bench(NfBenchOptions o) {
     if (!partitions.contains(choice.workers)) partitions.emplace(choice.workers, partition_by_rss(trace, RssSteering(choice.workers)));
     for (const std::size_t burst : o.bursts) rows.push_back({choice, burst});
   }
-  const auto run = [&](const NfChoice& choice, const NfRunOptions& options) {
+  const auto run = [&](const NfChoice& choice, const ReplayOptions& options) {
     try {
       return run_nf(choice, configs, trace, partitions.at(choice.workers), options);
     } catch (const UserError& e) {
@@ -223,7 +227,7 @@ void run_nf_bench(NfBenchOptions o) {
       row.mpps.push_back(aggregate_mpps(r.workers));
       row.cycles.push_back(cycles_per_packet(r.workers));
       row.live = 0;
-      for (const WorkerResult& w : r.workers) row.live += w.peak_connections;
+      for (const WorkerReport& w : r.workers) row.live += w.peak_connections;
       row.drop_reasons = r.drops_by_reason();
     }
   }
@@ -235,27 +239,28 @@ void run_nf_bench(NfBenchOptions o) {
     // The stage split is printed in JSON only: the text table leaves the extra run out.
     const bool split = o.stages && o.json;
     const NfRun clocked = split ? run(choice, {.burst = burst, .keep_output = false, .clock_stages = true}) : NfRun{};
-    // Concury's own check, in one more run: every connection one backend, none outside its pool.
+    // Concury checked, in one more run: every connection one backend, none outside its pool.
     std::map<std::string, std::uint64_t> checked;
-    if (choice.nf == "concury") {
-      NfChoice audited = choice;
-      audited.audit = true;
-      for (const WorkerResult& w : run(audited, {.burst = burst, .keep_output = false}).workers) {
+    if (choice.nf == NfKind::concury) {
+      const Nanos handshake = configs.lb.timeouts.tcp_timeout(TcpState::syn_sent);
+      for (const WorkerReport& w : run(choice, {.burst = burst, .keep_output = false, .check = handshake}).workers) {
         for (const auto& [name, n] : w.function_counts) checked[name] += n;
+        checked["violations"] += w.check.violations;
+        checked["false_hits"] += w.check.false_hits;
       }
     }
     const double mpps = median(row.mpps);
-    const Row* fwd = find_row(rows, {"fwd", "-", "-", "sharded", choice.workers}, burst);
+    const Row* fwd = find_row(rows, {NfKind::fwd, "-", "-", "sharded", choice.workers}, burst);
     const Row* per_packet = find_row(rows, choice, 1);
     const double vs_fwd = fwd != nullptr ? paired_ratio(row, *fwd) : 0;
     const double vs_per_packet = per_packet != nullptr ? paired_ratio(row, *per_packet) : 0;
     if (o.json) {
       JsonObject j;
-      j.set("nf", choice.nf)
+      j.set("nf", nf_kind_name(choice.nf))
           .set("table", choice.table)
           .set("aging", choice.aging)
           .set("scaling", choice.scaling)
-          .set("control_plane", choice.nf == "concury" ? choice.control_plane : "-")
+          .set("control_plane", choice.nf == NfKind::concury ? choice.control_plane : "-")
           .set("workers", choice.workers)
           .set("burst", burst)
           .set("mpps", mpps)
@@ -282,8 +287,8 @@ void run_nf_bench(NfBenchOptions o) {
       j.print_line();
     } else {
       // Concury has no table: its column tells where its control plane learns.
-      const std::string table = choice.nf == "concury" ? "cp:" + choice.control_plane : choice.table;
-      fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9} {:>7}\n", choice.nf,
+      const std::string table = choice.nf == NfKind::concury ? "cp:" + choice.control_plane : choice.table;
+      fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9} {:>7}\n", nf_kind_name(choice.nf),
                  table, choice.aging, choice.scaling, choice.workers, burst, mpps, median(row.cycles), vs_fwd,
                  vs_per_packet, row.live, drops);
       if (!checked.empty()) {

@@ -8,11 +8,12 @@
 
 #include "bench_scale.hpp"
 #include "json_line.hpp"
+#include "run_context.hpp"
 #include "user_error.hpp"
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
-#include "flowtrack/runtime/runner.hpp"
+#include "flowtrack/runtime/scale_run.hpp"
 #include "flowtrack/util/statistics.hpp"
 #include "scale_grid.hpp"
 
@@ -43,7 +44,7 @@ struct Row {
   std::string strategy, steering, table;
   unsigned workers = 0;
   std::vector<double> mpps, cycles;
-  RunReport last;
+  ScaleReport last;
 };
 
 // Calls fn(std::integral_constant<Strategy, S>{}) for the S that s names at run time: the one switch
@@ -69,7 +70,7 @@ bool strategy_applies(Strategy s, std::string_view table) {
   });
 }
 
-RunReport run_strategy(Strategy s, std::string_view table, const PacketStore& trace, const RunOptions& options) {
+ScaleReport run_strategy(Strategy s, std::string_view table, const PacketStore& trace, const ScaleRunOptions& options) {
   return with_strategy_constant(s, [&]<Strategy S>(std::integral_constant<Strategy, S>) {
     return run_scale_config<S>(table, trace, options);
   });
@@ -93,7 +94,7 @@ PacketStore load_trace(const ScaleBenchOptions& o) {
 }
 
 void print_row(const Row& r, bool json) {
-  const RunReport& rep = r.last;
+  const ScaleReport& rep = r.last;
   const double mpps = median(r.mpps);
   const double cycles = median(r.cycles);
   auto split = [&](NfStage s) { return rep.stage_cycles_per_packet(s); };
@@ -110,7 +111,7 @@ void print_row(const Row& r, bool json) {
         .set("mpps_max", *std::max_element(r.mpps.begin(), r.mpps.end()))
         .set("load", rep.load())
         .set("packets", rep.total.packets)
-        .set("new_flows", rep.total.new_flows)
+        .set("new_flows", rep.total.function.connections_created)
         .set("drops", rep.total.drops())
         .set("dispatcher_core", rep.dispatcher)
         .set("oversubscribed", rep.oversubscribed);
@@ -161,7 +162,9 @@ void run_scale_bench(ScaleBenchOptions o) {
   }
 
   const PacketStore trace = load_trace(o);
-  if (!o.json) {
+  if (o.json) {
+    print_run_context(true);
+  } else {
     fmt::print("flowtrack bench scale: {} packets ({}), {} passes, {} usable cores, TSC {:.2f} GHz, median of {} reps\n",
                trace.size(), o.pcap.empty() ? fmt::format("campus {} flows x {} windows", o.flows, o.windows) : o.pcap,
                o.passes, cores, tsc_hz() / 1e9, o.reps);
@@ -174,7 +177,7 @@ void run_scale_bench(ScaleBenchOptions o) {
 
   std::vector<Row> rows;
   auto run_config = [&](const std::string& strategy, const std::string& table, Steering steering, unsigned workers) {
-    RunOptions options;
+    ScaleRunOptions options;
     options.workers = workers;
     options.steering = steering;
     options.passes = o.passes;

@@ -24,6 +24,7 @@
 #include "flowtrack/util/statistics.hpp"
 #include "flowtrack/util/tsc.hpp"
 #include "json_line.hpp"
+#include "run_context.hpp"
 #include "user_error.hpp"
 
 namespace flowtrack::cli {
@@ -218,7 +219,9 @@ void run_table_bench(TableBenchOptions o) {
 
   std::vector<Cell> cells;
   std::vector<std::string> unreachable;
-  if (!o.json) {
+  if (o.json) {
+    print_run_context(false);
+  } else {
     fmt::print("flowtrack bench table: TSC at {:.2f} GHz, median of {} reps, {} lookups, FlowKeyV4\n\n",
                tsc_hz() / 1e9, o.reps, o.dist);
     fmt::print("{:<15} {:>9} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "table", "size", "load",

@@ -63,7 +63,7 @@ struct CompactRep {
 };
 
 // Concury's and the Maglev-style table's bulk lookups of the same queries, both structures built once,
-// their passes over the queries alternating (the headline ratio of seed 001's Table 5.1, steadier on a
+// their passes over the queries alternating (the headline ratio of [concury-thesis]'s Table 5.1, steadier on a
 // shared machine than two separate runs): each round's Mqps, in order.
 struct PairedLookups {
   std::vector<double> concury_mqps, maglev_mqps;

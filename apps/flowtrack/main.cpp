@@ -20,6 +20,7 @@
 #include "flowtrack/version.hpp"
 #include "nf_names.hpp"
 #include "run_command.hpp"
+#include "run_context.hpp"
 #include "sim_sched.hpp"
 #include "trace_commands.hpp"
 #include "user_error.hpp"
@@ -50,7 +51,7 @@ void add_table_bench(CLI::App& bench) {
   table->add_option("--dist", options->dist, "lookup popularity: uniform or zipf")->check(CLI::IsMember({"uniform", "zipf"}));
   table->add_option("--reps", options->reps, "repetitions (median reported)");
   table->add_flag("--quick", options->quick, "sizes 64K and 1M, loads 0.5 and 0.9, 3 reps");
-  table->add_flag("--json", options->json, "one JSON object per line");
+  table->add_flag("--json", options->json, "a context record, then one JSON object per line");
   table->callback([options] { run_table_bench(*options); });
 }
 
@@ -95,7 +96,7 @@ void add_compact_bench(CLI::App& bench) {
       ->check(CLI::IsMember({std::string(compact::layout_name(compact::ConcuryLayout::pairs)),
                              std::string(compact::layout_name(compact::ConcuryLayout::blocks))}));
   cmd->add_flag("--quick", o->quick, "sizes 1K, 64K, 1M; 2 reps");
-  cmd->add_flag("--json", o->json, "one JSON object per line");
+  cmd->add_flag("--json", o->json, "a context record, then one JSON object per line");
   cmd->callback([o] { run_compact_bench(*o); });
 }
 
@@ -119,7 +120,7 @@ void add_nf_bench(CLI::App& bench) {
   nf->add_flag("--quick", o->quick, "small trace, four tables");
   nf->add_flag("--own-backends", o->own_backends,
                "every service on three backends of its own (default: the same three backends serve every service)");
-  nf->add_flag("--json", o->json, "one JSON object per line");
+  nf->add_flag("--json", o->json, "a context record, then one JSON object per line");
   nf->callback([o] { run_nf_bench(*o); });
 }
 
@@ -139,7 +140,7 @@ void add_scale_bench(CLI::App& bench) {
   scale->add_option("--timeout-ms", o->timeout_ms, "flow timeout of the timer-wheel aging (0: no aging)")->check(CLI::NonNegativeNumber);
   scale->add_flag("!--no-software", o->software, "skip sharded with software (dispatcher) steering");
   scale->add_flag("--quick", o->quick, "small trace, few tables, 3 reps");
-  scale->add_flag("--json", o->json, "one JSON object per line");
+  scale->add_flag("--json", o->json, "a context record, then one JSON object per line");
   scale->callback([o] { run_scale_bench(*o); });
 }
 
@@ -157,7 +158,7 @@ void add_aging_bench(CLI::App& bench) {
   aging->add_option("--packets", o->packets, "packets per run")->check(CLI::Range(std::uint64_t{1024}, std::uint64_t{1} << 32));
   aging->add_option("--reps", o->reps, "repetitions (median reported)");
   aging->add_flag("--quick", o->quick, "256K flows, 2M packets, 10/100/1000 Hz");
-  aging->add_flag("--json", o->json, "one JSON object per line");
+  aging->add_flag("--json", o->json, "a context record, then one JSON object per line");
   aging->callback([o] { run_aging_bench(*o); });
 }
 
@@ -174,7 +175,7 @@ void add_bench_commands(CLI::App& app) {
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunCommandOptions>();
   auto* run = app.add_subcommand("run", "replay a pcap through a network function, or run it live on DPDK ports (--dpdk)");
-  run->add_option("--nf", o->nf, "fwd, slb, lb, nat, concury")->check(CLI::IsMember(nf_names()));
+  run->add_option("--nf", o->nf, "fwd, slb, lb, nat, concury")->transform(CLI::CheckedTransformer(nf_kinds_by_name()));
   run->add_option("--config", o->config, "the function's TOML configuration (see examples/)");
   run->add_option("--in", o->in, "input pcap or pcapng (or --dpdk)");
   run->add_option("--dpdk", o->dpdk, "run live on DPDK ports: the EAL arguments, the ports in the configuration's [dataplane]");
@@ -195,6 +196,8 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"partition", "rss", "laps"}));
   run->add_option("--ring", o->ring, "dispatched: packet slots per worker ring (LAPS's threshold is half)");
   run->add_option("--slow-worker-ns", o->slow_worker_ns, "dispatched: busy work added to worker 0 per packet");
+  run->add_flag("--check", o->check,
+                "lb, concury: check every connection's packets reach one backend, in its pool (a hash map per packet: off by default)");
   run->add_flag("--json", o->json, "one JSON object");
   run->callback([o] { run_command(*o); });
 }
@@ -237,7 +240,7 @@ void add_sim_commands(CLI::App& app) {
                   "at each migration, count the distinct and the aggressive flows on the core left (JSON histograms)");
   sched->add_option("--seed", o->seed, "seed of arrivals and sampling");
   sched->add_option("--reps", o->reps, "repetitions (wall time: median)");
-  sched->add_flag("--json", o->json, "one JSON object per run");
+  sched->add_flag("--json", o->json, "a context record, then one JSON object per run");
   sched->callback([o] { run_sim(*o); });
 
   auto a = std::make_shared<AfdOptions>();
@@ -250,7 +253,7 @@ void add_sim_commands(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
   afd->add_option("--seed", a->seed, "sampling seed");
-  afd->add_flag("--json", a->json, "one JSON object per configuration");
+  afd->add_flag("--json", a->json, "a context record, then one JSON object per configuration");
   afd->callback([a] { run_afd(*a); });
 }
 
@@ -287,6 +290,7 @@ void add_trace_commands(CLI::App& app) {
 }  // namespace flowtrack::cli
 
 int main(int argc, char** argv) {
+  flowtrack::cli::remember_command_line(argc, argv);
   CLI::App app{"flowtrack: fast, correct connection tracking for stateful network functions"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "flowtrack " FLOWTRACK_VERSION);

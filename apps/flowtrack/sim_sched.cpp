@@ -10,6 +10,7 @@
 
 #include "sim_sched.hpp"
 #include "json_line.hpp"
+#include "run_context.hpp"
 #include "user_error.hpp"
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/io/synthetic.hpp"
@@ -207,7 +208,9 @@ void run_sim(SimOptions o) {
     throw UserError(fmt::format("sim sched: {}", e.what()));
   }
   const std::vector<HeaderTrace> traces = load_traces(o.trace, config.scheduler.services);
-  if (!o.json) {
+  if (o.json) {
+    print_run_context(false);
+  } else {
     fmt::print("flowtrack sim sched: {} cores, rates {}, trace {}, {} s simulated, seed {}, median of {} reps\n\n", o.cores,
                o.rates, trace_label(o.trace), o.duration_s, o.seed, o.reps);
     fmt::print("{:<6} {:>8} {:>8} {:>10} {:>6} {:>10} {:>6} {:>9} {:>6} {:>6} {:>8} {:>8}\n", "policy", "offered", "output",
@@ -282,7 +285,9 @@ void run_afd(const AfdOptions& o) {
   }
   const std::vector<HeaderTrace> traces = load_traces(o.trace, 1);
   const HeaderTrace& trace = traces.front();
-  if (!o.json) {
+  if (o.json) {
+    print_run_context(false);
+  } else {
     fmt::print("flowtrack sim afd: trace {} ({} packets, {} flows), AFC {} entries\n\n", trace_label(o.trace),
                trace.packets(), trace.flows(), o.cache);
     if (o.windows.empty()) {

@@ -33,7 +33,7 @@ struct SimOptions {
   bool migrate_to_any_lighter = false;
   std::size_t annex = 512;
   // One packet in ten feeds the detector (the paper's §5.3: sampling down to 1/1000 finds the heavy
-  // flows as well as observing every packet; here 1/10 does on both traces, docs/results/sched.md), and
+  // flows as well as observing every packet; here 1/10 does on both traces, docs/performance/scheduling.md), and
   // the detector's work per packet falls tenfold.
   double sampling = 0.1;
   double idle_us = 10;

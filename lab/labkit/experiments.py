@@ -23,23 +23,23 @@ class Experiment:
 
 EXPERIMENTS = [
     Experiment("table-cycles", "Cycles per operation against the load factor, per table",
-               "seed 002, Fig. 2", findings.table_cycles, graph_size=(13, 4.5)),
+               "[conntrack-study], Fig. 2", findings.table_cycles, graph_size=(13, 4.5)),
     Experiment("table-throughput", "Throughput on one core against the load factor, per table",
-               "seed 002, Fig. 1; seed 000, Fig. 5.4", findings.table_throughput),
+               "[conntrack-study], Fig. 1; [lb-flowtables], Fig. 5.4", findings.table_throughput),
     Experiment("scale-workers", "Throughput against the number of workers, per scaling strategy",
-               "seed 002, Fig. 3-4; seed 000, Fig. 5.1; seed 003 (1 core, 2 cores, spinlock)",
+               "[conntrack-study], Fig. 3-4; [lb-flowtables], Fig. 5.1; [mt-nat] (1 core, 2 cores, spinlock)",
                findings.scale_workers, model=True),
     Experiment("aging-frequency", "Expiry cost against the collection frequency, per aging method",
-               "seed 002, Fig. 5", findings.aging_frequency),
+               "[conntrack-study], Fig. 5", findings.aging_frequency),
     Experiment("nf-connections",
                "Stateful LB and NAT throughput against the live connections, per table, in bursts and "
-               "per packet", "this project's own figure; seed 003, Fig. 5.5-5.6 for the NAT",
+               "per packet", "this project's own figure; [mt-nat], Fig. 5.5-5.6 for the NAT",
                findings.nf_connections, graph_size=(11, 8)),
-    Experiment("table-memory", "Bytes per flow, per table", "seed 002, Sec. III-B (the STL table's memory management)",
+    Experiment("table-memory", "Bytes per flow, per table", "[conntrack-study], Sec. III-B (the STL table's memory management)",
                findings.table_memory, graph_size=(13, 4.5)),
     Experiment("compact-lookups",
                "Load-balancer lookup structures: lookups and bits per connection against the connections held",
-               "seed 001, Table 5.1 and the lookup and memory figures of chapter 5", findings.compact_lookups,
+               "[concury-thesis], Table 5.1 and the lookup and memory figures of chapter 5", findings.compact_lookups,
                graph_size=(13, 4.5)),
 ]
 

@@ -89,7 +89,7 @@ def table_cycles(df):
     if degrades and holds:
         outcome += f", {_join(holds)} {_verb(holds, 'does', 'do')} not"
     return Finding(verdict([t in degrades for t in steep]),
-                   f"Seed 002 finds cuckoo lookups nearly flat as the table fills while robin hood's and "
+                   f"[conntrack-study] finds cuckoo lookups nearly flat as the table fills while robin hood's and "
                    f"hopscotch's degrade; here from load {_span(low)} to {_span(high)} the mean cycles of "
                    f"a hit are multiplied by {factors}: {outcome}.")
 
@@ -116,7 +116,7 @@ def table_throughput(df):
     if not checks:
         return not_tested("it needs Cuckoo++, std::unordered_map, or hopscotch and cuckoo")
     return Finding(verdict(checks),
-                   f"Seed 002 puts Cuckoo++ first and std::unordered_map last on one core, and seed 000 "
+                   f"[conntrack-study] puts Cuckoo++ first and std::unordered_map last on one core, and [lb-flowtables] "
                    f"sees hopscotch lead until about 70 % load and then fall behind cuckoo; here at load "
                    f"{ref} the order is {ranking} Mpps: {'; '.join(clauses)}.")
 
@@ -138,13 +138,13 @@ def scale_workers(df):
         outcome += f", {_join(behind)} {_verb(behind, 'falls', 'fall')} behind it"
     if level:
         outcome += f", {_join(level)} {_verb(level, 'keeps', 'keep')} up with it"
-    sentence = (f"Seed 002 finds core sharding scaling almost linearly while the lock-based tables "
+    sentence = (f"[conntrack-study] finds core sharding scaling almost linearly while the lock-based tables "
                 f"stall; here from one worker to two the throughput is multiplied by {gains}: {outcome}")
     if "spinlock" in strategies:
         share = mpps["spinlock", 2] / mpps["sharded", 2]
         checks.append(share <= 0.75)
         sentence += (f", and two workers sharing one table under a spinlock reach {num(share)}x the "
-                     f"throughput of two sharded ones, where seed 003 saw about half")
+                     f"throughput of two sharded ones, where [mt-nat] saw about half")
     return Finding(verdict(checks), sentence + ".")
 
 
@@ -157,7 +157,7 @@ def aging_frequency(df):
     gap = cycles["wheel", top] / cycles["lazy", top] - 1
     checks = [abs(gap) <= 0.15]
     costs = ", ".join(f"{t} {num(cycles[t, top])}" for t in methods)
-    sentence = (f"Seed 002 finds the timer wheel as cheap as lazy deletion at high collection "
+    sentence = (f"[conntrack-study] finds the timer wheel as cheap as lazy deletion at high collection "
                 f"frequencies and scanning the costliest; here at {num(top)} Hz the cycles per packet "
                 f"are {costs} (wheel {pct(gap)} against lazy)")
     if "scan" in methods:
@@ -185,7 +185,7 @@ def nf_connections(df):
         return f"{pct(c.min())} ({c.idxmin()}) to {pct(c.max())} ({c.idxmax()})"
 
     return Finding(verdict([change["NAT"].median() <= -0.10]),
-                   f"Seed 003 sees a one-core NAT lose throughput as its flows grow from 10 K to 100 K; "
+                   f"[mt-nat] sees a one-core NAT lose throughput as its flows grow from 10 K to 100 K; "
                    f"here, in bursts of 32, from {lo} to {hi} live connections the NAT's throughput "
                    f"changes by {span('NAT')} and the stateful LB's by {span('LB')}, bursts of 32 run "
                    f"the LB {num(speedup['LB'].min())}-{num(speedup['LB'].max())}x and the NAT "
@@ -201,7 +201,7 @@ def table_memory(df):
     if not {"stdmap", "chained"} <= set(at.index):
         return not_tested("it needs std::unordered_map and the chained table")
     return Finding(verdict([at["stdmap"] > at["chained"]]),
-                   f"Seed 002 puts std::unordered_map's slower lookups down to heavier memory "
+                   f"[conntrack-study] puts std::unordered_map's slower lookups down to heavier memory "
                    f"management than FastClick's chained table; here at load {load} std::unordered_map "
                    f"takes {num(at['stdmap'])} bytes per flow against {num(at['chained'])} for chained, "
                    f"the most compact table being {at.idxmin()} ({num(at.min())} B) and the largest "
@@ -219,7 +219,7 @@ def compact_lookups(df):
     ratio = {n: bulk["concury", n] / bulk["maglev-digest", n] for n in sorted(set(df.CONNECTIONS))}
     memory = bits["concury", hi] / bits["maglev-digest", hi]
     return Finding(verdict([ratio[hi] >= 4, memory <= 0.3]),
-                   f"Seed 001 (Table 5.1) measures Concury's lookups at 4.5x a Maglev-style table's at 1M "
+                   f"[concury-thesis] (Table 5.1) measures Concury's lookups at 4.5x a Maglev-style table's at 1M "
                    f"connections, in 20-30 % of its memory; here at {hi} connections Concury's bulk "
                    f"lookups run {num(ratio[hi])}x the Maglev-style table's ({num(bulk['concury', hi])} "
                    f"against {num(bulk['maglev-digest', hi])} Mqps) in {num(memory)}x its bits per "

@@ -61,5 +61,5 @@ def draw(df, png):
                      sorted(fits.items(), key=lambda kv: -amdahl(kv[1][0], kv[1][1], n)))
     return Finding("model", f"Not measured: fitted on the one- and two-worker means, Amdahl's law gives "
                             f"at {n} workers {at_n} Mpps; it has no term for the coherence traffic "
-                            f"that grows with the cores and makes seed 000's mutex curve fall after two, "
+                            f"that grows with the cores and makes [lb-flowtables]'s mutex curve fall after two, "
                             f"so read it as optimistic for the shared tables.")

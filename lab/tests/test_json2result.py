@@ -36,6 +36,11 @@ class Convert(unittest.TestCase):
     def test_a_condition_on_a_missing_field_is_named(self):
         self.assertFails([TABLE_LINE], "C=cycles?mode=bulk", says="line 1 lacks field 'mode'")
 
+    def test_the_context_record_is_no_result(self):
+        context = json.dumps({"context": {"commit": "8eb4f29", "cycles": 1}})
+        self.assertEqual(results([context, TABLE_LINE], "C=cycles"), ["RESULT-C 12.5"])
+        self.assertFails([context], "C=cycles", says="printed no JSON result line")
+
     def test_blank_lines_are_skipped(self):
         self.assertEqual(results(["", TABLE_LINE, "  "], "C=cycles"), ["RESULT-C 12.5"])
 
@@ -63,7 +68,7 @@ class Convert(unittest.TestCase):
         self.assertFails([TABLE_LINE, TABLE_LINE], "C=cycles", says="lines 1 and 2 both give RESULT-C")
 
     def test_no_output(self):
-        self.assertFails([], "C=cycles", says="printed no JSON line")
+        self.assertFails([], "C=cycles", says="printed no JSON result line")
 
     def test_bad_spec(self):
         with self.assertRaises(ValueError):

@@ -7,8 +7,8 @@
 // addresses and their lines.
 //
 // Only this pass is in lanes: the cells and the row are read by scalar loads, because AVX2 gathers
-// measured slower here (AMD EPYC, family 25) than the scalar loads they replace (compact.md, seventh
-// session). Concurrency as in the scalar pass: the seed is a relaxed scalar load; the rest of a VIP's
+// measured slower here (AMD EPYC, family 25) than the scalar loads they replace
+// (docs/performance/compact.md). Concurrency as in the scalar pass: the seed is a relaxed scalar load; the rest of a VIP's
 // record read here changes only with no reader inside. The functions carry the target attribute so
 // that the file builds for any x86-64; ConcuryLookup calls them only where the CPU has AVX2.
 #include <immintrin.h>
@@ -27,7 +27,7 @@ namespace {
 
 // x * c in every 64-bit lane, modulo 2^64. A build for a CPU with AVX-512DQ and VL (-march=native on
 // one) has the lane multiply (one instruction: 1.87x -> 2.08x the Maglev-style table at 1K
-// connections, medians of three alternating rounds, compact.md, seventeenth session); AVX2 alone
+// connections, medians of three alternating rounds, docs/performance/compact.md); AVX2 alone
 // makes it of three 32x32->64 products, lo(x)lo(c) + (hi(x)lo(c) + lo(x)hi(c)) * 2^32. The release
 // tree tests the form its CPU has, the ASan tree (x86-64-v3, Makefile) the AVX2 one.
 __attribute__((target("avx2"))) inline __m256i mul64_lanes(__m256i x, std::uint64_t c) {

@@ -93,7 +93,7 @@ void DcodeBlocksLookup::bulk(std::span<const LbQuery> queries, std::span<std::ui
     // The headers, in a pass of loads alone, so that the chunk's lines are all waited for at once. Read
     // in the cells' pass, each header heads ~40 instructions that need it, and the out-of-order window
     // held the misses of only a few keys: with the lines in DRAM (16M keys) 41 -> 54 Mqps; with them in
-    // the L3 (4M) 72 -> 65 in the median, steadier (docs/results/compact.md, eighteenth session).
+    // the L3 (4M) 72 -> 65 in the median, steadier (docs/performance/compact.md).
     std::uint64_t any_header = 0;
     for (std::size_t i = 0; i < n; ++i) {
       header[i] = load_relaxed(line[i]->words[0]);

@@ -1,5 +1,6 @@
 #include "flowtrack/nf/nf_config.hpp"
 
+#include "flowtrack/nf/config_keys.hpp"
 #include "flowtrack/nf/dataplane_config.hpp"
 
 #include <arpa/inet.h>
@@ -21,12 +22,16 @@ using Value = toml::value;
   throw ConfigError(fmt::format("{}:{}: {}: {}", loc.file_name(), loc.line(), key, problem));
 }
 
-// The keys of `table` must all be in `allowed`.
-void only_keys(const Value& table, const std::string& where, const std::set<std::string>& allowed) {
+// The keys of `table`, the configuration table named `name`, must all be in config_keys(name).
+// `where` names the table in errors.
+void only_keys(const Value& table, const std::string& name, const std::string& where) {
+  const std::vector<std::string>& allowed = config_keys(name);
   for (const auto& [key, value] : table.as_table()) {
-    if (!allowed.contains(key)) fail(value, where + "." + key, "unknown key");
+    if (std::ranges::find(allowed, key) == allowed.end()) fail(value, where + "." + key, "unknown key");
   }
 }
+
+void only_keys(const Value& table, const std::string& name) { only_keys(table, name, name); }
 
 const Value* find(const Value& table, const std::string& key) {
   const auto& t = table.as_table();
@@ -148,7 +153,7 @@ std::vector<ServiceConfig> services_of(const Value& root, std::uint32_t maglev_s
   std::vector<ServiceConfig> services;
   for (const Value& s : list->as_array()) {
     if (!s.is_table()) fail(s, "service", "expected a table");
-    only_keys(s, "service", {"name", "vip", "port", "protocol", "backend"});
+    only_keys(s, "service");
     ServiceConfig service;
     service.name = string_at(s, "service", "name", fmt::format("service-{}", services.size()));
     const std::string protocol = string_at(s, "service", "protocol", "tcp");
@@ -164,7 +169,7 @@ std::vector<ServiceConfig> services_of(const Value& root, std::uint32_t maglev_s
     std::set<std::string> names;
     for (const Value& b : backends->as_array()) {
       if (!b.is_table()) fail(b, "service.backend", "expected a table");
-      only_keys(b, "service.backend", {"name", "address", "port", "weight"});
+      only_keys(b, "service.backend");
       BackendConfig backend;
       backend.name = string_at(b, "service.backend", "name", "", true);
       if (!names.insert(backend.name).second) fail(b, "service.backend.name", fmt::format("'{}' appears twice", backend.name));
@@ -194,9 +199,7 @@ ConntrackTimeouts timeouts_of(const Value& root, ConntrackTimeouts t = {}) {
   const Value* table = find(root, "timeouts");
   if (table == nullptr) return t;
   if (!table->is_table()) fail(*table, "timeouts", "expected a table");
-  std::set<std::string> allowed = {"udp_unreplied", "udp_replied", "icmp", "other"};
-  for (std::size_t s = 0; s < kTcpStateCount; ++s) allowed.insert("tcp_" + std::string(tcp_state_name(static_cast<TcpState>(s))));
-  only_keys(*table, "timeouts", allowed);
+  only_keys(*table, "timeouts");
   constexpr std::int64_t kMaxSeconds = 10LL * 365 * 24 * 3600;
   auto seconds = [&](const std::string& key, Nanos fallback) {
     return static_cast<Nanos>(integer_at(*table, "timeouts", key, static_cast<std::int64_t>(fallback / kNanosPerSecond), 1,
@@ -221,7 +224,7 @@ std::vector<PoolChange> changes_of(const Value& root, const std::vector<ServiceC
   std::vector<std::pair<PoolChange, const Value*>> read;
   for (const Value& c : list->as_array()) {
     if (!c.is_table()) fail(c, "change", "expected a table");
-    only_keys(c, "change", {"at", "service", "backend", "action", "weight", "address", "port"});
+    only_keys(c, "change");
     PoolChange change;
     const Value* at = find(c, "at");
     if (at == nullptr) fail(c, "change.at", "missing");
@@ -271,7 +274,7 @@ const Value* section(const Value& root, const std::string& name) {
 
 void check_top_level(const Value& root) {
   if (!root.is_table()) throw ConfigError("the configuration is not a TOML table");
-  only_keys(root, "(top level)", {"lb", "slb", "nat", "timeouts", "service", "change", "dataplane"});
+  only_keys(root, "", "(top level)");
 }
 
 }  // namespace
@@ -281,7 +284,7 @@ StatelessLbConfig load_stateless_lb_config(const std::string& path) {
   check_top_level(root);
   StatelessLbConfig config;
   if (const Value* slb = section(root, "slb")) {
-    only_keys(*slb, "slb", {"selection", "maglev_size"});
+    only_keys(*slb, "slb");
     const std::string selection = string_at(*slb, "slb", "selection", "maglev");
     if (selection == "maglev") config.selection = StatelessSelection::maglev;
     else if (selection == "modulo") config.selection = StatelessSelection::modulo;
@@ -299,7 +302,7 @@ StatefulLbConfig load_stateful_lb_config(const std::string& path) {
   check_top_level(root);
   StatefulLbConfig config;
   if (const Value* lb = section(root, "lb")) {
-    only_keys(*lb, "lb", {"policy", "max_connections", "stateless_when_full", "non_syn_first", "maglev_size", "seed"});
+    only_keys(*lb, "lb");
     const std::string policy = string_at(*lb, "lb", "policy", "maglev");
     const auto parsed = lb_policy_from_name(policy);
     if (!parsed) fail(*find(*lb, "policy"), "lb.policy", "expected round_robin, weighted_random, maglev or least_connections");
@@ -327,8 +330,7 @@ NatConfig load_nat_config(const std::string& path) {
   NatConfig config;
   const Value* nat = section(root, "nat");
   if (nat == nullptr) fail(root, "nat", "missing: a [nat] table is needed");
-  only_keys(*nat, "nat", {"inside", "pool", "ports", "filtering", "quarantine", "max_sessions", "max_mappings", "port_quota",
-                          "icmp_on_exhaustion", "fragment_datagrams", "fragments_held", "fragment_timeout", "seed"});
+  only_keys(*nat, "nat");
   std::tie(config.inside_network, config.inside_prefix_length) = prefix_at(*nat, "nat", "inside", "10.0.0.0/16");
   config.pool = addresses_at(*nat, "nat", "pool");
   if (const Value* ports = find(*nat, "ports")) {
@@ -363,13 +365,37 @@ NatConfig load_nat_config(const std::string& path) {
 }  // namespace flowtrack
 
 namespace flowtrack {
+namespace {
 
-DataplaneConfig load_dataplane_config(const std::string& path) {
+// What each role's port faces, for the messages that ask for it.
+std::string role_wanted(PortRole role) {
+  const std::string_view faces = role == PortRole::inside     ? "the private network"
+                                 : role == PortRole::outside  ? "the public side, where the pool is"
+                                 : role == PortRole::clients  ? "the clients, who reach the VIPs"
+                                                              : "the backends";
+  return fmt::format("role = \"{}\" ({})", port_role_name(role), faces);
+}
+
+std::string roles_wanted(const std::vector<PortRole>& roles) {
+  std::string text;
+  for (const PortRole role : roles) text += fmt::format("{}{}", text.empty() ? "" : " and one with ", role_wanted(role));
+  return text;
+}
+
+}  // namespace
+
+std::vector<PortRole> port_roles_of(std::string_view nf) {
+  if (nf == "nat") return {PortRole::inside, PortRole::outside};
+  if (nf == "lb" || nf == "concury") return {PortRole::clients, PortRole::backends};
+  return {};
+}
+
+DataplaneConfig load_dataplane_config(const std::string& path, std::string_view nf) {
   const Value root = parse_file(path);
   check_top_level(root);
   const Value* plane = section(root, "dataplane");
   if (plane == nullptr) fail(root, "dataplane", "missing: a live run needs a [dataplane] table naming its ports");
-  only_keys(*plane, "dataplane", {"stats_interval", "port", "neighbor", "control_socket", "control_group", "metrics"});
+  only_keys(*plane, "dataplane");
   DataplaneConfig config;
   config.stats_interval = static_cast<Nanos>(integer_at(*plane, "dataplane", "stats_interval", 2, 1, 3600)) * kNanosPerSecond;
   config.control_socket = string_at(*plane, "dataplane", "control_socket", "");
@@ -395,20 +421,40 @@ DataplaneConfig load_dataplane_config(const std::string& path) {
   if (ports == nullptr || !ports->is_array() || ports->as_array().empty() || ports->as_array().size() > 2) {
     fail(ports != nullptr ? *ports : *plane, "dataplane.port", "expected one or two [[dataplane.port]] tables");
   }
+  // The function's boundary: each port faces one side, and each side has its port.
+  const std::vector<PortRole> roles = port_roles_of(nf);
+  if (!roles.empty() && ports->as_array().size() != roles.size()) {
+    fail(*ports, "dataplane.port", fmt::format("nf {} needs {} ports: one with {}", nf, roles.size(), roles_wanted(roles)));
+  }
   for (const Value& p : ports->as_array()) {
     if (!p.is_table()) fail(p, "dataplane.port", "expected a table");
-    only_keys(p, "dataplane.port", {"device", "address", "gateway"});
+    only_keys(p, "dataplane.port");
     DataplanePortConfig port;
     port.device = string_at(p, "dataplane.port", "device", "", true);
     std::tie(port.address, port.prefix_length) = prefix_at(p, "dataplane.port", "address", "10.10.1.1/24");
     if (find(p, "gateway") != nullptr) port.gateway = address_at(p, "dataplane.port", "gateway");
+    const Value* role = find(p, "role");
+    if (role == nullptr && !roles.empty()) {
+      fail(p, "dataplane.port.role", fmt::format("missing: nf {} needs one port with {}", nf, roles_wanted(roles)));
+    }
+    if (role != nullptr) {
+      if (roles.empty()) fail(*role, "dataplane.port.role", fmt::format("nf {} takes no port role (nat, lb and concury do)", nf));
+      const auto parsed = port_role_from_name(string_at(p, "dataplane.port", "role", ""));
+      if (!parsed || std::ranges::find(roles, *parsed) == roles.end()) {
+        fail(*role, "dataplane.port.role", fmt::format("nf {} needs one port with {}", nf, roles_wanted(roles)));
+      }
+      for (const DataplanePortConfig& other : config.ports) {
+        if (other.role == *parsed) fail(*role, "dataplane.port.role", fmt::format("'{}' is another port's role too", port_role_name(*parsed)));
+      }
+      port.role = *parsed;
+    }
     config.ports.push_back(port);
   }
   if (const Value* neighbors = find(*plane, "neighbor")) {
     if (!neighbors->is_array()) fail(*neighbors, "dataplane.neighbor", "expected [[dataplane.neighbor]] tables");
     for (const Value& n : neighbors->as_array()) {
       if (!n.is_table()) fail(n, "dataplane.neighbor", "expected a table");
-      only_keys(n, "dataplane.neighbor", {"address", "mac"});
+      only_keys(n, "dataplane.neighbor");
       const std::string mac = string_at(n, "dataplane.neighbor", "mac", "", true);
       const auto parsed = parse_mac(mac);
       if (!parsed) fail(*find(n, "mac"), "dataplane.neighbor.mac", fmt::format("'{}' is not a MAC address such as \"02:00:00:00:00:01\"", mac));

@@ -57,12 +57,14 @@ std::optional<PoolChangeProblem> check_pool_changes(std::span<const PoolChange> 
   return std::nullopt;
 }
 
-void prepare_pool_changes(std::string_view function, std::vector<PoolChange>& changes,
-                          std::span<const ServiceConfig> services, std::uint32_t maglev_size) {
-  std::ranges::stable_sort(changes, {}, &PoolChange::at);
-  if (const auto problem = check_pool_changes(changes, services, maglev_size)) {
-    throw std::invalid_argument(fmt::format("{}: change {}: {}: {}", function, problem->index, problem->key, problem->problem));
+PoolChangeSchedule::PoolChangeSchedule(std::vector<PoolChange> changes, std::span<const ServiceConfig> services,
+                                       std::uint32_t maglev_size)
+    : changes_(std::move(changes)) {
+  std::ranges::stable_sort(changes_, {}, &PoolChange::at);  // changes at one time keep their order
+  if (const auto problem = check_pool_changes(changes_, services, maglev_size)) {
+    throw std::invalid_argument(fmt::format("change {}: {}: {}", problem->index, problem->key, problem->problem));
   }
+  if (changes_.empty()) next_at_ = kNever;
 }
 
 void apply_pool_change(const PoolChange& change, std::span<Service> services) {

@@ -32,12 +32,9 @@ TEST(BenchTableCli, JsonLinesCoverEveryRequestedCell) {
   const std::string output =
       run("bench table --tables cuckoo," + kAnchor + ",chained --sizes 4096 --loads 0.5,0.9 --reps 2 --json", code);
   ASSERT_EQ(code, 0) << output;
-  std::istringstream lines(output);
-  std::string line;
   std::set<std::string> cells;
-  while (std::getline(lines, line)) {
-    if (line.find('{') != 0) continue;  // DPDK may log a line of its own
-    const auto j = nlohmann::json::parse(line);
+  for (const nlohmann::json& j : flowtrack::testing::json_lines(output)) {
+    const std::string line = j.dump();
     ASSERT_FALSE(j.contains("error")) << line;
     for (const char* field : {"table", "op", "mode", "size", "load", "cycles", "bytes_per_flow"}) {
       ASSERT_TRUE(j.contains(field)) << field << " missing in " << line;

@@ -96,27 +96,20 @@ TEST(BenchCli, ScaleAndAgingQuickPrintTheirComparisons) {
   EXPECT_NE(r.output.find("2w/1w"), std::string::npos) << r.output;
   r = run_cli("bench scale --strategies sharded,spinlock --tables chained --workers 1 --flows 500 --windows 2 --reps 1 --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::istringstream lines(r.output);
-  std::string line;
   int rows = 0;
-  while (std::getline(lines, line)) {
-    if (line.rfind('{', 0) != 0) continue;
-    const auto j = nlohmann::json::parse(line);
-    for (const char* f : {"strategy", "table", "workers", "mpps", "cycles_per_packet"}) EXPECT_TRUE(j.contains(f)) << line;
+  for (const nlohmann::json& j : testing::json_lines(r.output)) {
+    for (const char* f : {"strategy", "table", "workers", "mpps", "cycles_per_packet"}) EXPECT_TRUE(j.contains(f)) << j.dump();
     ++rows;
   }
   EXPECT_GE(rows, 2);
   r = run_cli("bench aging --capacity 4096 --packets 100000 --frequencies 100 --reps 1 --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::istringstream aging(r.output);
   std::set<std::string> methods;
-  while (std::getline(aging, line)) {
-    if (line.rfind('{', 0) != 0) continue;
-    const auto j = nlohmann::json::parse(line);
+  for (const nlohmann::json& j : testing::json_lines(r.output)) {
     for (const char* f : {"method", "frequency_hz", "cycles_per_packet", "expiry_cycles_per_packet", "occupancy"}) {
-      EXPECT_TRUE(j.contains(f)) << line;
+      EXPECT_TRUE(j.contains(f)) << j.dump();
     }
-    EXPECT_EQ(j["left_after_drain"], 0) << line;
+    EXPECT_EQ(j["left_after_drain"], 0) << j.dump();
     methods.insert(j["method"]);
   }
   EXPECT_EQ(methods, (std::set<std::string>{"wheel", "lazy", "scan", "heap"}));

@@ -156,11 +156,9 @@ TEST_F(RunScalingCli, BenchNfMeasuresEveryCombinationAndComparesSharingWithShard
   auto r = run_cli("bench nf --nfs fwd,lb,nat --tables cuckoo,chained --agings wheel,heap --scalings sharded,spinlock "
                    "--workers 1,2 --burst 32,1 --flows 300 --windows 1 --reps 1 --no-stages --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::istringstream lines(r.output);
-  std::string line;
   std::size_t rows = 0;
-  while (std::getline(lines, line)) {
-    const auto j = nlohmann::json::parse(line);
+  for (const nlohmann::json& j : testing::json_lines(r.output)) {
+    const std::string line = j.dump();
     for (const char* field : {"nf", "table", "aging", "scaling", "workers", "burst", "mpps", "cycles_per_packet", "mpps_best",
                               "cycles_per_packet_best", "vs_fwd", "vs_per_packet", "live_connections", "drops"}) {
       ASSERT_TRUE(j.contains(field)) << field << " missing in " << line;

@@ -12,19 +12,10 @@
 
 namespace {
 
+using flowtrack::testing::json_lines;
 using flowtrack::testing::run_cli;
 
 const std::string kSmallRun = "sim sched --zipf-flows 2000 --zipf-packets 20000 --duration-s 0.01 --json";
-
-std::vector<nlohmann::json> json_lines(const std::string& output) {
-  std::vector<nlohmann::json> objects;
-  std::istringstream lines(output);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.find('{') == 0) objects.push_back(nlohmann::json::parse(line));
-  }
-  return objects;
-}
 
 TEST(SimSchedCli, OneJsonObjectPerPolicyWithTheFieldsTheLabReads) {
   const auto result = run_cli(kSmallRun + " --policy laps,afs,fcfs,rss,ideal");

@@ -35,25 +35,30 @@ inline CliResult run_cli(const std::string& arguments) {
   return result;
 }
 
-// The first line of `output` that is a JSON object (a command's --json report), parsed; null if none.
-inline nlohmann::json first_json_object(const std::string& output) {
-  std::istringstream lines(output);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.rfind('{', 0) == 0) return nlohmann::json::parse(line);
-  }
-  return {};
+// The record that opens a bench's or simulator's --json output (apps/flowtrack/run_context.hpp): one
+// key, "context". It describes the run, not a result.
+inline bool is_context_record(const nlohmann::json& object) {
+  return object.is_object() && object.size() == 1 && object.contains("context");
 }
 
-// Every line of `output` that is a JSON object (a command's --json lines), parsed, in order.
-inline std::vector<nlohmann::json> json_lines(const std::string& output) {
+// Every line of `output` that is a JSON object (a command's --json lines), parsed, in order; the
+// context record too when `with_context`.
+inline std::vector<nlohmann::json> json_lines(const std::string& output, bool with_context = false) {
   std::istringstream lines(output);
   std::string line;
   std::vector<nlohmann::json> objects;
   while (std::getline(lines, line)) {
-    if (line.rfind('{', 0) == 0) objects.push_back(nlohmann::json::parse(line));
+    if (line.rfind('{', 0) != 0) continue;  // DPDK may log a line of its own
+    nlohmann::json object = nlohmann::json::parse(line);
+    if (with_context || !is_context_record(object)) objects.push_back(std::move(object));
   }
   return objects;
+}
+
+// The first result of `output` (a command's --json report), parsed; null if none.
+inline nlohmann::json first_json_object(const std::string& output) {
+  const std::vector<nlohmann::json> objects = json_lines(output);
+  return objects.empty() ? nlohmann::json() : objects.front();
 }
 
 }  // namespace flowtrack::testing

@@ -1,5 +1,5 @@
 // "heap": a binary min-heap of (deadline, FlowId), the expiry structure of FastClick's IPRewriter and
-// the baseline the timer wheel is measured against (seed 003 found its per-packet re-sift growing with
+// the baseline the timer wheel is measured against ([mt-nat] found its per-packet re-sift growing with
 // the number of flows). It is written to be as fast as a heap can be, so that the comparison is fair:
 // a flat array heap in which sifts move a hole instead of swapping, and a position array indexed by
 // FlowId so that a packet re-sifts its own node at once, without searching.

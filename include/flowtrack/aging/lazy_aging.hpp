@@ -1,7 +1,8 @@
-// "lazy": Cuckoo++'s lazy deletion (seed 000, seed 002's third deletion method). The deadline lives in
-// the table's own bucket, next to the tag the lookup has just read, so a packet's refresh touches no
-// other cache line; an expired entry is invisible to lookups at once and its slot is taken over by the
-// next insert that needs it (InsertStatus::recycled), so the table needs no expiry pass to stay usable.
+// "lazy": Cuckoo++'s lazy deletion ([cuckoopp]; [conntrack-study]'s third deletion method). The
+// deadline lives in the table's own bucket, next to the tag the lookup has just read, so a packet's
+// refresh touches no other cache line; an expired entry is invisible to lookups at once and its slot is
+// taken over by the next insert that needs it (InsertStatus::recycled), so the table needs no expiry
+// pass to stay usable.
 //
 // advance() still sweeps the buckets, for two reasons: the owner must learn which flows ended (their
 // state may hold resources, such as a NAT port), and the 16-bit stamps are only right while an expired

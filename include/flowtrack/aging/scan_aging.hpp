@@ -1,11 +1,11 @@
-// "scan": incremental scanning of the table, the simplest expiry of seed 002. Each advance() walks the
+// "scan": incremental scanning of the table, the simplest expiry of [conntrack-study]. Each advance() walks the
 // next `positions_per_call` positions of the table through FlowTable::scan, compares each live flow's
 // deadline (a flat array indexed by FlowId) with now, and erases the expired ones through the scan's
 // visitor. The cursor wraps, so one sweep of the table takes scan_positions() / positions_per_call
 // calls; the scan works over any FlowTable, whatever its internal layout.
 //
 // Accuracy: a flow is reported at the first pass of the cursor over its position after its deadline,
-// that is up to one sweep late (seed 002: the sweep interval against the timeout sets how long dead
+// that is up to one sweep late ([conntrack-study]: the sweep interval against the timeout sets how long dead
 // flows hold table space). Never early.
 //
 // Budget: counts expired flows. When it runs out inside a position, the cursor stays on that position,

@@ -54,7 +54,7 @@ std::uint32_t ludo_slot(const Key& key, std::uint32_t seed) {
 
 // Overflow entries: (bucket + 1) << 8 | seed; 0 is a free slot. 64 bits, since a bucket id takes all
 // 32: with 32-bit entries a bucket from 2^24 - 1 on (Ludo of 63.7M keys at load 0.95) lost its top bits,
-// and its keys read another bucket's seed (64M keys: 109 195 wrong answers, eighteenth session).
+// and its keys read another bucket's seed (64M keys: 109 195 wrong answers, docs/performance/compact.md).
 using LudoOverflowEntry = std::uint64_t;
 inline LudoOverflowEntry overflow_entry(std::uint32_t bucket, std::uint32_t seed) {
   return ((LudoOverflowEntry{bucket} + 1) << 8) | seed;

@@ -28,7 +28,7 @@
 // store for the wheel, a sift for the heap), a new timeout when it did. expire() runs the aging policy
 // and destroys the connections it reports, after handing each to the caller (a NAT returns its port).
 // The policy is any AgingPolicy that leaves table removal to its caller (aging_policy.hpp): the timer
-// wheel by default, or the binary heap (FastClick's, seed 003's baseline). Scan and lazy aging erase
+// wheel by default, or the binary heap (FastClick's, [mt-nat]'s baseline). Scan and lazy aging erase
 // table entries themselves, one per entry, which cannot keep a connection's two entries together; they
 // are measured on bare tables (`bench aging`). Nothing allocates after construction.
 // Concurrency: single thread, one tracker per core (the sharded strategy).
@@ -81,6 +81,11 @@ struct NoPayload {};
 // all do): ticks of 100 ms, against timeouts of seconds, so a connection leaves less than a tick after
 // its timeout; four levels reach 256^4 ticks (13.6 years) ahead. `start`: the clock when it starts.
 constexpr TimerWheelConfig connection_wheel(Nanos start = 0) { return {.tick = 100 * kNanosPerMilli, .levels = 4, .start = start}; }
+
+// ConnTracker::update's default: nothing to do when a TCP state moves.
+struct IgnoreTcpChange {
+  void operator()(TcpState, TcpState) const {}
+};
 
 template <FlowTable Table, class Payload = NoPayload, AgingPolicy Aging = TimerWheel>
   requires(!Aging::kRemovesFromTable)
@@ -222,8 +227,11 @@ class ConnTracker {
   }
 
   // One packet of a tracked connection: counters, protocol state, idle timer. Every packet's work, so
-  // inlined into the caller's loop.
-  [[gnu::always_inline]] void update(ConnMatch match, const ParsedPacket& packet, std::uint32_t wire_length, Nanos now) {
+  // inlined into the caller's loop. on_tcp_change(from, to) is told when the packet moves a TCP
+  // connection's state (a few times a connection: on the path that resets the timer anyway).
+  template <class OnTcpChange = IgnoreTcpChange>
+  [[gnu::always_inline]] void update(ConnMatch match, const ParsedPacket& packet, std::uint32_t wire_length, Nanos now,
+                                     OnTcpChange&& on_tcp_change = {}) {
     Connection& c = connections_[match.conn];
     const auto d = static_cast<std::size_t>(match.direction);
     ++c.packets[d];
@@ -232,6 +240,7 @@ class ConnTracker {
     if (c.protocol == ipproto::kTcp && packet.l4_offset != 0) {
       const TcpTracking next = next_tcp_state(c.tcp, match.direction, packet.tcp_flags);
       state_changed = next.state != c.tcp.state;
+      if (state_changed) on_tcp_change(c.tcp.state, next.state);
       c.tcp = next;
     }
     if (match.direction == Direction::reply && !c.replied) {
@@ -267,6 +276,10 @@ class ConnTracker {
   }
 
   const Connection& connection(ConnId conn) const { return connections_[conn]; }
+  // A connection's phase for the gauges (tcp_state.hpp): a TCP one's by its state, any other established.
+  static ConnectionPhase phase(const Connection& c) {
+    return c.protocol == ipproto::kTcp ? tcp_phase(c.tcp.state) : ConnectionPhase::established;
+  }
   Payload& payload(ConnId conn) { return connections_[conn].payload; }
   const Payload& payload(ConnId conn) const { return connections_[conn].payload; }
   Nanos deadline(ConnId conn) const { return wheel_.deadline(conn); }

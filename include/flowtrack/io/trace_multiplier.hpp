@@ -1,4 +1,4 @@
-// Trace multiplication by shifted windows, the method seed 002 uses to turn a campus trace into
+// Trace multiplication by shifted windows, the method [conntrack-study] uses to turn a campus trace into
 // 100 Gbps of traffic while keeping its temporal structure.
 //
 // Copy i (0 <= i < windows) replays the original trace rotated to start at offset i * D / windows

@@ -38,8 +38,9 @@ namespace flowtrack {
 // connection rate a core sustains between two calls, few enough to bound the pause.
 inline constexpr std::size_t kDefaultExpireBudget = 4096;
 
-// The most packets one process_burst() call takes, and how many a burst carries unless told otherwise
-// (a NIC's usual receive burst).
+// The most packets one process_burst() call takes, and how many a burst carries unless told otherwise:
+// as many as a NIC's receive call typically hands over, enough for one packet's cache misses to overlap
+// the others'.
 inline constexpr std::size_t kMaxBurst = 64;
 inline constexpr std::size_t kDefaultBurst = 32;
 static_assert(kDefaultBurst <= kMaxBurst);

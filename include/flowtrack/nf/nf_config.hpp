@@ -1,5 +1,5 @@
 // Network-function configuration files (TOML), as `flowtrack run --config FILE` reads them. The format,
-// with an example per function, is in the README and examples/.
+// key by key, is docs/guide/configuration.md; examples/ has a file per function.
 //
 //   [lb]                     stateful LB options (policy, max_connections, stateless_when_full,
 //                            non_syn_first = "consistent" | "policy" | "drop", maglev_size, seed)

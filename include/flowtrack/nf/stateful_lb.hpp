@@ -1,5 +1,5 @@
-// "lb": the stateful L4 load balancer (seed 000's FlowIPManager + FlowIPLoadBalancer and its reverse
-// element, seed 002's use case). A connection to a service (VIP, port, protocol) gets a backend when
+// "lb": the stateful L4 load balancer ([lb-flowtables]'s FlowIPManager + FlowIPLoadBalancer and its reverse
+// element, [conntrack-study]'s use case). A connection to a service (VIP, port, protocol) gets a backend when
 // its first packet arrives, by the configured policy; the connection tracker remembers the choice, so
 // every later packet of the connection, in either direction, is rewritten the same way whatever
 // happens to the backend pool meanwhile (add, drain, remove, weight change: only new connections see
@@ -26,13 +26,25 @@
 // connection, get the VIP of the first service listing the backend's endpoint, as in the stateless
 // LB); a live connection is never evicted to make room.
 //
-// `changes` is a schedule of pool changes that the balancer applies itself as its packet clock passes
-// them (pool_schedule.hpp), at the cost of one comparison per packet.
-// Packets that are neither to a service nor of a tracked connection pass untouched.
+// Pool changes (add, drain, reweight, remove a backend) reach it between bursts through apply()
+// (TakesPoolChanges, pool_schedule.hpp): from a replay's schedule, `flowtrack ctl`, health checks.
+//
+// The boundary. On live ports (NfPacket::arrival, the ports' roles), a packet that arrived on the
+// clients' port goes on only to a service (VIP, port, protocol): as a connection's first packet, or one
+// of a connection in its original direction. Anything else from that side, whatever its destination (a
+// backend's address, the VIP on another port, a reply tuple forged from the clients' side), is dropped
+// and counted (NfDrop::not_to_service): the backends' network is not reachable from the clients'
+// through the balancer. Packets from the backends' port are a tracked connection's answers, or pass
+// untouched (the backends' own traffic out). On a replay, where no port says whence a packet came,
+// packets that are neither to a service nor of a tracked connection pass untouched.
+//
+// Each backend counts its live connections by phase (Backend::by_phase: opening, established,
+// closing, tcp_state.hpp), following each connection's TCP state as its packets move it.
 #pragma once
 
 #include <array>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "flowtrack/conntrack/conn_tracker.hpp"
@@ -68,7 +80,6 @@ class StatefulLb {
       service_index_.add(s);
       services_.emplace_back(s, config.maglev_size);
     }
-    prepare_pool_changes("lb", config_.changes, config.services, config.maglev_size);
   }
 
   // Three stages over the burst: lookup (every IPv4 packet with ports, in bulk), state (per packet in
@@ -87,14 +98,18 @@ class StatefulLb {
 
   // Ages connections out; their backends' live counts drop.
   std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget) {
-    const std::size_t n = tracker_.expire(now, budget, [&](ConnId, const auto& connection) { release_backend(connection.payload); });
+    const std::size_t n = tracker_.expire(now, budget, [&](ConnId, const auto& connection) { release_backend(connection); });
     counters_.connections_expired += n;
     return n;
   }
 
-  std::vector<Service>& services() { return services_; }
+  // A pool change that has passed check_pool_changes against the changes applied before it: only new
+  // connections see it.
+  void apply(const PoolChange& change) { apply_pool_change(change, services_); }
+
   const std::vector<Service>& services() const { return services_; }
-  const ConnTracker<Table, LbAssignment, Aging>& tracker() const { return tracker_; }
+  using Tracker = ConnTracker<Table, LbAssignment, Aging>;
+  const Tracker& tracker() const { return tracker_; }
   const NfCounters& counters() const { return counters_; }
   // The backend a live connection was given: (service index, backend index).
   LbAssignment assignment(ConnId conn) const { return tracker_.payload(conn); }
@@ -138,11 +153,11 @@ class StatefulLb {
   // The established path: the match, the tracker's update, the plan. A packet of no tracked connection
   // takes open() first. Inlined into the burst's loop: a call a packet cost more than its body's savings.
   [[gnu::always_inline]] Plan track(NfPacket& packet, std::size_t i) {
-    if (schedule_.due(packet.time)) {
-      schedule_.advance(packet.time, config_.changes, [&](const PoolChange& change) { apply_pool_change(change, services_); });
-    }
-    if (!matches_.looked_up(i)) return {.verdict = counters_.pass()};
+    const bool from_clients = packet.arrival == PortRole::clients;
+    if (!matches_.looked_up(i)) return {.verdict = from_clients ? counters_.drop(NfDrop::not_to_service) : counters_.pass()};
     ConnMatch match = matches_.match(tracker_, i, packet);
+    // An answer's tuple from the clients' side is forged: only a backend sends it.
+    if (from_clients && match && match.direction == Direction::reply) return {.verdict = counters_.drop(NfDrop::not_to_service)};
     if (match && begins_anew(match, packet.parsed)) {
       end_connection(match.conn);
       match = {};
@@ -152,9 +167,13 @@ class StatefulLb {
       if (!opening.match) return {.verdict = opening.verdict};
       match = opening.match;
     }
-    tracker_.update(match, packet.parsed, packet.wire_length, packet.time);
     const LbAssignment a = tracker_.payload(match.conn);
-    const Service& svc = services_[a.service];
+    Service& svc = services_[a.service];
+    // The backend's gauges follow the connection's TCP phase (any other protocol stays established):
+    // of the states a connection goes through, two or three change its phase.
+    tracker_.update(match, packet.parsed, packet.wire_length, packet.time, [&](TcpState from, TcpState to) {
+      if (tcp_phase(from) != tcp_phase(to)) svc.backends()[a.backend].move(tcp_phase(from), tcp_phase(to));
+    });
     if (match.direction == Direction::original) {
       const BackendConfig& b = svc.backends()[a.backend].config;
       return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port};
@@ -175,10 +194,12 @@ class StatefulLb {
   }
 
   // A connection's end, by expiry or early: its backend has one live connection fewer.
-  void release_backend(const LbAssignment& a) { --services_[a.service].backends()[a.backend].connections; }
+  void release_backend(const typename Tracker::Connection& c) {
+    services_[c.payload.service].backends()[c.payload.backend].leave(Tracker::phase(c));
+  }
 
   void end_connection(ConnId conn) {
-    release_backend(tracker_.payload(conn));
+    release_backend(tracker_.connection(conn));
     tracker_.destroy(conn);
     ++counters_.connections_expired;  // its end, early: created and expired still balance
   }
@@ -199,6 +220,7 @@ class StatefulLb {
     const FlowKeyV4& key = p.key4;
     const std::uint32_t service = service_of(key);
     if (service == kNoService) {
+      if (packet.arrival == PortRole::clients) return {{}, counters_.drop(NfDrop::not_to_service)};
       if (config_.stateless_when_full && restore_untracked_reply(packet)) return {{}, counters_.rewrite()};
       return {{}, counters_.pass()};
     }
@@ -220,9 +242,7 @@ class StatefulLb {
     if (created.status == CreateStatus::reply_taken) return {{}, counters_.drop(NfDrop::tuple_conflict)};
     if (created.status == CreateStatus::created) {
       tracker_.payload(created.match.conn) = {service, backend};
-      Backend& chosen = svc.backends()[backend];
-      ++chosen.connections;
-      ++chosen.total_connections;
+      svc.backends()[backend].join(Tracker::phase(tracker_.connection(created.match.conn)));
       ++counters_.connections_created;
     }
     return {created.match, Verdict::forward};
@@ -258,14 +278,13 @@ class StatefulLb {
 
 
   StatefulLbConfig config_;
-  ConnTracker<Table, LbAssignment, Aging> tracker_;
+  Tracker tracker_;
   std::vector<Service> services_;
   ServiceIndex service_index_;
   Random rng_;
   NfCounters counters_;
-  BurstMatches<ConnTracker<Table, LbAssignment, Aging>> matches_;  // of the burst in process_burst()
+  BurstMatches<Tracker> matches_;  // of the burst in process_burst()
   std::array<Plan, kMaxBurst> plans_;
-  PoolChangeClock schedule_;
 };
 
 }  // namespace flowtrack

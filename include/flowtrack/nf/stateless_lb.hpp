@@ -1,9 +1,9 @@
-// "slb": the stateless L4 load balancer (seed 000's IPLoadBalancer): every packet to a service is sent
+// "slb": the stateless L4 load balancer ([lb-flowtables]'s IPLoadBalancer): every packet to a service is sent
 // to the backend its flow hash selects, with no per-connection state, and packets from a backend are
 // given back the service's address (the reverse element) by a static map from backend to service.
 //
 // Selection is Maglev (default: consistent, so a backend change moves only the flows that must move)
-// or hash modulo the number of backends taking new flows (seed 000's choice: any change moves almost
+// or hash modulo the number of backends taking new flows ([lb-flowtables]'s choice: any change moves almost
 // every flow). Without state, a pool change moves flows mid-connection: that is what the stateful LB
 // (stateful_lb.hpp) exists to prevent, and the tests show it.
 #pragma once
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "flowtrack/nf/backend_pool.hpp"
+#include "flowtrack/nf/pool_schedule.hpp"
 #include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/nf/service_index.hpp"
 #include "flowtrack/util/time.hpp"
@@ -40,9 +41,10 @@ class StatelessLb {
   }
   std::size_t expire(Nanos, std::size_t = kDefaultExpireBudget) { return 0; }
 
-  // Backend changes go through the services; call reindex() after adding or removing backends.
-  std::vector<Service>& services() { return services_; }
-  void reindex() { index_backends(); }
+  // A pool change that has passed check_pool_changes against the changes applied before it
+  // (TakesPoolChanges): new flows see it at once (the function keeps no state of the old ones).
+  void apply(const PoolChange& change);
+  const std::vector<Service>& services() const { return services_; }
   const NfCounters& counters() const { return counters_; }
   // Packets sent to each backend, by service then backend index.
   const std::vector<std::vector<std::uint64_t>>& sent() const { return sent_; }

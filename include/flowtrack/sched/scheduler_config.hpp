@@ -1,6 +1,6 @@
 // The knobs every flow scheduler is built from. Defaults are the paper's where it gives a value
 // (16 cores, 4 services, 16-entry AFC, 512-entry annex, 10 us idle threshold) and documented choices
-// where it does not (docs/results/sched.md, "Choices").
+// where it does not (docs/performance/scheduling.md, "Choices").
 #pragma once
 
 #include <cstdint>

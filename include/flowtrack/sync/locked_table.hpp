@@ -10,7 +10,7 @@
 //  - burst:  once for the whole find_bulk, the kindest way to lock (one acquisition per 32 packets);
 //            what remains is the lock's cache line bouncing between cores and readers waiting behind
 //            the writer.
-//  - packet: once per key, as seed 002 locks "all the access operations" ("spinlock-packet"): every
+//  - packet: once per key, as [conntrack-study] locks "all the access operations" ("spinlock-packet"): every
 //            lookup pays an acquisition and a likely cache-line transfer.
 // size() takes the lock too: it reads the inner table's counters.
 #pragma once

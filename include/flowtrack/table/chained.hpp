@@ -1,5 +1,5 @@
-// "chained": FastClick-style separate chaining, the baseline of seed 002; and "chained-striped", the
-// same table with per-bucket locks (seed 002's "hierarchical" locking), shared by many writers.
+// "chained": FastClick-style separate chaining, the baseline of [conntrack-study]; and "chained-striped", the
+// same table with per-bucket locks ([conntrack-study]'s "hierarchical" locking), shared by many writers.
 //
 // Layout: a power-of-two array of bucket heads (one per expected entry, so the mean chain is at most 1)
 // and a preallocated pool of `capacity` nodes {key, hash, next}. A node's index in the pool is its FlowId

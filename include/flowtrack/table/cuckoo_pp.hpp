@@ -1,6 +1,7 @@
-// "cuckoopp": Cuckoo++ (seed 000), our bucketized cuckoo with two additions that save memory traffic
-// in a connection tracker: a filter that spares most lookups the second bucket, and per-slot expiry
-// stamps that let the table drop idle flows by itself (lazy deletion).
+// "cuckoopp": Cuckoo++ ([cuckoopp], compared in [lb-flowtables]), our bucketized cuckoo with two
+// additions that save memory traffic in a connection tracker: a filter that spares most lookups the
+// second bucket, and per-slot expiry stamps that let the table drop idle flows by itself (lazy
+// deletion).
 //
 // Bucket (one 64-byte line): a 64-bit word holding a Bloom filter (bits 0..55) and a counter (bits
 // 56..63), 8 one-byte tags, 8 16-bit expiry stamps, 8 FlowIds. Tags are 8 bits here (16 in "cuckoo") so

@@ -4,7 +4,7 @@
 //
 //   sharded     any table, one per worker (Placement::sharded); no sharing at all
 //   spinlock    a single-thread table, one for all, every call under a Spinlock (locked_table.hpp)
-//   spinlock-packet  the same, but a lookup burst locks once per packet (seed 002's setting)
+//   spinlock-packet  the same, but a lookup burst locks once per packet ([conntrack-study]'s setting)
 //   rwlock      a single-thread table, one for all, std::shared_mutex         (locked_table.hpp)
 //   striped     chained only: per-bucket locks ("chained-striped", chained.hpp)
 //   lockfree    cuckoo-lf or dpdk-lf ("cuckoo" and "dpdk" mean their lock-free modes here): lock-free
