@@ -13,7 +13,7 @@
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
-#include "flowtrack/runtime/scale_run.hpp"
+#include "flowtrack/lab/scale_run.hpp"
 #include "flowtrack/util/statistics.hpp"
 #include "scale_grid.hpp"
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "flowtrack/lab/strategy.hpp"
-#include "flowtrack/runtime/scale_run.hpp"
+#include "flowtrack/lab/scale_run.hpp"
 
 namespace flowtrack::cli {
 

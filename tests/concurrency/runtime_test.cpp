@@ -16,7 +16,7 @@
 #include "flowtrack/io/trace_multiplier.hpp"
 #include "flowtrack/lab/libcuckoo_table.hpp"
 #include "flowtrack/lab/map_adapter.hpp"
-#include "flowtrack/runtime/scale_run.hpp"
+#include "flowtrack/lab/scale_run.hpp"
 #include "flowtrack/sync/lock_free_table.hpp"
 #include "flowtrack/sync/locked_table.hpp"
 #include "flowtrack/table/chained.hpp"

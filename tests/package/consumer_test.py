@@ -4,8 +4,11 @@
   1. installs the build tree into a temporary prefix (cmake --install);
   2. builds examples/consumer against it twice: with CMake (find_package(flowtrack)) and with plain
      c++ and `pkg-config --cflags --libs flowtrack`;
-  3. runs both on a campus trace's client packets (those to the services) with examples/lb.toml, and
-     checks that each writes byte for byte what `flowtrack run --nf lb` writes on the same trace.
+  3. runs both on a campus trace's client packets (those to the servers), and checks that each writes
+     byte for byte what `flowtrack run --nf lb --workers 2` writes with the same balancer in TOML
+     (web_balancer.toml), and that the backend the balancer's pool change adds took connections.
+It builds nothing of flowtrack (the tree is built before ctest runs): its cost is the consumer's two
+compiles and links, and the three short runs.
 
     consumer_test.py --source REPO --build BUILD_DIR --cli FLOWTRACK --cmake CMAKE --cxx CXX
 """
@@ -58,10 +61,16 @@ def keep_client_packets(source, destination):
     return kept
 
 
-def check_same(expected, actual, what):
-    if not filecmp.cmp(expected, actual, shallow=False):
-        sys.exit(f'FAIL: {what} wrote {actual}, which differs from {expected}')
-    print(f'ok: {what} wrote what flowtrack run --nf lb wrote')
+def check_consumer(program, clients, expected, out, what):
+    """Runs the consumer and checks its capture against the CLI's and its report for the added backend."""
+    report = run([program, clients, out], capture_output=True, text=True).stdout
+    print(report, end='')
+    if not filecmp.cmp(expected, out, shallow=False):
+        sys.exit(f'FAIL: {what} wrote {out}, which differs from {expected}')
+    added = [int(line.split()[1]) for line in report.splitlines() if line.strip().startswith('web-4:')]
+    if not added or sum(added) == 0:
+        sys.exit(f'FAIL: {what} reports no connection on web-4, the backend its pool change adds')
+    print(f'ok: {what} wrote what flowtrack run --nf lb wrote, and web-4 took {sum(added)} connections')
 
 
 def main():
@@ -69,7 +78,7 @@ def main():
     for name in ('--source', '--build', '--cli', '--cmake', '--cxx'):
         parser.add_argument(name, required=True)
     args = parser.parse_args()
-    config = os.path.join(args.source, 'examples', 'lb.toml')
+    config = os.path.join(args.source, 'tests', 'package', 'web_balancer.toml')
     consumer = os.path.join(args.source, 'examples', 'consumer')
     with tempfile.TemporaryDirectory(prefix='flowtrack-package-') as tmp:
         prefix = os.path.join(tmp, 'prefix')
@@ -80,7 +89,8 @@ def main():
             stdout=subprocess.DEVNULL)
         if keep_client_packets(campus, clients) < 400:
             sys.exit('FAIL: the campus trace has fewer client packets than connections')
-        run([args.cli, 'run', '--nf', 'lb', '--config', config, '--in', clients, '--out', expected], stdout=subprocess.DEVNULL)
+        run([args.cli, 'run', '--nf', 'lb', '--config', config, '--workers', '2', '--in', clients, '--out', expected],
+            stdout=subprocess.DEVNULL)
         with open(clients, 'rb') as a, open(expected, 'rb') as b:
             if a.read() == b.read():
                 sys.exit('FAIL: flowtrack run --nf lb forwarded the trace unchanged: the comparison would prove nothing')
@@ -91,9 +101,8 @@ def main():
         run([args.cmake, '-S', consumer, '-B', build, *generator, f'-DCMAKE_PREFIX_PATH={prefix}',
              f'-DCMAKE_CXX_COMPILER={args.cxx}'], stdout=subprocess.DEVNULL)
         run([args.cmake, '--build', build], stdout=subprocess.DEVNULL)
-        out = os.path.join(tmp, 'cmake.pcap')
-        run([os.path.join(build, 'lb_over_pcap'), config, clients, out])
-        check_same(expected, out, 'the consumer built with CMake')
+        check_consumer(os.path.join(build, 'lb_over_pcap'), clients, expected, os.path.join(tmp, 'cmake.pcap'),
+                       'the consumer built with CMake')
 
         # With pkg-config and the compiler alone.
         pc = glob.glob(os.path.join(prefix, '**', 'pkgconfig', 'flowtrack.pc'), recursive=True)
@@ -103,9 +112,7 @@ def main():
         flags = run(['pkg-config', '--cflags', '--libs', 'flowtrack'], env=env, capture_output=True, text=True).stdout.split()
         program = os.path.join(tmp, 'lb_over_pcap')
         run([args.cxx, '-std=c++20', os.path.join(consumer, 'lb_over_pcap.cpp'), *flags, '-o', program])
-        out = os.path.join(tmp, 'pkg-config.pcap')
-        run([program, config, clients, out])
-        check_same(expected, out, 'the consumer built with pkg-config')
+        check_consumer(program, clients, expected, os.path.join(tmp, 'pkg-config.pcap'), 'the consumer built with pkg-config')
 
 
 if __name__ == '__main__':

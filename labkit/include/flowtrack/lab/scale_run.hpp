@@ -26,11 +26,11 @@
 #include <vector>
 
 #include "flowtrack/runtime/cpu.hpp"
-#include "flowtrack/runtime/discarding_output.hpp"
+#include "flowtrack/lab/discarding_output.hpp"
 #include "flowtrack/runtime/dispatched_replay.hpp"
 #include "flowtrack/runtime/engine.hpp"
-#include "flowtrack/runtime/flow_meter.hpp"
-#include "flowtrack/runtime/paced_replay.hpp"
+#include "flowtrack/lab/flow_meter.hpp"
+#include "flowtrack/lab/paced_replay.hpp"
 #include "flowtrack/runtime/replay_source.hpp"
 #include "flowtrack/runtime/rss_steering.hpp"
 #include "flowtrack/runtime/sharing.hpp"
