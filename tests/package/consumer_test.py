@@ -111,7 +111,8 @@ def main():
         env = dict(os.environ, PKG_CONFIG_PATH=os.path.dirname(pc[0]))
         flags = run(['pkg-config', '--cflags', '--libs', 'flowtrack'], env=env, capture_output=True, text=True).stdout.split()
         program = os.path.join(tmp, 'lb_over_pcap')
-        run([args.cxx, '-std=c++20', os.path.join(consumer, 'lb_over_pcap.cpp'), *flags, '-o', program])
+        # With the warnings a user's build is likely to turn on: the installed headers must pass them.
+        run([args.cxx, '-std=c++20', '-Wall', '-Wextra', '-Werror', os.path.join(consumer, 'lb_over_pcap.cpp'), *flags, '-o', program])
         check_consumer(program, clients, expected, os.path.join(tmp, 'pkg-config.pcap'), 'the consumer built with pkg-config')
 
 
