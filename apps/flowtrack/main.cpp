@@ -16,7 +16,7 @@
 #include "bench_table.hpp"
 #include "compact_bench_runs.hpp"
 #include "ctl_command.hpp"
-#include "flowtrack/sync/strategy_names.hpp"
+#include "flowtrack/lab/strategy_names.hpp"
 #include "flowtrack/version.hpp"
 #include "nf_names.hpp"
 #include "run_command.hpp"

@@ -34,7 +34,7 @@
 #include "flowtrack/runtime/replay_source.hpp"
 #include "flowtrack/runtime/rss_steering.hpp"
 #include "flowtrack/runtime/sharing.hpp"
-#include "flowtrack/sync/placement.hpp"
+#include "flowtrack/lab/placement.hpp"
 #include "flowtrack/table/flow_table.hpp"
 #include "flowtrack/util/time.hpp"
 #include "flowtrack/util/tsc.hpp"

@@ -22,8 +22,8 @@
 #include "flowtrack/lab/registry.hpp"
 #include "flowtrack/sync/lock_free_table.hpp"
 #include "flowtrack/sync/locked_table.hpp"
-#include "flowtrack/sync/placement.hpp"
-#include "flowtrack/sync/strategy_names.hpp"
+#include "flowtrack/lab/placement.hpp"
+#include "flowtrack/lab/strategy_names.hpp"
 
 namespace flowtrack {
 
