@@ -16,6 +16,7 @@
 #include "run_context.hpp"
 #include "user_error.hpp"
 #include "compact_bench_runs.hpp"
+#include "flowtrack/util/statistics.hpp"
 #include "flowtrack/util/tsc.hpp"
 
 namespace flowtrack::cli {

@@ -18,14 +18,15 @@
 #include <map>
 
 #include "bench_nf.hpp"
+#include "flowtrack/io/synthetic.hpp"
+#include "flowtrack/io/trace_multiplier.hpp"
+#include "flowtrack/lab/registry.hpp"
+#include "flowtrack/util/statistics.hpp"
 #include "json_line.hpp"
+#include "nf_launch.hpp"
 #include "run_context.hpp"
 #include "user_error.hpp"
 #include "worker_limit.hpp"
-#include "flowtrack/io/synthetic.hpp"
-#include "flowtrack/io/trace_multiplier.hpp"
-#include "flowtrack/table/registry.hpp"
-#include "nf_launch.hpp"
 
 namespace flowtrack::cli {
 namespace {

@@ -15,7 +15,8 @@
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
-#include "flowtrack/runtime/scale_run.hpp"
+#include "flowtrack/lab/scale_run.hpp"
+#include "flowtrack/util/statistics.hpp"
 #include "scale_grid.hpp"
 
 namespace flowtrack::cli {
@@ -32,7 +33,11 @@ std::vector<std::string> default_tables(const std::string& strategy, bool quick)
     return grid_subset({"cuckoo", "dpdk", "chained", "swiss"});
   }
   if (strategy == "striped") return {"chained"};
+#ifdef FLOWTRACK_WITH_DPDK
   if (strategy == "lockfree") return quick ? std::vector<std::string>{"cuckoo-lf"} : std::vector<std::string>{"cuckoo-lf", "dpdk-lf"};
+#else
+  if (strategy == "lockfree") return {"cuckoo-lf"};
+#endif
   if (strategy == "concurrent") return {"libcuckoo"};
   return {};
 }

@@ -1,5 +1,5 @@
 // Each structure's repetition, measured alike: TSC time of construction, of setup.queries lookups of
-// stored keys drawn uniformly (single, then in bursts of kBurst through the bulk path, which hashes and
+// stored keys drawn uniformly (single, then in bursts of kDefaultBurst through the bulk path, which hashes and
 // prefetches the whole burst before reading; the queries warm in the cache, see time_lookups), and of
 // an update mix (equal thirds: delete, insert, value
 // change; the lookup structure applies every message, so update = control plane + message + data plane).
@@ -24,7 +24,9 @@
 #include "flowtrack/compact/othello_builder.hpp"
 #include "flowtrack/compact/silkroad_table.hpp"
 #include "flowtrack/compact/weighted_codes.hpp"
-#include "flowtrack/io/random.hpp"
+#include "flowtrack/nf/network_function.hpp"
+#include "flowtrack/util/random.hpp"
+#include "flowtrack/util/statistics.hpp"
 #include "flowtrack/util/tsc.hpp"
 
 namespace flowtrack::cli {
@@ -32,7 +34,6 @@ namespace {
 
 using namespace compact;
 
-constexpr std::size_t kBurst = 32;
 constexpr std::size_t kSegment = kCompactQuerySegment;  // queries timed at a stretch
 constexpr std::size_t kPairedRounds = 4;  // rounds of run_concury_against_maglev
 constexpr std::size_t kMaxUpdates = std::size_t{1} << 18;
@@ -109,7 +110,7 @@ double segmented_mqps(std::size_t queries, WarmQueries&& warm_queries, AnswerSeg
 }
 
 // Queries 0 .. queries - 1, timed by segments (segmented_mqps): single(q) answers query q; bulk(q)
-// answers queries q .. q + kBurst - 1.
+// answers queries q .. q + kDefaultBurst - 1.
 template <class WarmQueries, class Single, class Bulk>
 void time_lookups(CompactRep& r, std::size_t queries, WarmQueries&& warm_queries, Single&& single, Bulk&& bulk) {
   std::uint64_t acc = 0;
@@ -117,7 +118,7 @@ void time_lookups(CompactRep& r, std::size_t queries, WarmQueries&& warm_queries
     for (std::size_t q = from; q < from + kSegment; ++q) acc += single(q);
   });
   r.bulk_mqps = segmented_mqps(queries, warm_queries, [&](std::size_t from) {
-    for (std::size_t q = from; q < from + kSegment; q += kBurst) acc += bulk(q);
+    for (std::size_t q = from; q < from + kSegment; q += kDefaultBurst) acc += bulk(q);
   });
   g_sink = acc;
 }
@@ -178,8 +179,8 @@ void measure_value_lookups(CompactRep& r, const Lookup& lookup, const Workload& 
       r, w.query_keys.size(), [&](std::size_t from, std::size_t n) { warm(std::span(w.query_keys).subspan(from, n)); },
       [&](std::size_t q) { return lookup.lookup(w.query_keys[q]); },
       [&](std::size_t q) {
-        std::array<std::uint64_t, kBurst> out;
-        lookup.lookup_bulk(std::span(w.query_keys).subspan(q, kBurst), out);
+        std::array<std::uint64_t, kDefaultBurst> out;
+        lookup.lookup_bulk(std::span(w.query_keys).subspan(q, kDefaultBurst), out);
         return out[0];
       });
   r.wrong_answers = count_wrong(w, [&](std::size_t i) { return lookup.lookup(w.keys[i]); });
@@ -244,8 +245,8 @@ CompactRep run_filtable(const CompactBenchSetup& s, const Workload& w) {
       r, w.query_keys.size(), [&](std::size_t from, std::size_t n) { warm(std::span(w.query_keys).subspan(from, n)); },
       [&](std::size_t q) { return lookup.find(w.query_keys[q]).value_or(0); },
       [&](std::size_t q) {
-        std::array<std::optional<std::uint64_t>, kBurst> out;
-        lookup.find_bulk(std::span(w.query_keys).subspan(q, kBurst), out);
+        std::array<std::optional<std::uint64_t>, kDefaultBurst> out;
+        lookup.find_bulk(std::span(w.query_keys).subspan(q, kDefaultBurst), out);
         return out[0].value_or(0);
       });
   r.wrong_answers = count_wrong(w, [&](std::size_t i) { return lookup.find(w.keys[i]).value_or(~0ull); });
@@ -292,8 +293,8 @@ void measure_lb_lookups(CompactRep& r, const Lb& lb, std::span<const LbQuery> qu
       r, queries.size(), [&](std::size_t from, std::size_t n) { warm(queries.subspan(from, n)); },
       [&](std::size_t q) { return lb.lookup(queries[q].vip, queries[q].key); },
       [&](std::size_t q) {
-        std::array<std::uint16_t, kBurst> out;
-        lb.lookup_bulk(queries.subspan(q, kBurst), out);
+        std::array<std::uint16_t, kDefaultBurst> out;
+        lb.lookup_bulk(queries.subspan(q, kDefaultBurst), out);
         return out[0];
       });
 }
@@ -462,7 +463,7 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
     });
   }
   Random rng(s.seed ^ static_cast<std::uint64_t>(rate));
-  std::array<std::uint16_t, kBurst> out;
+  std::array<std::uint16_t, kDefaultBurst> out;
   std::vector<Report> reports;
   std::vector<Answered> reports_answered;
   std::vector<Handover> images;
@@ -470,11 +471,11 @@ double concury_under_load(ConcuryControl& control, ConcuryLookup& lookup, Popula
   std::size_t q = 0;
   double elapsed = 0;
   for (;;) {
-    lookup.lookup_bulk(queries.subspan(q, kBurst), out);
+    lookup.lookup_bulk(queries.subspan(q, kDefaultBurst), out);
     acc += out[0];
-    looked += kBurst;
-    q = (q + kBurst) % queries.size();  // setup.queries is a multiple of kBurst
-    if (looked % (32 * kBurst) != 0) continue;
+    looked += kDefaultBurst;
+    q = (q + kDefaultBurst) % queries.size();  // setup.queries is a multiple of kDefaultBurst
+    if (looked % (32 * kDefaultBurst) != 0) continue;
     elapsed = seconds();
     // The arrivals due by now, and by the end of the window at the last check: however slow a check
     // (a DIP change's rebuild on the same core), every connection of the window arrives.
@@ -666,8 +667,8 @@ CompactRep run_silkroad(const CompactBenchSetup& s, const Workload& w) {
       [&](std::size_t q) { return dip(w.queries[q] % s.vips, w.query_keys[q]); },
       [&](std::size_t q) {
         std::uint64_t acc = 0;
-        for (std::size_t i = q; i < q + kBurst; ++i) tables[w.queries[i] % s.vips].prefetch(w.query_keys[i]);
-        for (std::size_t i = q; i < q + kBurst; ++i) acc += dip(w.queries[i] % s.vips, w.query_keys[i]);
+        for (std::size_t i = q; i < q + kDefaultBurst; ++i) tables[w.queries[i] % s.vips].prefetch(w.query_keys[i]);
+        for (std::size_t i = q; i < q + kDefaultBurst; ++i) acc += dip(w.queries[i] % s.vips, w.query_keys[i]);
         return acc;
       });
   for (std::size_t i = 0; i < s.keys; ++i) {
@@ -701,9 +702,9 @@ PairedLookups run_concury_against_maglev(const CompactBenchSetup& setup) {
   const std::vector<LbQuery> queries = lb_queries(setup, w);
   std::uint64_t acc = 0;
   auto bulk_from = [&](std::size_t which, std::size_t from, std::size_t to) {
-    for (std::size_t q = from; q < to; q += kBurst) {
-      std::array<std::uint16_t, kBurst> out;
-      const auto burst = std::span(queries).subspan(q, kBurst);
+    for (std::size_t q = from; q < to; q += kDefaultBurst) {
+      std::array<std::uint16_t, kDefaultBurst> out;
+      const auto burst = std::span(queries).subspan(q, kDefaultBurst);
       which == 0 ? concury.lookup_bulk(burst, out) : maglev.lookup_bulk(burst, out);
       acc += out[0];
     }

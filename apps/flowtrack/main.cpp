@@ -19,7 +19,8 @@
 #include "bench_table.hpp"
 #include "compact_bench_runs.hpp"
 #include "ctl_command.hpp"
-#include "flowtrack/sync/strategy_names.hpp"
+#include "flowtrack/lab/strategy_names.hpp"
+#include "flowtrack/version.hpp"
 #include "nf_names.hpp"
 #include "run_command.hpp"
 #include "run_context.hpp"
@@ -294,7 +295,7 @@ int main(int argc, char** argv) {
   flowtrack::cli::remember_command_line(argc, argv);
   CLI::App app{"flowtrack: fast, correct connection tracking for stateful network functions"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "flowtrack 0.1.0");
+  app.set_version_flag("--version", "flowtrack " FLOWTRACK_VERSION);
   flowtrack::cli::add_trace_commands(app);
   flowtrack::cli::add_bench_commands(app);
   flowtrack::cli::add_run_command(app);

@@ -1,5 +1,5 @@
 // The stateful functions' part of the launch grid (nf_launch.hpp): for one function and one tracker
-// aging policy, every connection table of this build's grid (table/registry.hpp) under both sharings.
+// aging policy, every connection table of this build's grid (lab/registry.hpp) under both sharings.
 // Each (function, aging) pair is explicitly instantiated in a translation unit of its own
 // (nf_grid_<function>_<aging>.cpp), so that a build compiles each instantiation once and its jobs share
 // the work.

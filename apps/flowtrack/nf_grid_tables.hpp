@@ -8,7 +8,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "flowtrack/table/registry.hpp"
+#include "flowtrack/lab/registry.hpp"
 #include "user_error.hpp"
 
 namespace flowtrack::cli {

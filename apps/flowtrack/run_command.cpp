@@ -130,7 +130,13 @@ void run_command(const RunCommandOptions& o) {
   if (o.control_plane != "worker" && (o.nf != NfKind::concury || !o.dpdk.empty())) {
     throw UserError("run: --control-plane is Concury's, on a trace (--nf concury --in FILE)");
   }
-  if (!o.dpdk.empty()) return live_command(o);
+  if (!o.dpdk.empty()) {
+#ifdef FLOWTRACK_WITH_DPDK
+    return live_command(o);
+#else
+    throw UserError("run: --dpdk: this flowtrack is built without DPDK (configured with FLOWTRACK_WITH_DPDK=OFF)");
+#endif
+  }
   if (o.in.empty()) throw UserError("run: --in FILE (a trace) or --dpdk \"EAL arguments\" (live ports) is needed");
   check_workers("run", o.workers);
   if (o.burst == 0 || o.burst > kMaxBurst) throw UserError(fmt::format("run: --burst must be in 1..{}", kMaxBurst));

@@ -18,7 +18,7 @@
 #include "flowtrack/sched/lfu_cache.hpp"
 #include "flowtrack/sched/scheduler_factory.hpp"
 #include "flowtrack/sched/simulator.hpp"
-#include "flowtrack/util/tsc.hpp"
+#include "flowtrack/util/statistics.hpp"
 
 namespace flowtrack::cli {
 namespace {

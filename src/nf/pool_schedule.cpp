@@ -57,14 +57,10 @@ std::optional<PoolChangeProblem> check_pool_changes(std::span<const PoolChange> 
   return std::nullopt;
 }
 
-void sort_pool_changes(std::vector<PoolChange>& changes) {
-  std::ranges::stable_sort(changes, {}, &PoolChange::at);
-}
-
 PoolChangeSchedule::PoolChangeSchedule(std::vector<PoolChange> changes, std::span<const ServiceConfig> services,
                                        std::uint32_t maglev_size)
     : changes_(std::move(changes)) {
-  sort_pool_changes(changes_);
+  std::ranges::stable_sort(changes_, {}, &PoolChange::at);  // changes at one time keep their order
   if (const auto problem = check_pool_changes(changes_, services, maglev_size)) {
     throw std::invalid_argument(fmt::format("change {}: {}: {}", problem->index, problem->key, problem->problem));
   }

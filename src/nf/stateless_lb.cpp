@@ -22,7 +22,7 @@ void StatelessLb::index_backends() {
   service_of_backend_.clear();
   for (std::uint32_t s = 0; s < services_.size(); ++s) {
     const ServiceConfig& c = services_[s].config();
-    service_of_vip_.try_emplace(endpoint_key(c.vip, c.port, c.protocol), s);
+    service_of_vip_.add(c);
     for (const Backend& b : services_[s].backends()) {
       // The first service listing a backend endpoint answers for it (a backend shared by two services
       // on one port cannot be told apart without state).
@@ -44,8 +44,7 @@ Verdict StatelessLb::balance(NfPacket& packet) {
   const ParsedPacket& p = packet.parsed;
   if (p.ip_version == 4 && p.has_ports) {
     const FlowKeyV4& key = p.key4;
-    if (const auto it = service_of_vip_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol)); it != service_of_vip_.end()) {
-      const std::uint32_t s = it->second;
+    if (const std::uint32_t s = service_of_vip_.find(key.dst_addr, key.dst_port, key.protocol); s != ServiceIndex::kNone) {
       Service& service = services_[s];
       const std::uint32_t b = select(service, packet.hash);
       if (b == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);

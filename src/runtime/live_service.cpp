@@ -26,7 +26,7 @@
 #include "flowtrack/runtime/scheduled_source.hpp"
 #include "flowtrack/runtime/telemetry_counters.hpp"
 #include "flowtrack/table/cuckoo.hpp"
-#include "flowtrack/table/dpdk_eal_start.hpp"
+#include "flowtrack/io/dpdk_eal_start.hpp"
 
 namespace flowtrack {
 namespace {

@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "flowtrack/conntrack/tcp_state.hpp"
-#include "flowtrack/io/random.hpp"
 #include "flowtrack/nf/maglev.hpp"
 #include "flowtrack/packet/flow_key.hpp"
+#include "flowtrack/util/random.hpp"
 
 namespace flowtrack {
 

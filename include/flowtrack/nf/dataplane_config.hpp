@@ -23,10 +23,10 @@
 #include <string_view>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/nf/config_text.hpp"
 #include "flowtrack/nf/port_role.hpp"
 #include "flowtrack/packet/mac_address.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

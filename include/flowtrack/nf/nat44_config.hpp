@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/conntrack/timeouts.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

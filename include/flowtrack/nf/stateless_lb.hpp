@@ -13,10 +13,11 @@
 #include <span>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
 #include "flowtrack/nf/network_function.hpp"
+#include "flowtrack/nf/service_index.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 
@@ -56,7 +57,7 @@ class StatelessLb {
   StatelessSelection selection_;
   std::vector<Service> services_;
   std::vector<std::vector<std::uint64_t>> sent_;
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_of_vip_;      // endpoint_key(vip, port, proto)
+  ServiceIndex service_of_vip_;
   absl::flat_hash_map<std::uint64_t, std::uint32_t> service_of_backend_;  // endpoint_key(backend, port, proto)
   NfCounters counters_;
 };

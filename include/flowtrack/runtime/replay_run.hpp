@@ -64,7 +64,8 @@ std::vector<WorkerReport> replay(const PacketStore& trace, const PacketPartition
   Engine engine({.workers = workers,
                  .burst = options.burst,
                  .pin = PinPolicy::from_core(dispatched ? 1 : 0),
-                 .clock_stages = options.clock_stages});
+                 .clock_stages = options.clock_stages,
+                 .on_worker_start = {}});
   std::vector<WorkerReport> reports(workers);
   std::optional<DispatchedReplay> dispatch;
   if (dispatched) dispatch.emplace(trace, arrival_order(partition), partition.tags, workers, options.dispatch);

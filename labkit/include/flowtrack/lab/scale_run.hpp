@@ -25,18 +25,18 @@
 #include <optional>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/runtime/cpu.hpp"
-#include "flowtrack/runtime/discarding_output.hpp"
+#include "flowtrack/lab/discarding_output.hpp"
 #include "flowtrack/runtime/dispatched_replay.hpp"
 #include "flowtrack/runtime/engine.hpp"
-#include "flowtrack/runtime/flow_meter.hpp"
-#include "flowtrack/runtime/paced_replay.hpp"
+#include "flowtrack/lab/flow_meter.hpp"
+#include "flowtrack/lab/paced_replay.hpp"
 #include "flowtrack/runtime/replay_source.hpp"
 #include "flowtrack/runtime/rss_steering.hpp"
 #include "flowtrack/runtime/sharing.hpp"
-#include "flowtrack/sync/placement.hpp"
+#include "flowtrack/lab/placement.hpp"
 #include "flowtrack/table/flow_table.hpp"
+#include "flowtrack/util/time.hpp"
 #include "flowtrack/util/tsc.hpp"
 
 namespace flowtrack {

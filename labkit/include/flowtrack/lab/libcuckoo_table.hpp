@@ -18,10 +18,10 @@
 #include <string_view>
 #include <vector>
 
-#include "flowtrack/table/counting_allocator.hpp"
+#include "flowtrack/lab/counting_allocator.hpp"
+#include "flowtrack/lab/id_key_store.hpp"
+#include "flowtrack/lab/map_adapter.hpp"
 #include "flowtrack/table/flow_table.hpp"
-#include "flowtrack/table/id_key_store.hpp"
-#include "flowtrack/table/map_adapter.hpp"
 
 namespace flowtrack {
 

@@ -55,8 +55,8 @@
 #include <span>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/compact/concury_control.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "flowtrack/hash/crc32c.hpp"
-#include "flowtrack/table/dpdk_eal.hpp"
+#include "flowtrack/io/dpdk_eal.hpp"
 #include "flowtrack/table/flow_table.hpp"
 
 namespace flowtrack {

@@ -1,4 +1,4 @@
-#include "flowtrack/table/registry.hpp"
+#include "flowtrack/lab/registry.hpp"
 
 #include <fmt/format.h>
 

@@ -4,9 +4,11 @@
 // The CLI's table-generic code is instantiated for the tables of this build's grid only
 // (CMakeLists.txt, FLOWTRACK_GRID): every registered table, or the representative subset named in
 // FLOWTRACK_GRID_TABLES. with_table() and table_names() see the grid; registered_table_names() sees
-// every table, so that a table left out of the grid gets its own error message, not "unknown".
+// every table, so that a table left out of the grid gets its own error message, not "unknown". A build
+// without DPDK (FLOWTRACK_WITH_DPDK off) registers no rte_hash table.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,13 +16,15 @@
 #include <type_traits>
 #include <vector>
 
+#include "flowtrack/lab/libcuckoo_table.hpp"
+#include "flowtrack/lab/map_adapter.hpp"
 #include "flowtrack/table/chained.hpp"
 #include "flowtrack/table/cuckoo.hpp"
 #include "flowtrack/table/cuckoo_pp.hpp"
-#include "flowtrack/table/dpdk_table.hpp"
-#include "flowtrack/table/libcuckoo_table.hpp"
-#include "flowtrack/table/map_adapter.hpp"
 #include "flowtrack/table/robin_hood.hpp"
+#ifdef FLOWTRACK_WITH_DPDK
+#include "flowtrack/lab/dpdk_table.hpp"
+#endif
 
 namespace flowtrack {
 
@@ -29,8 +33,11 @@ using RegisteredTables =
     std::tuple<ChainedTable<Key>, StdMapTable<Key>, SwissTable<Key>, HopscotchTable<Key>, CuckooTable<Key>,
                CuckooTable<Key, CuckooPrefetch::both_buckets>,
                CuckooTable<Key, CuckooPrefetch::secondary_on_demand, CuckooReaders::optimistic>, CuckooPPTable<Key>,
-               RobinHoodTable<Key>, DpdkTable<Key>,
-               DpdkTable<Key, DpdkMode::rwlock>, DpdkTable<Key, DpdkMode::lock_free>, LibcuckooTable<Key>>;
+               RobinHoodTable<Key>,
+#ifdef FLOWTRACK_WITH_DPDK
+               DpdkTable<Key>, DpdkTable<Key, DpdkMode::rwlock>, DpdkTable<Key, DpdkMode::lock_free>,
+#endif
+               LibcuckooTable<Key>>;
 
 #ifdef FLOWTRACK_GRID_TABLES
 inline constexpr std::string_view kGridTables = FLOWTRACK_GRID_TABLES;  // comma-separated names
@@ -79,9 +86,11 @@ inline std::vector<std::string> table_names() {
   }(std::type_identity<RegisteredTables<FlowKeyV4>>{});
 }
 
-// The names of `names` that this build's grid has, in their order.
+// The names of `names` that this build's grid has, in their order (a table of a library this build is
+// without, DPDK's, is in no grid).
 inline std::vector<std::string> grid_subset(std::vector<std::string> names) {
-  std::erase_if(names, [](const std::string& name) { return !in_grid(name); });
+  const std::vector<std::string> grid = table_names();
+  std::erase_if(names, [&](const std::string& name) { return std::ranges::find(grid, name) == grid.end(); });
   return names;
 }
 

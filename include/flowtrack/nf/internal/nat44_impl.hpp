@@ -10,7 +10,7 @@ template <FlowTable Table, AgingPolicy Aging>
 Nat44<Table, Aging>::Nat44(const NatConfig& config, unsigned core, unsigned cores, Nanos start)
     : config_(config),
       inside_mask_(config.inside_prefix_length == 0 ? 0 : ~std::uint32_t{0} << (32 - config.inside_prefix_length)),
-      sessions_(config.max_sessions, config.timeouts, {.tick = 100 * kNanosPerMilli, .levels = 4, .start = start}),
+      sessions_(config.max_sessions, config.timeouts, connection_wheel(start)),
       mappings_(config.max_mappings),
       mapping_ids_(config.max_mappings),
       fragments_(config.fragment_datagrams, config.fragment_timeout),

@@ -24,8 +24,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
-#include "flowtrack/io/random.hpp"
+#include "flowtrack/util/random.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

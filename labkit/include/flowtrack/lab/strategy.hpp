@@ -13,17 +13,17 @@
 //
 // A lock around a table that brings its own concurrency (cuckoo-lf, the dpdk modes, libcuckoo) would
 // pay twice for one guarantee, so the locks wrap single-thread tables only. The tables are those of
-// this build's grid (table/registry.hpp); striped, lockfree and concurrent name their tables themselves.
+// this build's grid (lab/registry.hpp); striped, lockfree and concurrent name their tables themselves.
 #pragma once
 
 #include <string_view>
 #include <type_traits>
 
+#include "flowtrack/lab/registry.hpp"
 #include "flowtrack/sync/lock_free_table.hpp"
 #include "flowtrack/sync/locked_table.hpp"
-#include "flowtrack/sync/placement.hpp"
-#include "flowtrack/sync/strategy_names.hpp"
-#include "flowtrack/table/registry.hpp"
+#include "flowtrack/lab/placement.hpp"
+#include "flowtrack/lab/strategy_names.hpp"
 
 namespace flowtrack {
 
@@ -62,10 +62,12 @@ bool with_strategy(std::string_view table, Fn&& fn) {
       fn(std::type_identity<LockFreeTable<CuckooTable<Key, CuckooPrefetch::secondary_on_demand, CuckooReaders::optimistic>>>{}, shared);
       return true;
     }
+#ifdef FLOWTRACK_WITH_DPDK
     if (table == "dpdk" || table == "dpdk-lf") {
       fn(std::type_identity<LockFreeTable<DpdkTable<Key, DpdkMode::lock_free>>>{}, shared);
       return true;
     }
+#endif
     return false;
   } else {
     static_assert(S == Strategy::concurrent);

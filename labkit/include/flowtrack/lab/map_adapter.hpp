@@ -20,9 +20,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "flowtrack/table/counting_allocator.hpp"
+#include "flowtrack/lab/counting_allocator.hpp"
+#include "flowtrack/lab/id_key_store.hpp"
 #include "flowtrack/table/flow_table.hpp"
-#include "flowtrack/table/id_key_store.hpp"
 
 namespace flowtrack {
 

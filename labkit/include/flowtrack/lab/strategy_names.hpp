@@ -1,4 +1,4 @@
-// The scaling strategies' names (their meaning: strategy.hpp), apart from the table types so that the
+// The scaling strategies' names (their meaning: lab/strategy.hpp), apart from the table types so that the
 // command line can list them without compiling any table.
 #pragma once
 

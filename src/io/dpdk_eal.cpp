@@ -1,5 +1,5 @@
-#include "flowtrack/table/dpdk_eal.hpp"
-#include "flowtrack/table/dpdk_eal_start.hpp"
+#include "flowtrack/io/dpdk_eal.hpp"
+#include "flowtrack/io/dpdk_eal_start.hpp"
 
 #include <pthread.h>
 #include <rte_eal.h>

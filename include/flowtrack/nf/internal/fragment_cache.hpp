@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/packet/parser.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

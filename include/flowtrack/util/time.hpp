@@ -1,4 +1,4 @@
-// Time for aging: nanoseconds in a uint64 (Nanos), from one of two clocks with the same shape.
+// Time in the data plane: nanoseconds in a uint64 (Nanos), from one of two clocks with the same shape.
 //
 // TscClock is the data-plane clock: the runtime reads it once per burst and passes that `now` to every
 // aging call of the burst, so a packet never pays for a clock read. It converts TSC cycles to
@@ -6,12 +6,11 @@
 // 32 fractional bits), calibrated once by util/tsc.hpp. FakeClock is the test clock: it moves only when
 // told, so aging tests run in milliseconds and are exactly reproducible.
 //
-// Every policy relies on `now` never decreasing between calls and staying below kMaxTime (146 years
-// after the clock's epoch), which is what lets a deadline be computed as now + timeout without
-// checking for overflow (timeouts are clamped to kMaxTimeout).
+// Every aging policy (aging/aging_policy.hpp) relies on `now` never decreasing between calls and staying
+// below kMaxTime (146 years after the clock's epoch), which is what lets a deadline be computed as
+// now + timeout without checking for overflow (timeouts are clamped to kMaxTimeout).
 #pragma once
 
-#include <concepts>
 #include <cstdint>
 
 #include "flowtrack/util/tsc.hpp"
@@ -29,11 +28,6 @@ inline constexpr Nanos kMaxTime = Nanos{1} << 62;
 inline constexpr Nanos kMaxTimeout = Nanos{1} << 62;
 // A deadline no `now` reaches: what a flow without a pending expiry carries.
 inline constexpr Nanos kNever = ~Nanos{0};
-
-template <class C>
-concept AgingClock = requires(C& clock) {
-  { clock.now() } -> std::same_as<Nanos>;
-};
 
 class TscClock {
  public:

@@ -1,6 +1,6 @@
 // Starting DPDK's EAL with the operator's arguments, for a live data plane (`flowtrack run --dpdk`),
 // before anything calls ensure_dpdk_eal (dpdk_eal.hpp, which then finds it started). Declared apart
-// from dpdk_eal.hpp, which every user of the table registry includes, and defined beside it
+// from dpdk_eal.hpp, which every user of DPDK's tables includes (lab/dpdk_table.hpp), and defined beside it
 // (dpdk_eal.cpp: one EAL per process).
 #pragma once
 

@@ -1,5 +1,5 @@
 // Sources for runs that measure a table under load rather than replay a trace's timeline (`bench
-// scale`, runtime/scale_run.hpp):
+// scale`, lab/scale_run.hpp):
 //  - PassReplay: a worker's replay arena `passes` times over, as its NIC queue would deliver it (flows
 //    recur; with aging on, idle ones expire in between and come back as new flows);
 //  - Restamped: any source's packets stamped with the run's own clock (aging follows wall time, not the
@@ -10,7 +10,7 @@
 
 #include <span>
 
-#include "flowtrack/aging/clock.hpp"
+#include "flowtrack/util/time.hpp"
 #include "flowtrack/runtime/replay_source.hpp"
 #include "flowtrack/util/tsc.hpp"
 

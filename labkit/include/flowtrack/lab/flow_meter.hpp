@@ -1,6 +1,6 @@
 // The bare-table benchmark's network function (`bench scale`): it tracks every IPv4 flow in a flow
 // table and counts its packets and bytes, nothing else, so that what a scaling strategy costs shows
-// undiluted. It runs in the one burst loop (burst_loop.hpp) like every function: per burst, one bulk
+// undiluted. It runs in the one burst loop (runtime/burst_loop.hpp) like every function: per burst, one bulk
 // lookup (lookup), then the misses' inserts and the per-flow accounting (state); every packet passes.
 //
 // The meter sees its table through the FlowTable concept only, so the same code runs on a table of

@@ -10,9 +10,9 @@
 #include <cstddef>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/table/flow_table.hpp"
 #include "flowtrack/table/huge_page_allocator.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

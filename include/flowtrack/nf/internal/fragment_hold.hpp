@@ -12,9 +12,9 @@
 #include <span>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
-#include "flowtrack/nf/fragment_cache.hpp"
+#include "flowtrack/nf/internal/fragment_cache.hpp"
 #include "flowtrack/nf/nf_packet.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 
