@@ -214,11 +214,7 @@ void run_nf_bench(NfBenchOptions o) {
     for (const std::size_t burst : o.bursts) rows.push_back({choice, burst});
   }
   const auto run = [&](const NfChoice& choice, const ReplayOptions& options) {
-    try {
-      return run_nf(choice, configs, trace, partitions.at(choice.workers), options);
-    } catch (const UserError& e) {
-      throw UserError(fmt::format("bench nf: {}", e.what()));
-    }
+    return run_nf(choice, configs, trace, partitions.at(choice.workers), options);
   };
   // Repetition r of every row runs before repetition r + 1 of any, so that the rows a ratio compares (a
   // function and the forwarder, bursts and bursts of one) ran minutes apart at most, not a whole row's

@@ -79,20 +79,10 @@ ScaleReport run_strategy(Strategy s, std::string_view table, const PacketStore& 
 }
 
 PacketStore load_trace(const ScaleBenchOptions& o) {
-  if (!o.pcap.empty()) {
-    try {
-      return PacketStore::load_pcap(o.pcap);
-    } catch (const PcapError& e) {
-      throw UserError(e.what());
-    }
-  }
+  if (!o.pcap.empty()) return PacketStore::load_pcap(o.pcap);
   CampusProfile profile;
   profile.flows = o.flows;
-  try {
-    return multiply_trace(generate_campus(profile), {.windows = o.windows});
-  } catch (const std::invalid_argument& e) {
-    throw UserError(fmt::format("bench scale: {}", e.what()));
-  }
+  return multiply_trace(generate_campus(profile), {.windows = o.windows});
 }
 
 void print_row(const Row& r, bool json) {

@@ -127,32 +127,23 @@ void live_command(const RunCommandOptions& o) {
   if (o.check) throw UserError("run: --check checks a replay; live, the scenarios check from the outside");
   if (o.config.empty()) throw UserError("run: --dpdk needs --config FILE with a [dataplane] table");
   LiveServiceOptions options{.nf = o.nf, .workers = o.workers, .burst = o.burst, .eal_arguments = split_words(o.dpdk)};
-  Footprint footprint;
-  try {
-    const ConfigText text = read_config_file(o.config);
-    options.plane = load_dataplane_config(text, nf_kind_name(o.nf));
-    NfConfigs configs = load_nf_configs(o.nf, text);
-    footprint = nf_footprint(o.nf, configs, o.workers);
-    check_footprint(footprint, o.config);
-    options.slb = std::move(configs.slb);
-    options.lb = std::move(configs.lb);
-    options.nat = std::move(configs.nat);
-  } catch (const ConfigError& e) {
-    throw UserError(e.what());
-  }
+  const ConfigText text = read_config_file(o.config);
+  options.plane = load_dataplane_config(text, nf_kind_name(o.nf));
+  NfConfigs configs = load_nf_configs(o.nf, text);
+  Footprint footprint = nf_footprint(o.nf, configs, o.workers);
+  check_footprint(footprint, o.config);
+  options.slb = std::move(configs.slb);
+  options.lb = std::move(configs.lb);
+  options.nat = std::move(configs.nat);
   // From here a stop signal ends the run wherever it is: the set-up (the EAL's start, the ports', the
   // tables') stops at its next step, a running one at its workers' next tick.
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
   PrintingObserver observer(o.nf, std::move(footprint), o.json ? stderr : stdout);
-  LiveReport report;
-  try {
-    report = run_live_service(options, stop_requested, observer);
-  } catch (const std::runtime_error& e) {
-    throw UserError(fmt::format("run: {}", e.what()));
-  }
+  const LiveReport report = run_live_service(options, stop_requested, observer);
   print_report(report, o.json);
-  if (report.mbufs_missing != 0) throw std::runtime_error(fmt::format("{} mbufs did not come back to their pool", report.mbufs_missing));
+  // Not the user's to fix: exit status 1 (main.cpp).
+  if (report.mbufs_missing != 0) throw std::logic_error(fmt::format("{} mbufs did not come back to their pool", report.mbufs_missing));
 }
 
 }  // namespace flowtrack::cli

@@ -9,7 +9,7 @@
 
 namespace flowtrack::cli {
 
-// `shared`: one instance under a lock, else one per worker. Throw UserError for a table outside the
+// `shared`: one instance under a lock, else one per worker. Throw std::invalid_argument for a table outside the
 // grid or one that brings its own concurrency.
 template <class Aging>
 NfRun run_stateful_lb(const NfChoice& choice, bool shared, const NfConfigs& configs, const PacketStore& trace,

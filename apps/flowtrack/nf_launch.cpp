@@ -2,6 +2,7 @@
 // span the table grid, come from nf_grid_*.cpp.
 #include "nf_launch.hpp"
 
+#include <stdexcept>
 #include <fmt/core.h>
 
 #include "flowtrack/aging/heap_aging.hpp"
@@ -12,7 +13,6 @@
 #include "flowtrack/runtime/sharing.hpp"
 #include "nf_grid.hpp"
 #include "flowtrack/util/available_memory.hpp"
-#include "user_error.hpp"
 
 namespace flowtrack::cli {
 namespace {
@@ -20,9 +20,9 @@ namespace {
 // Whether one instance is shared under a lock (spinlock) rather than one per worker (sharded).
 bool one_instance(const NfChoice& c) {
   if (c.scaling == "sharded") return false;
-  if (c.scaling != "spinlock") throw UserError(fmt::format("unknown scaling '{}' (sharded, spinlock)", c.scaling));
+  if (c.scaling != "spinlock") throw std::invalid_argument(fmt::format("unknown scaling '{}' (sharded, spinlock)", c.scaling));
   if (c.nf != NfKind::lb && c.nf != NfKind::nat) {
-    throw UserError(fmt::format("--scaling spinlock: {} {}; it runs sharded", nf_kind_name(c.nf),
+    throw std::invalid_argument(fmt::format("--scaling spinlock: {} {}; it runs sharded", nf_kind_name(c.nf),
                                 c.nf == NfKind::concury ? "has no connection table to share" : "keeps no state to share"));
   }
   return true;
@@ -87,9 +87,9 @@ NfRun run_nf(const NfChoice& c, const NfConfigs& configs, const PacketStore& tra
              const ReplayOptions& options) {
   const bool shared = one_instance(c);
   if (options.check && !keeps_connections_on_backends(c.nf)) {
-    throw UserError(fmt::format("--check checks a load balancer's backends: {} has none", nf_kind_name(c.nf)));
+    throw std::invalid_argument(fmt::format("--check checks a load balancer's backends: {} has none", nf_kind_name(c.nf)));
   }
-  if (options.check && shared) throw UserError("--check follows one instance per worker: use --scaling sharded");
+  if (options.check && shared) throw std::invalid_argument("--check follows one instance per worker: use --scaling sharded");
   switch (c.nf) {
     case NfKind::fwd:
       return replay_stateless(
@@ -104,9 +104,9 @@ NfRun run_nf(const NfChoice& c, const NfConfigs& configs, const PacketStore& tra
     case NfKind::nat:
       if (c.aging == TimerWheel::kName) return run_stateful<TimerWheel>(c, shared, configs, trace, partition, options);
       if (c.aging == HeapAging::kName) return run_stateful<HeapAging>(c, shared, configs, trace, partition, options);
-      throw UserError(fmt::format("unknown aging '{}' (wheel, heap)", c.aging));
+      throw std::invalid_argument(fmt::format("unknown aging '{}' (wheel, heap)", c.aging));
   }
-  throw UserError("unknown function");
+  throw std::invalid_argument("unknown function");
 }
 
 std::map<std::string, std::uint64_t> NfRun::drops_by_reason() const {

@@ -105,11 +105,7 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
 
 DispatchOptions dispatch_options(const RunCommandOptions& o) {
   DispatchOptions d;
-  try {
-    d.policy = dispatch_policy(o.dispatch);
-  } catch (const std::invalid_argument& e) {
-    throw UserError(fmt::format("run: {}", e.what()));
-  }
+  d.policy = dispatch_policy(o.dispatch);
   if (d.policy == DispatchPolicy::laps && (o.nf == NfKind::lb || o.nf == NfKind::nat) && o.scaling == "sharded") {
     throw UserError(fmt::format("run: --dispatch laps moves connections between workers, and a sharded {} would leave their "
                                 "state behind: use --scaling spinlock (one shared instance)",
@@ -145,21 +141,12 @@ void run_command(const RunCommandOptions& o) {
   // shared (spinlock).
   NfConfigs configs;
   Footprint footprint;
-  try {
-    if (!o.config.empty()) {
-      configs = load_nf_configs(o.nf, read_config_file(o.config));
-      footprint = nf_footprint(o.nf, configs, o.scaling == "spinlock" ? 1 : o.workers);
-      check_footprint(footprint, o.config);
-    }
-  } catch (const ConfigError& e) {
-    throw UserError(e.what());
+  if (!o.config.empty()) {
+    configs = load_nf_configs(o.nf, read_config_file(o.config));
+    footprint = nf_footprint(o.nf, configs, o.scaling == "spinlock" ? 1 : o.workers);
+    check_footprint(footprint, o.config);
   }
-  PacketStore trace;
-  try {
-    trace = PacketStore::load_pcap(o.in);
-  } catch (const PcapError& e) {
-    throw UserError(e.what());
-  }
+  const PacketStore trace = PacketStore::load_pcap(o.in);
   ReplayOptions options{.burst = o.burst, .keep_output = !o.out.empty(), .dispatch = dispatch_options(o)};
   PacketPartition partition = partition_by_rss(trace, RssSteering(o.workers));
   if (options.dispatch.policy != DispatchPolicy::partition) partition.tags = tag_packets(trace, RssSteering(o.workers));
@@ -167,26 +154,17 @@ void run_command(const RunCommandOptions& o) {
   for (const std::size_t f : partition.ipv4_flows) flows += f;
 
   announce_slow_build(o.nf, footprint);
-  NfRun run;
-  try {
-    if (keeps_connections_on_backends(o.nf)) {
-      options.changes = PoolChangeSchedule(configs.lb.changes, configs.lb.services, configs.lb.maglev_size);
-      if (o.check) options.check = configs.lb.timeouts.tcp_timeout(TcpState::syn_sent);
-    }
-    if (o.check && !keeps_connections_on_backends(o.nf)) throw UserError(fmt::format("--check checks a load balancer's backends: {} has none", nf_kind_name(o.nf)));
-    run = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers, o.control_plane}, configs, trace, partition, options);
-  } catch (const ConfigError& e) {
-    throw UserError(e.what());
-  } catch (const UserError& e) {
-    throw UserError(fmt::format("run: {}", e.what()));
+  if (keeps_connections_on_backends(o.nf)) {
+    options.changes = PoolChangeSchedule(configs.lb.changes, configs.lb.services, configs.lb.maglev_size);
+    if (o.check) options.check = configs.lb.timeouts.tcp_timeout(TcpState::syn_sent);
   }
+  if (o.check && !keeps_connections_on_backends(o.nf)) {
+    throw UserError(fmt::format("run: --check checks a load balancer's backends: {} has none", nf_kind_name(o.nf)));
+  }
+  const NfRun run = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers, o.control_plane}, configs, trace, partition, options);
   if (!o.out.empty()) {
     const PacketStore merged = merge_in_time_order(run.workers, trace.link_type());
-    try {
-      merged.save_pcap(o.out, o.out_format == "pcapng" ? CaptureFormat::pcapng : CaptureFormat::pcap);
-    } catch (const PcapError& e) {
-      throw UserError(e.what());
-    }
+    merged.save_pcap(o.out, o.out_format == "pcapng" ? CaptureFormat::pcapng : CaptureFormat::pcap);
   }
   report(o, run, flows);
 }

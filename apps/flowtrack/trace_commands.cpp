@@ -68,25 +68,21 @@ void check_memory(const TraceGenOptions& o) {
 }
 
 PacketStore generate(const TraceGenOptions& o) {
-  try {
-    if (o.profile == "campus") {
-      CampusProfile profile;
-      profile.flows = o.flows;
-      profile.seed = o.seed;
-      profile.snaplen = o.snaplen;
-      if (o.duration_s > 0) profile.new_flows_per_second = o.flows / o.duration_s;
-      return generate_campus(profile);
-    }
-    UniformProfile base;
-    base.flows = o.flows;
-    base.seed = o.seed;
-    base.packets = o.packets != 0 ? o.packets : std::uint64_t{o.flows} * 10;
-    base.packets_per_second = o.duration_s > 0 ? static_cast<double>(base.packets) / o.duration_s : o.pps;
-    if (o.profile == "uniform") return generate_uniform(base);
-    return generate_zipf({base, o.zipf_exponent});
-  } catch (const std::invalid_argument& e) {
-    throw UserError(fmt::format("trace gen: {}", e.what()));
+  if (o.profile == "campus") {
+    CampusProfile profile;
+    profile.flows = o.flows;
+    profile.seed = o.seed;
+    profile.snaplen = o.snaplen;
+    if (o.duration_s > 0) profile.new_flows_per_second = o.flows / o.duration_s;
+    return generate_campus(profile);
   }
+  UniformProfile base;
+  base.flows = o.flows;
+  base.seed = o.seed;
+  base.packets = o.packets != 0 ? o.packets : std::uint64_t{o.flows} * 10;
+  base.packets_per_second = o.duration_s > 0 ? static_cast<double>(base.packets) / o.duration_s : o.pps;
+  if (o.profile == "uniform") return generate_uniform(base);
+  return generate_zipf({base, o.zipf_exponent});
 }
 
 }  // namespace
@@ -95,18 +91,8 @@ void run_trace_gen(const TraceGenOptions& o) {
   check_ranges(o);
   check_memory(o);
   PacketStore trace = generate(o);
-  if (o.windows > 1) {
-    try {
-      trace = multiply_trace(trace, {.windows = o.windows});
-    } catch (const std::invalid_argument& e) {
-      throw UserError(fmt::format("trace gen: {}", e.what()));
-    }
-  }
-  try {
-    trace.save_pcap(o.output, o.format == "pcapng" ? CaptureFormat::pcapng : CaptureFormat::pcap);
-  } catch (const PcapError& e) {
-    throw UserError(e.what());
-  }
+  if (o.windows > 1) trace = multiply_trace(trace, {.windows = o.windows});
+  trace.save_pcap(o.output, o.format == "pcapng" ? CaptureFormat::pcapng : CaptureFormat::pcap);
   fmt::print("wrote {} packets ({} profile, {} flows x {} windows, {:.3f} s) to {}\n", trace.size(), o.profile,
              o.flows, o.windows, static_cast<double>(trace.duration_ns()) / 1e9, o.output);
 }
@@ -166,12 +152,7 @@ void print_text(const std::string& path, const TraceStats& s) {
 }  // namespace
 
 void run_trace_stats(const TraceStatsOptions& o) {
-  PacketStore trace;
-  try {
-    trace = PacketStore::load_pcap(o.path);
-  } catch (const PcapError& e) {
-    throw UserError(e.what());
-  }
+  const PacketStore trace = PacketStore::load_pcap(o.path);
   const TraceStats stats = compute_trace_stats(trace, o.top);
   if (o.json) {
     to_json(stats).print_line();

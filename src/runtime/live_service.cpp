@@ -108,23 +108,6 @@ LiveCounters state_of(const Nf& nf, std::string_view name, const DpdkPorts& port
   return s;
 }
 
-// The copy of its counters a worker leaves for the control plane.
-class PublishedCounters {
- public:
-  void store(LiveCounters counters) {
-    const std::lock_guard guard(lock_);
-    counters_ = std::move(counters);
-  }
-  LiveCounters load() const {
-    const std::lock_guard guard(lock_);
-    return counters_;
-  }
-
- private:
-  mutable std::mutex lock_;
-  LiveCounters counters_;
-};
-
 // What a pool change must pass before it is posted: the configured pool with every change made so far.
 class PoolChangeRules {
  public:
@@ -157,9 +140,10 @@ class PoolChangeRules {
 // The control plane's work, on its own thread, until the run stops.
 class ControlPlane {
  public:
-  ControlPlane(Engine& engine, std::vector<PublishedCounters>& published, ControlSocket* socket,
+  ControlPlane(std::string nf_name, Engine& engine, std::vector<CounterBoard>& published, ControlSocket* socket,
                std::optional<PoolChangeRules> rules, const DataplaneConfig& plane, LiveObserver& observer)
-      : engine_(engine), published_(published), socket_(socket), rules_(std::move(rules)), plane_(plane), observer_(observer) {}
+      : nf_name_(std::move(nf_name)), engine_(engine), published_(published), socket_(socket), rules_(std::move(rules)),
+        plane_(plane), observer_(observer) {}
 
   void run(const std::atomic<bool>& stop) {
     const Nanos start = DpdkPorts::now();
@@ -209,7 +193,8 @@ class ControlPlane {
   void publish() {
     post_to_all(PublishRequest{}, kPublishWait);
     LiveCounters sum;
-    for (const PublishedCounters& p : published_) sum += p.load();
+    sum.nf = nf_name_;
+    for (const CounterBoard& p : published_) sum += p.read();
     live_counter_board().publish(sum);
   }
 
@@ -221,15 +206,16 @@ class ControlPlane {
       publish();
       return live_counters_json(live_counter_board().read());
     }
-    if (!rules_) return fmt::format("error: nf {} has no backend pool to change (slb, lb and concury have)", live_counter_board().read().nf);
+    if (!rules_) return fmt::format("error: nf {} has no backend pool to change (slb, lb and concury have)", nf_name_);
     if (const auto problem = rules_->admit(request.change)) return "error: " + *problem;
     const std::vector<unsigned> late = post_to_all(request.change, kChangeWait);
     if (late.empty()) return "ok";
     return fmt::format("ok (worker(s) {} take it when they next poll)", fmt::join(late, ", "));
   }
 
+  std::string nf_name_;
   Engine& engine_;
-  std::vector<PublishedCounters>& published_;
+  std::vector<CounterBoard>& published_;
   ControlSocket* socket_;
   std::optional<PoolChangeRules> rules_;
   const DataplaneConfig& plane_;
@@ -255,7 +241,7 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
                  .burst = o.burst,
                  .pin = PinPolicy::on_cpus(eal_lcore_cpus()),
                  .on_worker_start = [](unsigned) { register_with_eal(); }});
-  std::vector<PublishedCounters> published(o.workers);
+  std::vector<CounterBoard> published(o.workers);
   const auto worker = [&](unsigned w, StartGate& gate) {
     if (stop.load(std::memory_order_relaxed)) {  // stopped during the start: no instance built, none served
       gate.leave();
@@ -266,16 +252,16 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
     DpdkPorts ports(setup.group, w, setup.addresses.owned, setup.addresses.next_hops);
     ports.watch(engine.mailbox(w).pending());
     ScheduledSource source(ports, setup.schedule, engine.mailbox(w));
-    published[w].store(state_of(*nf, name, ports, engine.counters(w)));
+    published[w].publish(state_of(*nf, name, ports, engine.counters(w)));
     gate.pass();
     if (!stop.load(std::memory_order_relaxed)) {
-      engine.serve(w, *nf, source, ports, [&](const WorkerCounters& counters) { published[w].store(state_of(*nf, name, ports, counters)); });
+      engine.serve(w, *nf, source, ports, [&](const WorkerCounters& counters) { published[w].publish(state_of(*nf, name, ports, counters)); });
     }
     ports.close();
-    published[w].store(state_of(*nf, name, ports, engine.counters(w)));
+    published[w].publish(state_of(*nf, name, ports, engine.counters(w)));
     unregister_from_eal();
   };
-  ControlPlane control(engine, published, setup.socket, std::move(setup.rules), o.plane, observer);
+  ControlPlane control(name, engine, published, setup.socket, std::move(setup.rules), o.plane, observer);
   bool stopped_during_start = false;
   const std::function<void(StartGate&)> beside[] = {[&](StartGate& gate) {
     unpin_current_thread();  // the thread that started the EAL is pinned to its main lcore; this one sleeps in poll()
@@ -289,7 +275,7 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
   report.seconds = static_cast<double>(DpdkPorts::now() - start) / 1e9;
   report.workers = o.workers;
   report.stopped_during_start = stopped_during_start;
-  for (const PublishedCounters& p : published) report.counters += p.load();
+  for (const CounterBoard& p : published) report.counters += p.read();
   report.counters.nf = name;
   live_counter_board().publish(report.counters);
   report.mbufs_missing = setup.group.close();

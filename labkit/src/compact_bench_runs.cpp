@@ -4,7 +4,7 @@
 // an update mix (equal thirds: delete, insert, value
 // change; the lookup structure applies every message, so update = control plane + message + data plane).
 // Wrong answers are counted on every stored key outside the timed loops.
-#include "compact_bench_runs.hpp"
+#include "flowtrack/lab/compact_bench_runs.hpp"
 
 #include <algorithm>
 #include <array>
@@ -29,7 +29,7 @@
 #include "flowtrack/util/statistics.hpp"
 #include "flowtrack/util/tsc.hpp"
 
-namespace flowtrack::cli {
+namespace flowtrack {
 namespace {
 
 using namespace compact;
@@ -197,7 +197,7 @@ CompactRep run_othello(const CompactBenchSetup& s, const Workload& w) {
   measure_value_lookups(r, lookup, w);
   const std::size_t rebuilds = builder.rebuilds();
   r.update_mops = time_updates(builder, lookup, w, (1ull << s.value_bits) - 1);
-  r.extra.set("rebuilds_during_updates", builder.rebuilds() - rebuilds);
+  r.extra["rebuilds_during_updates"] = builder.rebuilds() - rebuilds;
   return r;
 }
 
@@ -215,12 +215,11 @@ CompactRep run_ludo(const CompactBenchSetup& s, const Workload& w) {
   // The thesis's formula with this table's load and overflow rate: locator (sized for every slot, as in
   // the reference), seeds, 37-bit overflow entries, values.
   const double slots = buckets * kLudoSlots;
-  r.extra.set("overflow_rate", overflow_rate);
-  r.extra.set("load", builder.load());
-  r.extra.set("fallback_keys", builder.fallback_size());
-  r.extra.set("formula_measured_overflow",
-      (2.33 * slots + s.seed_bits * buckets + 37 * overflow_rate * buckets + s.value_bits * slots) / n);
-  r.extra.set("cuckoo_moves_per_insert", static_cast<double>(builder.moves()) / n);
+  r.extra["overflow_rate"] = overflow_rate;
+  r.extra["load"] = builder.load();
+  r.extra["fallback_keys"] = builder.fallback_size();
+  r.extra["formula_measured_overflow"] = (2.33 * slots + s.seed_bits * buckets + 37 * overflow_rate * buckets + s.value_bits * slots) / n;
+  r.extra["cuckoo_moves_per_insert"] = static_cast<double>(builder.moves()) / n;
   measure_value_lookups(r, lookup, w);
   r.update_mops = time_updates(builder, lookup, w, (1ull << s.value_bits) - 1);
   return r;
@@ -239,8 +238,8 @@ CompactRep run_filtable(const CompactBenchSetup& s, const Workload& w) {
   const double e_l = static_cast<double>(builder.shape().buckets) * kFiltableSlots / n;
   const double in_level1 = 1 - static_cast<double>(builder.level2_size()) / n;
   r.formula_bits_per_key = e_l * (in_level1 * (s.fingerprint_bits + s.value_bits) + (1 - in_level1) * (64 + s.value_bits));
-  r.extra.set("level2_fraction", 1 - in_level1);
-  r.extra.set("fingerprint_bits", s.fingerprint_bits);
+  r.extra["level2_fraction"] = 1 - in_level1;
+  r.extra["fingerprint_bits"] = s.fingerprint_bits;
   time_lookups(
       r, w.query_keys.size(), [&](std::size_t from, std::size_t n) { warm(std::span(w.query_keys).subspan(from, n)); },
       [&](std::size_t q) { return lookup.find(w.query_keys[q]).value_or(0); },
@@ -575,8 +574,8 @@ CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
                                : kDcodeLineBits * kDcodeCellsPerKey / DcodeGeometry(kDcodeBits).cells();
   r.formula_bits_per_key = code_bits + (64 + (1u << kDcodeBits) * 16.0) * s.vips / static_cast<double>(s.keys);
   if (s.concury_scalar) lookup.set_bulk_path(ConcuryLookup::BulkPath::scalar);
-  r.extra.set("bulk_path", lookup.bulk_path() == ConcuryLookup::BulkPath::avx2 ? "avx2" : "scalar");
-  r.extra.set("layout", std::string(layout_name(layout)));
+  r.extra["bulk_path"] = lookup.bulk_path() == ConcuryLookup::BulkPath::avx2 ? "avx2" : "scalar";
+  r.extra["layout"] = std::string(layout_name(layout));
   const std::vector<LbQuery> queries = lb_queries(s, w);
   measure_lb_lookups(r, lookup, queries);
   for (std::size_t i = 0; i < s.keys; ++i) {
@@ -611,11 +610,11 @@ CompactRep run_concury(const CompactBenchSetup& s, const Workload& w) {
                            lookup.apply(v, control.image(v));
                          }));
   }
-  r.extra.set("dip_change_ms_per_vip", median(rewrite_ms));
+  r.extra["dip_change_ms_per_vip"] = median(rewrite_ms);
   r.update_mops = static_cast<double>(w.fresh.size()) / seconds_of([&] {
                     for (std::size_t i = 0; i < w.fresh.size(); ++i) control.learn(static_cast<std::uint32_t>(i % s.vips), w.fresh[i], 1);
                   }) / 1e6;
-  r.extra.set("update", "connection learnt (control plane only: no data-plane write)");
+  r.extra["update"] = "connection learnt (control plane only: no data-plane write)";
   return r;
 }
 
@@ -634,7 +633,7 @@ CompactRep run_maglev_digest(const CompactBenchSetup& s, const Workload& w) {
   r.update_mops = static_cast<double>(w.fresh.size()) / seconds_of([&] {
                     for (std::size_t i = 0; i < w.fresh.size(); ++i) lb.insert(static_cast<std::uint32_t>(i % s.vips), w.fresh[i], 1);
                   }) / 1e6;
-  r.extra.set("update", "connection inserted");
+  r.extra["update"] = "connection inserted";
   return r;
 }
 
@@ -674,11 +673,11 @@ CompactRep run_silkroad(const CompactBenchSetup& s, const Workload& w) {
   for (std::size_t i = 0; i < s.keys; ++i) {
     r.wrong_answers += dip(static_cast<std::uint32_t>(i % s.vips), w.keys[i]) != hashed_pick(rows[i % s.vips], w.keys[i]);
   }
-  r.extra.set("refused_inserts", refused);
+  r.extra["refused_inserts"] = refused;
   r.update_mops = static_cast<double>(w.fresh.size()) / seconds_of([&] {
                     for (std::size_t i = 0; i < w.fresh.size(); ++i) tables[i % s.vips].insert(w.fresh[i], 0);
                   }) / 1e6;
-  r.extra.set("update", "connection inserted");
+  r.extra["update"] = "connection inserted";
   return r;
 }
 
@@ -743,4 +742,4 @@ CompactRep run_compact_once(const std::string& structure, const CompactBenchSetu
   return run_silkroad(setup, w);
 }
 
-}  // namespace flowtrack::cli
+}  // namespace flowtrack

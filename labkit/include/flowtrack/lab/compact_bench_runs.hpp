@@ -7,12 +7,13 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "flowtrack/compact/concury_layout.hpp"
-#include "json_line.hpp"
 
-namespace flowtrack::cli {
+namespace flowtrack {
 
-// Lookups are timed a segment of this many queries at a time (compact_bench_runs.cpp, time_lookups).
+// Lookups are timed a segment of this many queries at a time (labkit/src/compact_bench_runs.cpp, time_lookups).
 inline constexpr std::size_t kCompactQuerySegment = std::size_t{1} << 14;
 
 struct CompactBenchSetup {
@@ -58,7 +59,7 @@ struct CompactRep {
   double bits_per_key = 0, formula_bits_per_key = 0;
   std::size_t bytes = 0;
   std::uint64_t wrong_answers = 0;  // lookups of stored keys that did not return the stored value / DIP
-  JsonObject extra;  // structure-specific figures (overflow rate, ...)
+  nlohmann::json extra = nlohmann::json::object();  // structure-specific figures (overflow rate, ...)
   std::vector<DynamicPoint> dynamic;  // concury, when setup.arrivals is set
 };
 
@@ -75,4 +76,4 @@ PairedLookups run_concury_against_maglev(const CompactBenchSetup& setup);
 const std::vector<std::string>& compact_structures();
 CompactRep run_compact_once(const std::string& structure, const CompactBenchSetup& setup);
 
-}  // namespace flowtrack::cli
+}  // namespace flowtrack
