@@ -20,7 +20,7 @@
 #
 # The control plane runs beside the workers: while ten control clients hold connections open without a
 # word and one trickles its request a byte every 80 ms, a batch of requests must see no stall (its
-# slowest request within 250 ms of the slowest of a batch without them: the control socket served on a
+# slowest request within 1 s of the slowest of a batch without them: the control socket served on a
 # worker stalled forwarding for seconds).
 #
 # LIVE_NF=concury runs the same scenario through the Concury load balancer: its spread by weight is a
@@ -126,7 +126,9 @@ sleep 0.3
 slowest_of 100
 kill "$hostile"
 echo "  control clients: the slowest of 100 requests took $calm ms alone, $slowest ms beside 10 idle and 1 trickling ctl clients"
-((slowest <= calm + 250)) || live_fail "requests stalled beside idle and slow control clients: $slowest ms against $calm ms"
+# The socket served on the worker stalled them by 1 to 3 s; a loaded 2-core machine alone adds a few
+# hundred ms to the slowest of 100 requests.
+((slowest <= calm + 1000)) || live_fail "requests stalled beside idle and slow control clients: $slowest ms against $calm ms"
 
 # A long transfer (20 MiB at 10 MB/s) goes on untouched while its backend is drained, then removed,
 # through the control socket; new requests stop reaching that backend at once.
