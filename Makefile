@@ -2,17 +2,21 @@
 # their dependencies first (idempotent, Debian 12, root).
 #
 # `make test` builds and runs four trees, one after the other, each phase timed (the table at the end):
-#   build/       release, every test. The CLI's grid is the representative one here (the tables the tests
-#                drive; every table still passes the conformance suite): the whole grid, which `make build`
-#                and `make demo` compile, took a third of the suite's time. A later `make build` recompiles
-#                the grid's files.
+#   build/       release: the CLI, the live scenarios, the installed package's consumer, the lab's tests,
+#                and the unit tests whose code the release build shapes (RELEASE_TEST_DIRS: per-instruction-
+#                set forms, full-speed concurrency, the optimized CLI; tests/CMakeLists.txt says why). The
+#                CLI's grid is the representative one here (the tables the tests drive; every table still
+#                passes the conformance suite): the whole grid, which `make build` and `make demo` compile,
+#                took a third of the suite's time. A later `make build` recompiles the grid's files and
+#                builds every test.
 #   build-asan/  clang, ASan+UBSan, the representative grid: every test. clang, not GCC: at -O0 with both
 #                sanitizers it compiles this project in half GCC's time (test_table's batch 19 s against 45,
 #                the whole tree 236 s against 423 wall), and a second compiler finds what GCC lets by.
 #                For AVX2 without AVX-512 (x86-64-v3), whatever the machine: code with a form for each
 #                (Concury's lane multiply) has its AVX2 form tested here, the native one in build/.
 #   build-tsan/  ThreadSanitizer: the concurrency tests (tests/concurrency), the only multi-threaded ones
-#   build-fuzz/  clang + libFuzzer + ASan/UBSan: every fuzzer for FUZZ_SECONDS on its seed corpus
+#   build-fuzz/  clang + libFuzzer + ASan/UBSan at -O0, as build-asan/: every fuzzer for FUZZ_SECONDS on its
+#                seed corpus, a regression run (CMakeLists.txt: FLOWTRACK_SANITIZER_OPT for a long campaign)
 # Every tree is built with -Werror: a new warning fails the build.
 # Between the release tree and the sanitizer trees, `make test` runs the lab's tests (test-lab).
 #
@@ -29,6 +33,8 @@ CONFIGURE = cmake -S . -G Ninja -DFLOWTRACK_WERROR=ON $(CMAKE_FLAGS)
 # other tree, and a library built for installing, takes CMakeLists.txt's portable x86-64-v3.
 CONFIGURE_RELEASE = $(CONFIGURE) -B build -DCMAKE_BUILD_TYPE=Release -DFLOWTRACK_MARCH=native
 MODE ?= quick
+RELEASE_TEST_DIRS := table;compact;hash;concurrency;live;commands
+CONFIGURE_RELEASE_TESTS = $(CONFIGURE_RELEASE) -DFLOWTRACK_GRID=representative -DFLOWTRACK_TEST_DIRS="$(RELEASE_TEST_DIRS)"
 LAB_PYTHON := .venv/bin/python
 LAB_BUILD := $(if $(FLOWTRACK_BIN),,build)
 
@@ -42,7 +48,7 @@ lab-deps: deps
 	@./scripts/install-deps.sh --lab
 
 build: deps
-	$(CONFIGURE_RELEASE) -DFLOWTRACK_GRID=full > /dev/null
+	$(CONFIGURE_RELEASE) -DFLOWTRACK_GRID=full -DFLOWTRACK_TEST_DIRS= > /dev/null
 	ninja -C build -j $(JOBS)
 
 demo: build
@@ -61,14 +67,14 @@ test: deps
 	@echo "make test: all suites passed"
 
 test-release: deps
-	$(CONFIGURE_RELEASE) -DFLOWTRACK_GRID=representative > /dev/null
+	$(CONFIGURE_RELEASE_TESTS) > /dev/null
 	$(PHASE) release-build ninja -C build -j $(JOBS)
 	$(PHASE) release-tests ./scripts/release-tests.sh build $(JOBS)
 
 # The live scenarios alone (tests/live/*.sh, label "live": root, network namespaces; test-release
 # runs them too): flowtrack on veth ports between namespaces it creates.
 test-live: deps
-	$(CONFIGURE_RELEASE) -DFLOWTRACK_GRID=representative > /dev/null
+	$(CONFIGURE_RELEASE_TESTS) > /dev/null
 	ninja -C build -j $(JOBS) flowtrack_cli
 	ctest --test-dir build -L live --output-on-failure
 

@@ -53,7 +53,7 @@ std::vector<ServiceConfig> campus_services(const CampusProfile& profile, bool ow
 
 // One configuration at one burst size: its repetitions' figures in run order, and what its last
 // repetition held and dropped (the same in every repetition: the trace and the function are).
-struct Row {
+struct NfRow {
   NfChoice choice;
   std::size_t burst = 0;
   std::vector<double> mpps, cycles;
@@ -61,14 +61,14 @@ struct Row {
   std::map<std::string, std::uint64_t> drop_reasons;
 };
 
-const Row* find_row(const std::vector<Row>& rows, const NfChoice& choice, std::size_t burst) {
-  const auto it = std::ranges::find_if(rows, [&](const Row& r) { return r.burst == burst && r.choice == choice; });
+const NfRow* find_row(const std::vector<NfRow>& rows, const NfChoice& choice, std::size_t burst) {
+  const auto it = std::ranges::find_if(rows, [&](const NfRow& r) { return r.burst == burst && r.choice == choice; });
   return it == rows.end() ? nullptr : &*it;
 }
 
 // A row's Mpps against an anchor row's, repetition by repetition (the two ran in the same sweep of the
 // interleaved repetitions), then the median of those ratios.
-double paired_ratio(const Row& row, const Row& anchor) {
+double paired_ratio(const NfRow& row, const NfRow& anchor) {
   std::vector<double> ratios;
   for (std::size_t r = 0; r < row.mpps.size(); ++r) ratios.push_back(row.mpps[r] / anchor.mpps[r]);
   return median(std::move(ratios));
@@ -90,12 +90,12 @@ unsigned windows_for(std::uint32_t flows, std::size_t connections) {
 
 // The stateful LB's configurations ranked at the largest worker count, and every shared (spinlock)
 // configuration against its sharded twin: all from this run's medians.
-void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t burst) {
-  std::vector<const Row*> lb_rows;
-  for (const Row& r : rows) {
+void print_summary(const std::vector<NfRow>& rows, unsigned workers, std::size_t burst) {
+  std::vector<const NfRow*> lb_rows;
+  for (const NfRow& r : rows) {
     if (r.choice.nf == NfKind::lb && r.choice.workers == workers && r.burst == burst) lb_rows.push_back(&r);
   }
-  std::ranges::sort(lb_rows, [](const Row* a, const Row* b) { return median(a->mpps) > median(b->mpps); });
+  std::ranges::sort(lb_rows, [](const NfRow* a, const NfRow* b) { return median(a->mpps) > median(b->mpps); });
   if (!lb_rows.empty()) {
     fmt::print("\nstateful LB ranked by Mpps at {} worker(s), bursts of {} (same run):\n", workers, burst);
   }
@@ -105,9 +105,9 @@ void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t b
                median(lb_rows[i]->mpps), median(lb_rows[i]->cycles));
   }
   bool header = false;
-  for (const Row& shared : rows) {
+  for (const NfRow& shared : rows) {
     if (shared.choice.scaling != "spinlock") continue;
-    for (const Row& sharded : rows) {
+    for (const NfRow& sharded : rows) {
       const NfChoice& a = shared.choice;
       const NfChoice& b = sharded.choice;
       if (b.scaling != "sharded" || a.nf != b.nf || a.table != b.table || a.aging != b.aging || a.workers != b.workers ||
@@ -208,7 +208,7 @@ void run_nf_bench(NfBenchOptions o) {
                "wrk", "burst", "Mpps", "cyc/pkt", "vs fwd", "vs 1/bst", "live", "drops");
   }
   std::map<unsigned, PacketPartition> partitions;  // by worker count
-  std::vector<Row> rows;
+  std::vector<NfRow> rows;
   for (const NfChoice& choice : choices) {
     if (!partitions.contains(choice.workers)) partitions.emplace(choice.workers, partition_by_rss(trace, RssSteering(choice.workers)));
     for (const std::size_t burst : o.bursts) rows.push_back({choice, burst});
@@ -220,7 +220,7 @@ void run_nf_bench(NfBenchOptions o) {
   // function and the forwarder, bursts and bursts of one) ran minutes apart at most, not a whole row's
   // repetitions apart: on a shared machine the neighbours' load moves in phases longer than a run.
   for (unsigned rep = 0; rep < o.reps; ++rep) {
-    for (Row& row : rows) {
+    for (NfRow& row : rows) {
       const NfRun r = run(row.choice, {.burst = row.burst, .keep_output = false});
       row.mpps.push_back(aggregate_mpps(r.workers));
       row.cycles.push_back(cycles_per_packet(r.workers));
@@ -229,7 +229,7 @@ void run_nf_bench(NfBenchOptions o) {
       row.drop_reasons = r.drops_by_reason();
     }
   }
-  for (const Row& row : rows) {
+  for (const NfRow& row : rows) {
     const NfChoice& choice = row.choice;
     const std::size_t burst = row.burst;
     std::uint64_t drops = 0;
@@ -248,8 +248,8 @@ void run_nf_bench(NfBenchOptions o) {
       }
     }
     const double mpps = median(row.mpps);
-    const Row* fwd = find_row(rows, {NfKind::fwd, "-", "-", "sharded", choice.workers}, burst);
-    const Row* per_packet = find_row(rows, choice, 1);
+    const NfRow* fwd = find_row(rows, {NfKind::fwd, "-", "-", "sharded", choice.workers}, burst);
+    const NfRow* per_packet = find_row(rows, choice, 1);
     const double vs_fwd = fwd != nullptr ? paired_ratio(row, *fwd) : 0;
     const double vs_per_packet = per_packet != nullptr ? paired_ratio(row, *per_packet) : 0;
     if (o.json) {
