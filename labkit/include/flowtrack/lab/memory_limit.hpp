@@ -5,8 +5,8 @@
 //              overlap: the latency of one line fetch, the cost of a lookup that cannot be batched;
 //   batched:   independent reads in batches, each batch's lines prefetched before any of them is read,
 //              as the bulk lookups do: the throughput of line fetches, the floor under a bulk lookup.
-// A table's cycles a lookup read against these says how far it is from what this host's memory allows:
-// a bulk lookup that touches two lines cannot go below twice the batched figure.
+// A table's cycles a lookup read against these say how many line fetches of this host's memory the
+// lookup took: a figure measured on another host, with other caches and memory, compares by that ratio.
 #pragma once
 
 #include <cstddef>
