@@ -4,10 +4,13 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "flowtrack/aging/heap_aging.hpp"
 #include "flowtrack/aging/timer_wheel.hpp"
 #include "flowtrack/nf/forwarder.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
+#include "direct_returns.hpp"
 #include "nf_grid.hpp"
 #include "user_error.hpp"
 
@@ -35,10 +38,8 @@ void collect_stateless(StatelessLb& nf, WorkerResult& r) {
   }
 }
 
-}  // namespace
-
-NfRun run_nf(const NfChoice& c, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
-             const NfRunOptions& options) {
+NfRun run_function(const NfChoice& c, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
+                   const NfRunOptions& options) {
   const NfScaling scaling = scaling_of(c);
   if (c.nf == "fwd") {
     return {run_workers(trace, partition, c.workers, scaling, options,
@@ -60,6 +61,23 @@ NfRun run_nf(const NfChoice& c, const NfConfigs& configs, const PacketStore& tra
               : run_nat<HeapAging>(c, scaling, configs, trace, partition, options);
   }
   throw UserError(fmt::format("unknown aging '{}' (wheel, heap)", c.aging));
+}
+
+}  // namespace
+
+NfRun run_nf(const NfChoice& c, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
+             const NfRunOptions& options) {
+  const std::span<const ServiceConfig> services = c.nf == "slb" ? std::span<const ServiceConfig>(configs.slb.services)
+                                                  : c.nf == "lb" || c.nf == "concury" ? std::span<const ServiceConfig>(configs.lb.services)
+                                                                                       : std::span<const ServiceConfig>();
+  if (std::ranges::none_of(services, [](const ServiceConfig& s) { return s.tunnel.tunnels(); })) {
+    return run_function(c, configs, trace, partition, options);
+  }
+  PacketPartition replayed = partition;
+  const std::uint64_t direct_return = leave_out_direct_returns(trace, services, replayed);
+  NfRun run = run_function(c, configs, trace, replayed, options);
+  run.direct_return = direct_return;
+  return run;
 }
 
 }  // namespace flowtrack::cli

@@ -2,7 +2,8 @@
 // bursts of --burst packets, and writes what it forwards, merged back in time order, into --out. The
 // report gives Mpps per worker (TSC time of the burst loop: parse, function, expiry), packets in and
 // out, drops by reason (a captured answer that no state of the function explains is not replayed:
-// replay_unpresentable, replay_rehearsal.hpp), connections, and for the load balancers what each
+// replay_unpresentable, replay_rehearsal.hpp; the answers a tunnel-mode service's backends send straight
+// to the clients are left out too, and reported: direct_returns.hpp), connections, and for the load balancers what each
 // backend received. With --dispatch rss|laps a dispatcher thread picks each packet's worker during the
 // run; the report then adds the packets dropped at full rings (ring_full), LAPS's migrations, and the
 // packets delivered out of their flow's order (runtime/reordering.hpp).
@@ -61,6 +62,7 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
         .set("packets_in", packets)
         .set("packets_out", forwarded)
         .set("packets_replied", replied)
+        .set("packets_direct_return", run.direct_return)
         .set("drops", drops)
         .set("connections", created)
         .set("connections_live", live);
@@ -78,6 +80,9 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
              o.aging, o.scaling, o.burst);
   fmt::print("  packets in {}, out {}, answered {}, {:.2f} Mpps ({:.2f})\n", packets, forwarded, replied, mpps,
              fmt::join(worker_mpps, " + "));
+  if (run.direct_return != 0) {
+    fmt::print("  answers from tunnel-mode backends straight to the clients, not replayed: {}\n", run.direct_return);
+  }
   if (o.dispatch != "partition") {
     fmt::print("  dispatch {} (rings of {}, worker 0 slowed by {} ns a packet): {} migrations, {} packets out of order\n",
                o.dispatch, o.ring, o.slow_worker_ns, migrations, out_of_order);

@@ -171,6 +171,7 @@ void ConcuryLb::index_backends() {
   backend_index_.clear();
   for (std::uint32_t s = 0; s < services_.size(); ++s) {
     const ServiceConfig& c = services_[s].config();
+    if (c.tunnel.tunnels()) continue;  // its backends answer the clients directly, never through here
     const std::vector<Backend>& pool = services_[s].backends();
     for (std::size_t b = 0; b < pool.size(); ++b) {
       const std::uint16_t port = pool[b].config.port != 0 ? pool[b].config.port : c.port;
@@ -307,8 +308,10 @@ LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
   }
   if (backend == compact::ConcuryControl::kNoDip) return {.verdict = counters_.drop(NfDrop::no_backend)};
   if (audit_) audit(service, key, backend, p, packet.time);
-  const BackendConfig& b = services_[service].backends()[backend].config;
-  return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port};
+  const Service& svc = services_[service];
+  const BackendConfig& b = svc.backends()[backend].config;
+  const TunnelConfig& tunnel = svc.config().tunnel;
+  return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port, .tunnel = tunnel.tunnels() ? &tunnel : nullptr};
 }
 
 std::uint16_t ConcuryLb::open(std::uint32_t service, std::uint64_t key, compact::ConcuryLookup::Answer arrays, Met met, Nanos now) {

@@ -29,7 +29,7 @@ const std::vector<ConfigTable>& config_tables() {
        {"inside", "pool", "ports", "filtering", "quarantine", "max_sessions", "max_mappings", "port_quota",
         "icmp_on_exhaustion", "fragment_datagrams", "fragments_held", "fragment_timeout", "seed"}},
       {"timeouts", timeout_keys()},
-      {"service", {"name", "vip", "port", "protocol", "backend"}},
+      {"service", {"name", "vip", "port", "protocol", "backend", "forward", "tunnel_source", "mtu", "gue_port"}},
       {"service.backend", {"name", "address", "port", "weight"}},
       {"change", {"at", "service", "backend", "action", "weight", "address", "port"}},
       {"dataplane", {"stats_interval", "port", "neighbor", "control_socket", "control_group", "metrics"}},

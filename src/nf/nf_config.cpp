@@ -144,6 +144,29 @@ Value parse_file(const std::string& path) {
   }
 }
 
+// How a [[service]] table's packets reach its backends (nf/tunnel.hpp): `forward`, and for a tunnel its
+// source address, MTU and (GUE) port. A key that only a tunnel or only GUE takes is an error elsewhere.
+TunnelConfig tunnel_of(const Value& s) {
+  TunnelConfig tunnel;
+  const std::string forward = string_at(s, "service", "forward", "nat");
+  const auto mode = forward_mode_from_name(forward);
+  if (!mode) fail(*find(s, "forward"), "service.forward", "expected \"nat\", \"ipip\" or \"gue\"");
+  tunnel.mode = *mode;
+  if (!tunnel.tunnels()) {
+    for (const char* key : {"tunnel_source", "mtu", "gue_port"}) {
+      if (find(s, key) != nullptr) fail(*find(s, key), fmt::format("service.{}", key), "only a tunnel (forward = \"ipip\" or \"gue\") takes it");
+    }
+    return tunnel;
+  }
+  tunnel.source = address_at(s, "service", "tunnel_source");
+  tunnel.mtu = static_cast<std::uint16_t>(integer_at(s, "service", "mtu", kDefaultTunnelMtu, 576, 65535));
+  if (tunnel.mode != ForwardMode::gue && find(s, "gue_port") != nullptr) {
+    fail(*find(s, "gue_port"), "service.gue_port", "only forward = \"gue\" takes it");
+  }
+  tunnel.gue_port = to_network16(static_cast<std::uint16_t>(integer_at(s, "service", "gue_port", kDefaultGuePort, 1, 65535)));
+  return tunnel;
+}
+
 // maglev_size_key names the option that sets the table size, for the error when a service has more
 // backends than the table can share evenly.
 std::vector<ServiceConfig> services_of(const Value& root, std::uint32_t maglev_size, const std::string& maglev_size_key) {
@@ -162,6 +185,7 @@ std::vector<ServiceConfig> services_of(const Value& root, std::uint32_t maglev_s
     else fail(*find(s, "protocol"), "service.protocol", "expected \"tcp\" or \"udp\"");
     const std::vector<std::uint32_t> vips = addresses_at(s, "service", "vip");
     const std::vector<std::uint16_t> ports = ports_at(s, "service", "port");
+    service.tunnel = tunnel_of(s);
     const Value* backends = find(s, "backend");
     if (backends == nullptr || !backends->is_array() || backends->as_array().empty()) {
       fail(s, "service.backend", "missing: each service needs [[service.backend]] tables");
@@ -175,6 +199,9 @@ std::vector<ServiceConfig> services_of(const Value& root, std::uint32_t maglev_s
       if (!names.insert(backend.name).second) fail(b, "service.backend.name", fmt::format("'{}' appears twice", backend.name));
       backend.address = address_at(b, "service.backend", "address");
       backend.port = to_network16(static_cast<std::uint16_t>(integer_at(b, "service.backend", "port", 0, 0, 65535)));
+      if (backend.port != 0 && service.tunnel.tunnels()) {
+        fail(*find(b, "port"), "service.backend.port", "a tunnel delivers the client's packet as it is, to the service's port");
+      }
       backend.weight = static_cast<std::uint32_t>(integer_at(b, "service.backend", "weight", 1, 0, 1'000'000));
       service.backends.push_back(backend);
     }

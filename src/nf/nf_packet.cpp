@@ -17,6 +17,8 @@ std::string_view nf_drop_name(NfDrop drop) {
     case NfDrop::no_mapping: return "no_mapping";
     case NfDrop::filtered: return "filtered";
     case NfDrop::untranslatable: return "untranslatable";
+    case NfDrop::too_big: return "too_big";
+    case NfDrop::no_room: return "no_room";
     case NfDrop::count_: break;
   }
   return "unknown";

@@ -18,6 +18,7 @@ void StatelessLb::index_backends() {
   for (std::uint32_t s = 0; s < services_.size(); ++s) {
     const ServiceConfig& c = services_[s].config();
     service_of_vip_.try_emplace(endpoint_key(c.vip, c.port, c.protocol), s);
+    if (c.tunnel.tunnels()) continue;  // its backends answer the clients directly, never through here
     for (const Backend& b : services_[s].backends()) {
       // The first service listing a backend endpoint answers for it (a backend shared by two services
       // on one port cannot be told apart without state).
@@ -45,9 +46,10 @@ Verdict StatelessLb::balance(NfPacket& packet) {
       const std::uint32_t b = select(service, packet.hash);
       if (b == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);
       const BackendConfig& backend = service.backends()[b].config;
-      rewrite_ipv4_address_and_port(packet.frame, p, Endpoint::destination, backend.address, backend.port);
       if (b >= sent_[s].size()) sent_[s].resize(b + 1, 0);
       ++sent_[s][b];
+      if (service.config().tunnel.tunnels()) return send_through_tunnel(packet, service.config().tunnel, backend.address, counters_);
+      rewrite_ipv4_address_and_port(packet.frame, p, Endpoint::destination, backend.address, backend.port);
       return counters_.rewrite();
     }
     if (const auto it = service_of_backend_.find(endpoint_key(key.src_addr, key.src_port, key.protocol));

@@ -24,6 +24,7 @@
 
 #include "flowtrack/io/random.hpp"
 #include "flowtrack/nf/maglev.hpp"
+#include "flowtrack/nf/tunnel.hpp"
 #include "flowtrack/packet/flow_key.hpp"
 
 namespace flowtrack {
@@ -46,6 +47,7 @@ struct ServiceConfig {
   std::uint16_t port = 0;   // network order
   std::uint8_t protocol = ipproto::kTcp;
   std::vector<BackendConfig> backends;
+  TunnelConfig tunnel;  // how its packets reach the backends: rewritten (nat) or in a tunnel (tunnel.hpp)
 };
 
 struct Backend {

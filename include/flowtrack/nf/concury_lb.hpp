@@ -53,6 +53,10 @@
 // answer: a connection is protected from rewrites for as long as its backend answers;
 // concury_learning.hpp).
 //
+// A service in tunnel mode (tunnel.hpp) gets its packets to the backend in IPIP or GUE, and its backends
+// answer the clients directly: its control plane learns from the cold path alone, and a connection met
+// mid-stream is known only once it gets a Dcode of its own (no answer repairs it).
+//
 // `enable_audit()` makes the function check itself against an exact map of every connection's first
 // backend (outside Concury's structures, for the benchmark's check): `violations` counts packets of a
 // connection sent to another backend than its first, `false_hits` packets sent to a backend that is
@@ -124,7 +128,7 @@ class ConcuryLb {
     hand_over_reports();
     out.stage_done(NfStage::state);
     for (std::size_t i = 0; i < burst.size(); ++i) {
-      out.verdict(burst[i], apply_lb_plan(burst[i], plans_[i]) ? counters_.rewrite() : plans_[i].verdict);
+      out.verdict(burst[i], apply_lb_plan(burst[i], plans_[i], counters_));
     }
     out.stage_done(NfStage::rewrite);
   }

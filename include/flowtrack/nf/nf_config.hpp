@@ -13,7 +13,8 @@
 //   [timeouts]               connection timeouts in seconds (tcp_<state>, udp_unreplied, udp_replied,
 //                            icmp, other); Linux conntrack's by default
 //   [[service]]              name, vip, port, protocol ("tcp" | "udp"); vip and port may be arrays,
-//                            which repeat the service for every (vip, port) pair
+//                            which repeat the service for every (vip, port) pair; forward = "nat" |
+//                            "ipip" | "gue", and for a tunnel tunnel_source, mtu, gue_port (nf/tunnel.hpp)
 //   [[service.backend]]      name, address, port (0 or absent: the service's port), weight (1)
 //                            (at most maglev_size / 100 backends per service)
 //   [[change]]               the LB's pool changes (pool_schedule.hpp): at (seconds after the first

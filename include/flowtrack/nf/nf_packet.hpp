@@ -46,6 +46,8 @@ enum class NfDrop : std::uint8_t {
   no_mapping,      // NAT: an inbound packet for no mapping (unsolicited)
   filtered,        // NAT: an inbound packet the address-dependent filter refuses
   untranslatable,  // NAT: a packet without ports, or an ICMP error about no session (or from its wrong side)
+  too_big,         // LB, tunnel mode: the encapsulated packet would exceed the path's MTU (nf/tunnel.hpp)
+  no_room,         // LB, tunnel mode: the packet's buffer has no room for the tunnel's headers
   count_,
 };
 

@@ -28,6 +28,10 @@
 //
 // `changes` is a schedule of pool changes that the balancer applies itself as its packet clock passes
 // them (pool_schedule.hpp), at the cost of one comparison per packet.
+// A service in tunnel mode (ServiceConfig::tunnel, tunnel.hpp) gets its packets to the backend in IPIP or
+// GUE instead of rewritten, and its backends answer the clients directly: its connections are tracked
+// by their one tuple (ConnTracker::create_one_way), their TCP state followed on the clients' packets.
+//
 // Packets that are neither to a service nor of a tracked connection pass untouched.
 #pragma once
 
@@ -122,12 +126,12 @@ class StatefulLb {
       const FlowKeyV4& key = burst[i].parsed.key4;
       const std::uint32_t service = service_of(key);
       if (service == kNoService) continue;
-      const std::uint32_t backend = config_.policy == LbPolicy::maglev ? services_[service].consistent_choice(burst[i].hash)
-                                                                       : Service::kNoBackend;
-      if (backend == Service::kNoBackend) {
+      const Service& svc = services_[service];
+      const std::uint32_t backend = config_.policy == LbPolicy::maglev ? svc.consistent_choice(burst[i].hash) : Service::kNoBackend;
+      if (backend == Service::kNoBackend || svc.config().tunnel.tunnels()) {  // a tunnel's connection has no reply tuple
         tracker_.prefetch_create(nth++);
       } else {
-        tracker_.prefetch_create(nth++, flow_hash(reply_of(key, services_[service].backends()[backend].config)));
+        tracker_.prefetch_create(nth++, flow_hash(reply_of(key, svc.backends()[backend].config)));
       }
     }
   }
@@ -164,7 +168,9 @@ class StatefulLb {
     const Service& svc = services_[a.service];
     if (match.direction == Direction::original) {
       const BackendConfig& b = svc.backends()[a.backend].config;
-      return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port};
+      const TunnelConfig& tunnel = svc.config().tunnel;
+      return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port,
+              .tunnel = tunnel.tunnels() ? &tunnel : nullptr};
     }
     return {.rewrites = true, .to_backend = false, .address = svc.config().vip, .port = svc.config().port};
   }
@@ -190,7 +196,7 @@ class StatefulLb {
     ++counters_.connections_expired;  // its end, early: created and expired still balance
   }
 
-  Verdict rewrite(NfPacket& packet, const Plan& plan) { return apply_lb_plan(packet, plan) ? counters_.rewrite() : plan.verdict; }
+  Verdict rewrite(NfPacket& packet, const Plan& plan) { return apply_lb_plan(packet, plan, counters_); }
 
   // What open() did with a connection's first packet: a match to continue on the established path, or
   // no match and the packet's final verdict (passed, dropped, or forwarded without state).
@@ -215,14 +221,10 @@ class StatefulLb {
     const bool consistent = lost_state && config_.non_syn_first == NonSynFirst::consistent;
     const std::uint32_t backend = svc.choose(consistent ? LbPolicy::maglev : config_.policy, hash, rng_);
     if (backend == Service::kNoBackend) return {{}, counters_.drop(NfDrop::no_backend)};
-    const FlowKeyV4 reply = reply_of(key, svc.backends()[backend].config);
-    const CreateResult created = tracker_.create(key, hash, reply, flow_hash(reply), key.protocol, now);
+    const CreateResult created = create(key, hash, svc, backend, now);
     if (created.status == CreateStatus::full) {
       if (!config_.stateless_when_full) return {{}, counters_.drop(NfDrop::table_full)};
-      const std::uint32_t fallback = svc.choose(LbPolicy::maglev, hash, rng_);
-      if (fallback == Service::kNoBackend) return {{}, counters_.drop(NfDrop::no_backend)};
-      to_backend(packet, svc.backends()[fallback].config);
-      return {{}, counters_.rewrite()};
+      return {{}, send_untracked(packet, svc)};
     }
     if (created.status == CreateStatus::reply_taken) return {{}, counters_.drop(NfDrop::tuple_conflict)};
     if (created.status == CreateStatus::created) {
@@ -235,6 +237,24 @@ class StatefulLb {
     return {created.match, Verdict::forward};
   }
 
+  // Tracks a new connection to `backend` of `svc`: by both tuples (the backend's answers come back), or
+  // in a tunnel by its own alone (they go to the client directly).
+  CreateResult create(const FlowKeyV4& key, std::uint32_t hash, const Service& svc, std::uint32_t backend, Nanos now) {
+    if (svc.config().tunnel.tunnels()) return tracker_.create_one_way(key, hash, key.protocol, now);
+    const FlowKeyV4 reply = reply_of(key, svc.backends()[backend].config);
+    return tracker_.create(key, hash, reply, flow_hash(reply), key.protocol, now);
+  }
+
+  // A first packet forwarded without state, to the backend of the consistent choice.
+  Verdict send_untracked(NfPacket& packet, Service& svc) {
+    const std::uint32_t backend = svc.choose(LbPolicy::maglev, packet.hash, rng_);
+    if (backend == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);
+    const BackendConfig& b = svc.backends()[backend].config;
+    if (svc.config().tunnel.tunnels()) return send_through_tunnel(packet, svc.config().tunnel, b.address, counters_);
+    rewrite_ipv4_address_and_port(packet.frame, packet.parsed, Endpoint::destination, b.address, b.port);
+    return counters_.rewrite();
+  }
+
   std::uint32_t service_of(const FlowKeyV4& key) const {
     const auto it = service_index_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
     return it == service_index_.end() ? kNoService : it->second;
@@ -243,11 +263,12 @@ class StatefulLb {
   // A packet of no connection from a backend's endpoint: the reply of a connection forwarded without
   // state (stateless_when_full), or of one whose state ended. It gets the VIP and port of the first
   // service listing that endpoint, as in the stateless LB: right when no backend endpoint serves two
-  // services. A scan of the pool, only made when stateless_when_full is set.
+  // services. A scan of the pool, only made when stateless_when_full is set. A tunnel-mode service's
+  // backends answer its clients directly: none of their answers is its.
   bool restore_untracked_reply(NfPacket& packet) {
     const FlowKeyV4& key = packet.parsed.key4;
     for (const Service& s : services_) {
-      if (s.config().protocol != key.protocol) continue;
+      if (s.config().protocol != key.protocol || s.config().tunnel.tunnels()) continue;
       for (const Backend& b : s.backends()) {
         const std::uint16_t port = b.config.port != 0 ? b.config.port : s.config().port;
         if (b.config.address != key.src_addr || port != key.src_port) continue;
@@ -258,12 +279,6 @@ class StatefulLb {
     }
     return false;
   }
-
-  void to_backend(NfPacket& packet, const BackendConfig& b) {
-    rewrite_ipv4_dst(packet.frame, packet.parsed, b.address);
-    if (b.port != 0) rewrite_dst_port(packet.frame, packet.parsed, b.port);
-  }
-
 
   StatefulLbConfig config_;
   ConnTracker<Table, LbAssignment, Aging> tracker_;

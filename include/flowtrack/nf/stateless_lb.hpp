@@ -5,7 +5,8 @@
 // Selection is Maglev (default: consistent, so a backend change moves only the flows that must move)
 // or hash modulo the number of backends taking new flows ([lb-flowtables]'s choice: any change moves almost
 // every flow). Without state, a pool change moves flows mid-connection: that is what the stateful LB
-// (stateful_lb.hpp) exists to prevent, and the tests show it.
+// (stateful_lb.hpp) exists to prevent, and the tests show it. A service in tunnel mode (tunnel.hpp) gets
+// its packets to the backend in IPIP or GUE, and its backends answer the clients directly.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
