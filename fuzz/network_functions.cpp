@@ -6,7 +6,9 @@
 // come from a backend (a reply), bits 2-4 pick the link type, bits 5-7 add that many more copies of the
 // frame to the burst, alternately as the reply (bit 1 flipped) and as the same packet again, so a burst
 // holds a connection's first packet with its answers and retransmissions. The rest is the frame. Time
-// moves one second per input, so connections also expire. Must never crash, never read or write out of
+// moves one second per input, so connections also expire; the port the burst arrived on turns with it
+// through every role (none, as on a replay, then inside, outside, clients, backends), so each function
+// meets its own boundary rules and the other functions' roles. Must never crash, never read or write out of
 // bounds, and forwarded, answered (reply) and released (held fragments) frames must still parse.
 // Concury runs twice, its control plane on the worker and on a thread of its own: both must give every
 // packet the same verdict and frame, and expire the same connections. The load balancers run again with
@@ -139,7 +141,8 @@ bool prepare(NfPacket& packet, std::vector<std::uint8_t>& buffer, const std::vec
   packet = NfPacket{.frame = std::span(buffer).first(input.size()),
                     .wire_length = static_cast<std::uint32_t>(input.size()),
                     .capacity = buffer.size(),
-                    .time = now};
+                    .time = now,
+                    .arrival = static_cast<PortRole>(now / kNanosPerSecond % 5)};
   if (parse_frame(packet.frame, link, packet.parsed) != ParseStatus::ok) return false;
   if (packet.parsed.ip_version == 4 && packet.parsed.has_ports && (control & 3) != 0) {
     const bool udp = packet.parsed.protocol() == ipproto::kUdp;

@@ -2,7 +2,9 @@
 // and --workers workers, each its own function instance on its own queues (runtime/dpdk_ports.hpp)
 // running runtime/live_loop.hpp: worker 0 on this thread, the others on threads of their own. Packets
 // a worker does not own reach their owner over the hand-off rings (runtime/packet_owner.hpp): the NAT's
-// workers cut the external ports in slices, the LB's keep a client on one worker.
+// workers cut the external ports in slices, the LB's keep a client on one worker. Every packet reaches
+// the function with the role of the port it arrived on ([[dataplane.port]] role: the NAT's inside and
+// outside, the LB's clients and backends), from which the function draws its boundary.
 // Every stats interval a line of rates, drops by reason and live connections, summed over the workers;
 // on SIGINT or SIGTERM every worker ends at its next tick, the ports close, and the report follows
 // (text or --json). The mbufs are counted back into their pool: a missing one is an error (exit status
@@ -94,6 +96,7 @@ LiveCounters state_of(const Nf& nf, const std::string& name, const DpdkPorts& po
   s.arp_answered = p.arp_answered;
   s.arp_asked = p.arp_asked;
   s.handed_off = p.handed_off;
+  s.handoff_backoffs = p.handoff_backoffs;
   for (std::size_t r = 0; r < kParseStatusCount; ++r) {
     if (loop.parse_drops[r] != 0) s.drops[std::string(parse_status_name(static_cast<ParseStatus>(r)))] += loop.parse_drops[r];
   }
@@ -110,7 +113,8 @@ LiveCounters state_of(const Nf& nf, const std::string& name, const DpdkPorts& po
     for (const Service& service : nf.services()) {
       for (const Backend& b : service.backends()) {
         s.backends[b.config.name] += b.total_connections;
-        s.backends_live[b.config.name] += b.connections;
+        auto& phases = s.backend_connections[b.config.name];
+        for (std::size_t phase = 0; phase < kConnectionPhaseCount; ++phase) phases[phase] += b.by_phase[phase];
       }
     }
   }
@@ -128,6 +132,15 @@ std::string drops_text(const std::map<std::string, std::uint64_t>& drops) {
   return drops.empty() ? "0" : fmt::format("{} ({})", total, detail);
 }
 
+// Each backend's live connections by phase: {"b1": {"opening": 0, "established": 3, "closing": 12}}.
+std::map<std::string, std::map<std::string, std::uint64_t>> phases_json(const LiveCounters& s) {
+  std::map<std::string, std::map<std::string, std::uint64_t>> out;
+  for (const auto& [name, phases] : s.backend_connections) {
+    for (std::size_t p = 0; p < kConnectionPhaseCount; ++p) out[name][std::string(connection_phase_name(static_cast<ConnectionPhase>(p)))] = phases[p];
+  }
+  return out;
+}
+
 // What the control socket's `counters` answers, and the report starts from.
 JsonObject counters_json(const LiveCounters& s) {
   JsonObject j;
@@ -140,8 +153,9 @@ JsonObject counters_json(const LiveCounters& s) {
       .set("connections_live", s.connections_live)
       .set("arp_answered", s.arp_answered)
       .set("arp_asked", s.arp_asked)
-      .set("handed_off", s.handed_off);
-  if (!s.backends.empty()) j.set("backends", s.backends).set("backends_live", s.backends_live);
+      .set("handed_off", s.handed_off)
+      .set("handoff_backoffs", s.handoff_backoffs);
+  if (!s.backends.empty()) j.set("backends", s.backends).set("backend_connections", phases_json(s));
   return j;
 }
 
@@ -220,8 +234,11 @@ void add_counters(LiveCounters& sum, const LiveCounters& w) {
   sum.arp_answered += w.arp_answered;
   sum.arp_asked += w.arp_asked;
   sum.handed_off += w.handed_off;
+  sum.handoff_backoffs += w.handoff_backoffs;
   for (const auto& [name, n] : w.backends) sum.backends[name] += n;
-  for (const auto& [name, n] : w.backends_live) sum.backends_live[name] += n;
+  for (const auto& [name, phases] : w.backend_connections) {
+    for (std::size_t p = 0; p < kConnectionPhaseCount; ++p) sum.backend_connections[name][p] += phases[p];
+  }
 }
 
 template <class Nf>
@@ -322,12 +339,17 @@ void serve(std::vector<std::unique_ptr<LiveWorker<Nf>>>& workers, DpdkPortGroup&
         .print_line();
   } else {
     fmt::print("flowtrack live: nf {} stopped after {:.1f} s, {} worker(s)\n", o.nf, seconds, group.workers());
-    fmt::print("  packets in {}, to the function {}, out {}, handed between workers {}\n", s.packets_in, s.packets_to_function,
-               s.packets_out, s.handed_off);
+    fmt::print("  packets in {}, to the function {}, out {}, handed between workers {} (waited for room {} times)\n", s.packets_in,
+               s.packets_to_function, s.packets_out, s.handed_off, s.handoff_backoffs);
     fmt::print("  drops {}\n", drops_text(s.drops));
     fmt::print("  connections {} created, {} live at the end; ARP: {} answered, {} asked\n", s.connections,
                s.connections_live, s.arp_answered, s.arp_asked);
-    for (const auto& [name, n] : s.backends) fmt::print("    {:<24} {}\n", name, n);
+    for (const auto& [name, n] : s.backends) {
+      const auto& live = s.backend_connections.at(name);
+      fmt::print("    {:<24} {} created; live: {} opening, {} established, {} closing\n", name, n,
+                 live[static_cast<std::size_t>(ConnectionPhase::opening)], live[static_cast<std::size_t>(ConnectionPhase::established)],
+                 live[static_cast<std::size_t>(ConnectionPhase::closing)]);
+    }
     fmt::print("  mbufs missing from their pool: {}\n", missing);
   }
   if (missing != 0) throw std::runtime_error(fmt::format("{} mbufs did not come back to their pool", missing));
@@ -370,7 +392,7 @@ void live_command(const RunCommandOptions& o) {
   NatConfig nat;
   FunctionAddresses addresses;
   try {
-    plane = load_dataplane_config(o.config);
+    plane = load_dataplane_config(o.config, o.nf);
     if (o.nf == "slb") addresses = addresses_of((slb = load_stateless_lb_config(o.config)).services);
     if (o.nf == "lb") addresses = addresses_of((lb = load_stateful_lb_config(o.config)).services);
     if (o.nf == "nat") addresses.owned = (nat = load_nat_config(o.config)).pool;

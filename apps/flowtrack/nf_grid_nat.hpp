@@ -22,6 +22,8 @@ NfRun run_nat(const NfChoice& choice, NfScaling scaling, const NfConfigs& config
         [](const Nat& nf, WorkerResult& r) {
           r.live_connections = nf.sessions().size();
           r.peak_connections = nf.sessions().peak_size();
+          // A replay has no ports: what touches neither side passes by the address rule (nat44.hpp).
+          r.function_counts["neither_inside_nor_pool"] = nf.counters().passed;
         });
   });
   return run;

@@ -33,7 +33,7 @@ const std::vector<ConfigTable>& config_tables() {
       {"service.backend", {"name", "address", "port", "weight"}},
       {"change", {"at", "service", "backend", "action", "weight", "address", "port"}},
       {"dataplane", {"stats_interval", "port", "neighbor", "control_socket", "control_group", "metrics"}},
-      {"dataplane.port", {"device", "address", "gateway"}},
+      {"dataplane.port", {"device", "address", "gateway", "role"}},
       {"dataplane.neighbor", {"address", "mac"}},
   };
   return tables;

@@ -392,8 +392,32 @@ NatConfig load_nat_config(const std::string& path) {
 }  // namespace flowtrack
 
 namespace flowtrack {
+namespace {
 
-DataplaneConfig load_dataplane_config(const std::string& path) {
+// What each role's port faces, for the messages that ask for it.
+std::string role_wanted(PortRole role) {
+  const std::string_view faces = role == PortRole::inside     ? "the private network"
+                                 : role == PortRole::outside  ? "the public side, where the pool is"
+                                 : role == PortRole::clients  ? "the clients, who reach the VIPs"
+                                                              : "the backends";
+  return fmt::format("role = \"{}\" ({})", port_role_name(role), faces);
+}
+
+std::string roles_wanted(const std::vector<PortRole>& roles) {
+  std::string text;
+  for (const PortRole role : roles) text += fmt::format("{}{}", text.empty() ? "" : " and one with ", role_wanted(role));
+  return text;
+}
+
+}  // namespace
+
+std::vector<PortRole> port_roles_of(std::string_view nf) {
+  if (nf == "nat") return {PortRole::inside, PortRole::outside};
+  if (nf == "lb") return {PortRole::clients, PortRole::backends};
+  return {};
+}
+
+DataplaneConfig load_dataplane_config(const std::string& path, std::string_view nf) {
   const Value root = parse_file(path);
   check_top_level(root);
   const Value* plane = section(root, "dataplane");
@@ -424,6 +448,11 @@ DataplaneConfig load_dataplane_config(const std::string& path) {
   if (ports == nullptr || !ports->is_array() || ports->as_array().empty() || ports->as_array().size() > 2) {
     fail(ports != nullptr ? *ports : *plane, "dataplane.port", "expected one or two [[dataplane.port]] tables");
   }
+  // The function's boundary: each port faces one side, and each side has its port.
+  const std::vector<PortRole> roles = port_roles_of(nf);
+  if (!roles.empty() && ports->as_array().size() != roles.size()) {
+    fail(*ports, "dataplane.port", fmt::format("nf {} needs {} ports: one with {}", nf, roles.size(), roles_wanted(roles)));
+  }
   for (const Value& p : ports->as_array()) {
     if (!p.is_table()) fail(p, "dataplane.port", "expected a table");
     only_keys(p, "dataplane.port");
@@ -431,6 +460,21 @@ DataplaneConfig load_dataplane_config(const std::string& path) {
     port.device = string_at(p, "dataplane.port", "device", "", true);
     std::tie(port.address, port.prefix_length) = prefix_at(p, "dataplane.port", "address", "10.10.1.1/24");
     if (find(p, "gateway") != nullptr) port.gateway = address_at(p, "dataplane.port", "gateway");
+    const Value* role = find(p, "role");
+    if (role == nullptr && !roles.empty()) {
+      fail(p, "dataplane.port.role", fmt::format("missing: nf {} needs one port with {}", nf, roles_wanted(roles)));
+    }
+    if (role != nullptr) {
+      if (roles.empty()) fail(*role, "dataplane.port.role", fmt::format("nf {} takes no port role (nat and lb do)", nf));
+      const auto parsed = port_role_from_name(string_at(p, "dataplane.port", "role", ""));
+      if (!parsed || std::ranges::find(roles, *parsed) == roles.end()) {
+        fail(*role, "dataplane.port.role", fmt::format("nf {} needs one port with {}", nf, roles_wanted(roles)));
+      }
+      for (const DataplanePortConfig& other : config.ports) {
+        if (other.role == *parsed) fail(*role, "dataplane.port.role", fmt::format("'{}' is another port's role too", port_role_name(*parsed)));
+      }
+      port.role = *parsed;
+    }
     config.ports.push_back(port);
   }
   if (const Value* neighbors = find(*plane, "neighbor")) {

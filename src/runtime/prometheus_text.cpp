@@ -53,11 +53,19 @@ std::string prometheus_text(const LiveCounters& c) {
   write_single(out, "flowtrack_arp_requests_sent_total", "counter", "ARP requests sent for next hops.", c.arp_asked);
   write_single(out, "flowtrack_packets_handed_off_total", "counter", "IPv4 frames a worker handed to the worker that owns them.",
                c.handed_off);
+  write_single(out, "flowtrack_handoff_backoffs_total", "counter",
+               "Times a worker found the hand-off ring of a packet's owner full and waited for room.", c.handoff_backoffs);
   if (!c.backends.empty()) {
     write_labelled(out, "flowtrack_backend_connections_total", "counter", "Connections sent to each backend.", "backend",
              c.backends);
-    write_labelled(out, "flowtrack_backend_connections", "gauge", "Connections live on each backend now.", "backend",
-             c.backends_live);
+    write_family(out, "flowtrack_backend_connections", "gauge",
+                 "Connections live on each backend now, by phase: opening (TCP handshake), established, closing (FIN, TIME_WAIT, RST).");
+    for (const auto& [backend, phases] : c.backend_connections) {
+      for (std::size_t p = 0; p < kConnectionPhaseCount; ++p) {
+        fmt::format_to(std::back_inserter(out), "flowtrack_backend_connections{{backend=\"{}\",phase=\"{}\"}} {}\n",
+                       prometheus_escaped(backend), connection_phase_name(static_cast<ConnectionPhase>(p)), phases[p]);
+      }
+    }
   }
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <cstdint>
 #include <fmt/format.h>
 #include <map>
@@ -45,6 +46,7 @@ int counters_command(const char*, const char*, rte_tel_data* info) {
   rte_tel_data_add_dict_u64(info, "arp_answered", c.arp_answered);
   rte_tel_data_add_dict_u64(info, "arp_asked", c.arp_asked);
   rte_tel_data_add_dict_u64(info, "handed_off", c.handed_off);
+  rte_tel_data_add_dict_u64(info, "handoff_backoffs", c.handoff_backoffs);
   return 0;
 }
 
@@ -52,6 +54,20 @@ int drops_command(const char*, const char*, rte_tel_data* info) { return telemet
 
 int backends_command(const char*, const char*, rte_tel_data* info) {
   return telemetry_dictionary(info, telemetry_board.load()->read().backends);
+}
+
+int backend_connections_command(const char*, const char*, rte_tel_data* info) {
+  rte_tel_data_start_dict(info);
+  for (const auto& [name, phases] : telemetry_board.load()->read().backend_connections) {
+    rte_tel_data* by_phase = rte_tel_data_alloc();
+    if (by_phase == nullptr) return -ENOMEM;
+    rte_tel_data_start_dict(by_phase);
+    for (std::size_t p = 0; p < kConnectionPhaseCount; ++p) {
+      rte_tel_data_add_dict_u64(by_phase, std::string(connection_phase_name(static_cast<ConnectionPhase>(p))).c_str(), phases[p]);
+    }
+    rte_tel_data_add_dict_container(info, telemetry_key(name).c_str(), by_phase, 0);  // it takes and frees by_phase
+  }
+  return 0;
 }
 
 }  // namespace
@@ -66,7 +82,9 @@ void register_telemetry_counters(const CounterBoard& board) {
   };
   for (const Command& c : {Command{"/flowtrack/counters", counters_command, "flowtrack: packets, drops, connections. No parameters"},
                            Command{"/flowtrack/drops", drops_command, "flowtrack: drops by reason. No parameters"},
-                           Command{"/flowtrack/backends", backends_command, "flowtrack: connections per LB backend. No parameters"}}) {
+                           Command{"/flowtrack/backends", backends_command, "flowtrack: connections per LB backend. No parameters"},
+                           Command{"/flowtrack/backend_connections", backend_connections_command,
+                                   "flowtrack: live connections per LB backend by phase. No parameters"}}) {
     if (const int rc = rte_telemetry_register_cmd(c.name, c.callback, c.help); rc != 0) {
       throw std::runtime_error(fmt::format("telemetry: cannot register {}: error {}", c.name, rc));
     }

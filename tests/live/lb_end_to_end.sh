@@ -13,12 +13,17 @@
 # requests; the counters read through DPDK telemetry and as Prometheus text must agree with `flowtrack
 # ctl counters`; and flowtrack must stop cleanly on SIGINT with every mbuf back in its pool.
 #
+# The boundary: the client then routes the backends' network via the LB's port, as a client could; its
+# pings, SYNs and datagrams at a backend must not arrive (a capture on the backend counts them) and are
+# counted as not_to_service. With two workers, a 5 s iperf3 TCP transfer through a second service (port
+# 5201 of the VIP, on b1) must lose no frame between the workers (no handoff_full).
+#
 # Usage: lb_end_to_end.sh path/to/flowtrack (REQUESTS=N to change the count). Exit 77: skipped.
 set -uo pipefail
 bin=${1:?usage: lb_end_to_end.sh path/to/flowtrack}
 requests=${REQUESTS:-1000}
 source "$(dirname "$0")/live_lib.sh"
-live_init nginx curl dpdk-telemetry.py
+live_init nginx curl iperf3 dpdk-telemetry.py
 
 live_ns client nf lan b1 b2 b3
 live_veth client c0 nf f0
@@ -37,8 +42,17 @@ for b in 1 2 3; do
   live_nginx b$b b$b 10.10.2.1$b b$b
 done
 
-# The example with its control socket in this run's directory.
+# The example with its control socket in this run's directory, and a service for iperf3.
 sed "s|/run/flowtrack-lb.sock|$work/ctl.sock|" "$(dirname "$0")/../../examples/live-lb.toml" > "$work/lb.toml"
+cat >> "$work/lb.toml" << 'CONF'
+[[service]]
+name = "iperf"
+vip = "10.10.1.100"
+port = 5201
+  [[service.backend]]
+  name = "b1_iperf"
+  address = "10.10.2.11"
+CONF
 live_start_flowtrack nf lb "$work/lb.toml" f0 f1
 
 # N requests, one connection each (Connection: close), each answered by the backend's name, then the
@@ -80,6 +94,16 @@ drained=${got[${victim#b}]}
 ctl remove web "$victim" > /dev/null || live_fail "ctl remove web $victim was refused"
 fetch 60 after-remove
 removed=${got[${victim#b}]}
+# The boundary: the backends' network through the clients' port.
+ip -n "$tag-client" route add 10.10.2.0/24 via 10.10.1.1
+live_capture b1 e0 backend 10.10.1.2
+live_probe client 10.10.2.11
+reached_backend=$(live_captured backend)
+echo "  boundary: of 15 probes from the client at b1, $reached_backend arrived"
+if ((live_workers > 1)); then
+  live_iperf3_server b1 10.10.2.11
+  ip netns exec "$tag-client" iperf3 -c 10.10.1.100 -t 5 -J > "$work/iperf3-tcp.json" || live_fail "iperf3 TCP failed"
+fi
 counters=$(ctl counters) || live_fail "ctl counters was refused"
 refusals=0
 present=b3  # a backend still in the pool (the victim was removed: adding it again is no mistake)
@@ -94,10 +118,13 @@ echo "  long transfer from $victim: $big_result (code, bytes) while $victim was 
 echo "  ctl counters: $counters"
 live_counters_agree nf
 live_stop_flowtrack
+((live_workers > 1)) && live_handoff_summary "$work/iperf3-tcp.json"
 [[ $big_result == "200 20971520" ]] || live_fail "the long transfer was cut: $big_result"
+[[ $reached_backend == 0 ]] || live_fail "$reached_backend probes from the client reached a backend"
 ((drained == 0 && removed == 0)) || live_fail "new requests still reached $victim"
 ((refusals == 3)) || live_fail "only $refusals of 3 bad requests were refused"
 python3 -c 'import json, sys; c = json.loads(sys.argv[1]); sys.exit(0 if c["connections"] >= '"$requests"' + 61 else 1)' "$counters" ||
   live_fail "ctl counters: $counters"
-live_report_check 'r["mbufs_missing"] == 0' "sum(r['backends'].values()) == $requests + 121" 'r["arp_answered"] > 0'
+live_report_check 'r["mbufs_missing"] == 0' "sum(n for b, n in r['backends'].items() if b != 'b1_iperf') == $requests + 121" \
+  'r["arp_answered"] > 0' 'r["drops"].get("not_to_service", 0) >= 15' '"handoff_full" not in r["drops"]'
 echo "PASS"

@@ -70,9 +70,11 @@ control_socket = "$work/ctl.sock"
 [[dataplane.port]]
 device = "net_af_packet0"
 address = "10.10.1.1/24"
+role = "clients"
 [[dataplane.port]]
 device = "net_af_packet1"
 address = "10.10.2.1/24"
+role = "backends"
 CONF
 # What flowtrack sends to the backends, captured on its side of the bridge.
 ip netns exec "$tag-lan" tcpdump -i l0 -w "$work/backends.pcap" -U -s 200 'ip proto 4 or udp port 6080' 2> /dev/null &

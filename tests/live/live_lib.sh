@@ -6,9 +6,14 @@
 #   live_init TOOL...          root, network namespaces and the tools, or skip; sets $work, the trap
 #   live_ns NAME...            namespaces "$tag-NAME" (IPv4 only, loopback up)
 #   live_veth NS1 IF1 NS2 IF2  a veth pair, up, checksum offload off
+#   live_nat_network           the NAT's network: namespace client (10.20.1.2 on c0, gateway 10.20.1.1)
+#                              and namespace server (10.20.2.2 on s0), on either side of namespace nf
+#                              (f0 towards the client, f1 towards the server)
 #   live_nginx NS NAME ADDRESS BODY   nginx on ADDRESS:80 answering BODY (and header X-Backend: BODY),
 #                              $work/NAME/big at /big if it is there; log in $work/NAME/access.log
 #   live_spawn NS COMMAND...   COMMAND in the background in namespace NS, killed at exit
+#   live_iperf3_server NS ADDRESS [ARG...]   an iperf3 server for one test on ADDRESS:5201 in NS (more
+#                              iperf3 arguments: ARG), once it listens
 #   live_start_flowtrack NS NF CONFIG IF0 IF1   flowtrack run --json on af_packet ports IF0, IF1
 #                              (under $live_flowtrack_prefix, such as "taskset -c 1", if set), with
 #                              $live_workers workers (LIVE_WORKERS, default 1), each its own queue
@@ -18,6 +23,15 @@
 #   live_counters_agree NS     the running flowtrack's counters read three ways agree: `flowtrack ctl
 #                              counters` ($work/ctl.sock), DPDK telemetry (dpdk-telemetry.py) and
 #                              Prometheus text ([dataplane] metrics = "127.0.0.1:9469", in namespace NS)
+#   live_capture NS IF NAME FROM   counts in the background, until live_captured NAME, the probes
+#                              (live_probe's packets) from address FROM that interface IF of namespace NS
+#                              receives (a raw socket: no capture tool needed); returns once it listens
+#   live_captured NAME         stops capture NAME and prints its count
+#   live_probe NS TO [FROM]    from namespace NS, 5 pings, 5 TCP SYNs (ports 1000-1004) and 5 UDP
+#                              datagrams (ports 2000-2004) at address TO, not waiting for answers; with
+#                              FROM, 3 UDP datagrams from that forged source instead
+#   live_handoff_summary JSON  prints iperf3's TCP result (its -J output JSON) beside what the report
+#                              says of the hand-offs between workers: handed over, back-offs, handoff_full
 #   live_fail MESSAGE          prints flowtrack's stderr and exits 1
 
 tag=ftl$$
@@ -33,6 +47,104 @@ live_workers=${LIVE_WORKERS:-1}
 live_skip() {
   echo "SKIP: $*"
   exit 77
+}
+
+# What live_probe sends and live_capture counts: pings (ICMP echo requests), TCP SYNs to ports
+# 1000-1004, UDP datagrams to ports 2000-2004.
+live_probe() {
+  ip netns exec "$tag-$1" python3 - "$2" "${3:-}" << 'PY' || live_fail "live_probe from $1 failed"
+import socket, struct, sys, time
+to, forged = sys.argv[1], sys.argv[2]
+def checksum(data):
+    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    total = (total >> 16) + (total & 0xFFFF)
+    return ~(total + (total >> 16)) & 0xFFFF
+if forged:  # IPPROTO_RAW: the header as given, source included (the kernel fills in the checksum)
+    raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    for i in range(3):
+        udp = struct.pack("!HHHH", 5555, 2000 + i, 13, 0) + b"probe"
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, socket.IPPROTO_UDP, 0,
+                         socket.inet_aton(forged), socket.inet_aton(to))
+        raw.sendto(ip + udp, (to, 0))
+    sys.exit(0)
+icmp = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+for i in range(5):
+    echo = struct.pack("!BBHHH", 8, 0, 0, 0x4242, i) + b"probe!"
+    icmp.sendto(echo[:2] + struct.pack("!H", checksum(echo)) + echo[4:], (to, 0))
+syns = []
+for i in range(5):  # a non-blocking connect sends one SYN; the sockets close before any retransmission
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setblocking(False)
+    try:
+        s.connect((to, 1000 + i))
+    except BlockingIOError:
+        pass
+    syns.append(s)
+udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(5):
+    udp.sendto(b"probe", (to, 2000 + i))
+time.sleep(0.3)  # every probe on the wire (the first waited for ARP), none retransmitted yet
+PY
+}
+
+live_handoff_summary() {
+  python3 - "$1" "$work/report.json" << 'PY'
+import json, sys
+try:
+    tcp = json.load(open(sys.argv[1]))["end"]["sum_received"]
+    transfer = f"{tcp['bytes'] / 1e6:.0f} MB at {tcp['bits_per_second'] / 1e6:.0f} Mbit/s"
+except (OSError, KeyError, ValueError):
+    transfer = "no result"
+r = json.load(open(sys.argv[2]))
+print(f"  iperf3 TCP 5 s, {r['workers']} workers: {transfer}; handed over {r['handed_off']}, "
+      f"waited for room {r['handoff_backoffs']} times, handoff_full {r['drops'].get('handoff_full', 0)}")
+PY
+}
+
+live_capture() {
+  local ns=$1 interface=$2 name=$3 from=$4
+  rm -f "$work/capture.$name".*
+  ip netns exec "$tag-$ns" python3 - "$interface" "$from" "$work/capture.$name" << 'PY' &
+import signal, socket, struct, sys
+interface, source, out = sys.argv[1], socket.inet_aton(sys.argv[2]), sys.argv[3]
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+s.bind((interface, 0))
+count = 0
+def done(*_):
+    open(out + ".count", "w").write(f"{count}\n")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, done)
+open(out + ".ready", "w").close()
+while True:
+    frame, address = s.recvfrom(65535)
+    if address[2] == socket.PACKET_OUTGOING or len(frame) < 34 or frame[26:30] != source:
+        continue
+    l4 = 14 + (frame[14] & 0x0F) * 4
+    protocol = frame[23]
+    if protocol == socket.IPPROTO_ICMP and frame[l4] == 8:
+        count += 1
+    elif protocol in (socket.IPPROTO_TCP, socket.IPPROTO_UDP) and len(frame) >= l4 + 4:
+        port = struct.unpack_from("!H", frame, l4 + 2)[0]
+        count += (protocol == socket.IPPROTO_TCP and 1000 <= port < 1005) or (protocol == socket.IPPROTO_UDP and 2000 <= port < 2005)
+PY
+  local pid=$! _
+  live_pids+=("$pid")
+  eval "live_capture_$name=$pid"
+  for _ in $(seq 50); do
+    [[ -e $work/capture.$name.ready ]] && return 0
+    sleep 0.1
+  done
+  live_fail "capture $name did not start"
+}
+
+live_captured() {
+  local pid_name="live_capture_$1" _
+  kill -TERM "${!pid_name}" 2> /dev/null
+  for _ in $(seq 50); do
+    [[ -s $work/capture.$1.count ]] && break
+    sleep 0.1
+  done
+  cat "$work/capture.$1.count" 2> /dev/null || echo "none"
 }
 
 live_cleanup() {
@@ -96,6 +208,15 @@ live_veth() {
   done
 }
 
+live_nat_network() {
+  live_ns client nf server
+  live_veth client c0 nf f0
+  live_veth nf f1 server s0
+  ip -n "$tag-client" addr add 10.20.1.2/24 dev c0
+  ip -n "$tag-client" route add default via 10.20.1.1
+  ip -n "$tag-server" addr add 10.20.2.2/24 dev s0
+}
+
 live_nginx() {
   local ns=$1 name=$2 address=$3 body=$4
   mkdir -p "$work/$name"
@@ -125,6 +246,17 @@ live_spawn() {
   shift
   ip netns exec "$tag-$ns" "$@" &
   live_pids+=($!)
+}
+
+live_iperf3_server() {
+  local ns=$1 address=$2 _
+  shift 2
+  live_spawn "$ns" iperf3 -s -1 -B "$address" "$@" > /dev/null  # the client reports
+  for _ in $(seq 50); do  # until it listens on port 5201 (0x1451)
+    ip netns exec "$tag-$ns" grep -q ':1451 00000000:0000 0A' /proc/net/tcp && return 0
+    sleep 0.1
+  done
+  live_fail "iperf3 did not listen in $ns"
 }
 
 live_start_flowtrack() {
@@ -170,7 +302,8 @@ live_counters_agree() {
   local ns=$1 _
   for _ in 1 2 3 4 5; do
     "$bin" ctl --socket "$work/ctl.sock" counters > "$work/agree.ctl1" || live_fail "ctl counters was refused"
-    printf '/flowtrack/counters\n/flowtrack/drops\n/flowtrack/backends\n' | dpdk-telemetry.py -f "$tag" > "$work/agree.telemetry"
+    printf '/flowtrack/counters\n/flowtrack/drops\n/flowtrack/backends\n/flowtrack/backend_connections\n' |
+      dpdk-telemetry.py -f "$tag" > "$work/agree.telemetry"
     ip netns exec "$tag-$ns" curl -s --max-time 2 http://127.0.0.1:9469/metrics > "$work/agree.prometheus"
     "$bin" ctl --socket "$work/ctl.sock" counters > "$work/agree.ctl2" || live_fail "ctl counters was refused"
     python3 - "$work" << 'PY' && return 0
@@ -182,28 +315,36 @@ if ctl != json.load(open(f"{work}/agree.ctl2")):
 telemetry = {}
 for line in open(f"{work}/agree.telemetry"):
     telemetry.update(json.loads(line))
-prometheus = {}
+prometheus = {}  # (name, first label's value, second label's value or None): value
 for line in open(f"{work}/agree.prometheus"):
-    m = re.fullmatch(r'([a-z_]+)(?:\{[a-z]+="(.*)"\})? ([0-9]+)', line.strip())
+    m = re.fullmatch(r'([a-z_]+)(?:\{[a-z]+="([^"]*)"(?:,[a-z]+="([^"]*)")?\})? ([0-9]+)', line.strip())
     if m:
-        prometheus[(m[1], m[2])] = int(m[3])
+        prometheus[(m[1], m[2], m[3])] = int(m[4])
 fields = ["packets_in", "packets_to_function", "packets_out", "connections", "connections_live", "arp_answered", "arp_asked",
-          "handed_off"]
+          "handed_off", "handoff_backoffs"]
 names = ["flowtrack_packets_received_total", "flowtrack_packets_to_function_total", "flowtrack_packets_sent_total",
          "flowtrack_connections_total", "flowtrack_connections", "flowtrack_arp_replies_sent_total",
-         "flowtrack_arp_requests_sent_total", "flowtrack_packets_handed_off_total"]
+         "flowtrack_arp_requests_sent_total", "flowtrack_packets_handed_off_total", "flowtrack_handoff_backoffs_total"]
 counters = telemetry.get("/flowtrack/counters", {})
 wrong = [f"telemetry {f}" for f in fields if counters.get(f) != ctl[f]]
-wrong += [f"prometheus {n}" for f, n in zip(fields, names) if prometheus.get((n, None)) != ctl[f]]
+wrong += [f"prometheus {n}" for f, n in zip(fields, names) if prometheus.get((n, None, None)) != ctl[f]]
 if telemetry.get("/flowtrack/drops") != ctl["drops"] or counters.get("drops") != sum(ctl["drops"].values()):
     wrong.append("telemetry drops")
-if {r: n for (name, r), n in prometheus.items() if name == "flowtrack_drops_total"} != ctl["drops"]:
+if {r: n for (name, r, _), n in prometheus.items() if name == "flowtrack_drops_total"} != ctl["drops"]:
     wrong.append("prometheus drops")
 if telemetry.get("/flowtrack/backends") != ctl.get("backends", {}):
     wrong.append("telemetry backends")
-if {b: n for (name, b), n in prometheus.items() if name == "flowtrack_backend_connections_total"} != ctl.get("backends", {}):
+if {b: n for (name, b, _), n in prometheus.items() if name == "flowtrack_backend_connections_total"} != ctl.get("backends", {}):
     wrong.append("prometheus backends")
-if prometheus.get(("flowtrack_info", ctl["nf"])) != 1:
+if telemetry.get("/flowtrack/backend_connections") != ctl.get("backend_connections", {}):
+    wrong.append("telemetry backend_connections")
+phases = {}
+for (name, b, phase), n in prometheus.items():
+    if name == "flowtrack_backend_connections":
+        phases.setdefault(b, {})[phase] = n
+if phases != ctl.get("backend_connections", {}):
+    wrong.append("prometheus backend_connections")
+if prometheus.get(("flowtrack_info", ctl["nf"], None)) != 1:
     wrong.append("prometheus flowtrack_info")
 if wrong:
     print("  counters disagree with ctl counters: " + ", ".join(wrong))

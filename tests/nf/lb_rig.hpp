@@ -49,12 +49,13 @@ struct Output {
   FlowKeyV4 key;
 };
 
-// Runs one frame through a balancer (the stateful LB, Concury); the frame that leaves must parse and
-// have every checksum right.
+// Runs one frame through a balancer (the stateful LB, Concury) as if it came through a port of role
+// `arrival` (unknown: replayed); the frame that leaves must parse and have every checksum right.
 template <NetworkFunction Nf>
-Output run_spec(Nf& lb, const FrameSpec& spec, Nanos now = 0) {
+Output run_spec(Nf& lb, const FrameSpec& spec, Nanos now = 0, PortRole arrival = PortRole::unknown) {
   std::vector<std::uint8_t> frame = build_frame(spec);
   NfPacket packet{frame, {}, static_cast<std::uint32_t>(frame.size())};
+  packet.arrival = arrival;
   EXPECT_EQ(parse_frame(frame, LinkType::ethernet, packet.parsed), ParseStatus::ok);
   const Verdict verdict = process_packet(lb, packet, now);
   ParsedPacket after;
@@ -65,8 +66,9 @@ Output run_spec(Nf& lb, const FrameSpec& spec, Nanos now = 0) {
 }
 
 template <NetworkFunction Nf>
-Output run(Nf& lb, const FlowKeyV4& key, std::uint8_t flags, Nanos now = 0, std::uint16_t payload = 0) {
-  return run_spec(lb, FrameSpec::tcp4(key, flags, payload), now);
+Output run(Nf& lb, const FlowKeyV4& key, std::uint8_t flags, Nanos now = 0, std::uint16_t payload = 0,
+           PortRole arrival = PortRole::unknown) {
+  return run_spec(lb, FrameSpec::tcp4(key, flags, payload), now, arrival);
 }
 
 template <NetworkFunction Nf>

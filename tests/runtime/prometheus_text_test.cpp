@@ -1,6 +1,7 @@
 // The live counters as Prometheus text (runtime/prometheus_text.hpp): every family typed and described
 // once, counters named _total, drops as one counter labelled by reason, the LB's backends labelled by
-// name, label values escaped, and nothing but valid exposition lines.
+// name (and their live connections by phase), label values escaped, and nothing but valid exposition
+// lines.
 #include "flowtrack/runtime/prometheus_text.hpp"
 
 #include <gtest/gtest.h>
@@ -25,8 +26,9 @@ LiveCounters lb_counters() {
   c.arp_answered = 2;
   c.arp_asked = 5;
   c.handed_off = 6;
+  c.handoff_backoffs = 2;
   c.backends = {{"b1", 40}, {"b\"2\\", 80}};
-  c.backends_live = {{"b1", 1}, {"b\"2\\", 3}};
+  c.backend_connections = {{"b1", {0, 1, 774}}, {"b\"2\\", {2, 3, 0}}};
   return c;
 }
 
@@ -43,6 +45,7 @@ TEST(PrometheusText, CountersAndGaugesCarryTheirValues) {
   EXPECT_TRUE(has_line(text, "flowtrack_arp_replies_sent_total 2"));
   EXPECT_TRUE(has_line(text, "flowtrack_arp_requests_sent_total 5"));
   EXPECT_TRUE(has_line(text, "flowtrack_packets_handed_off_total 6"));
+  EXPECT_TRUE(has_line(text, "flowtrack_handoff_backoffs_total 2"));
 }
 
 TEST(PrometheusText, DropsAreOneCounterLabelledByReason) {
@@ -56,12 +59,22 @@ TEST(PrometheusText, BackendsAreLabelledByTheirEscapedNames) {
   const std::string text = prometheus_text(lb_counters());
   EXPECT_TRUE(has_line(text, "flowtrack_backend_connections_total{backend=\"b1\"} 40"));
   EXPECT_TRUE(has_line(text, "flowtrack_backend_connections_total{backend=\"b\\\"2\\\\\"} 80")) << text;
-  EXPECT_TRUE(has_line(text, "flowtrack_backend_connections{backend=\"b1\"} 1"));
   LiveCounters nat = lb_counters();
   nat.nf = "nat";
   nat.backends.clear();
-  nat.backends_live.clear();
+  nat.backend_connections.clear();
   EXPECT_EQ(prometheus_text(nat).find("flowtrack_backend"), std::string::npos);
+}
+
+// A backend's live connections are one gauge per phase: the closing ones (TIME_WAIT) apart from the
+// established.
+TEST(PrometheusText, BackendConnectionsAreAGaugeByPhase) {
+  const std::string text = prometheus_text(lb_counters());
+  EXPECT_TRUE(has_line(text, "# TYPE flowtrack_backend_connections gauge"));
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_connections{backend=\"b1\",phase=\"opening\"} 0"));
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_connections{backend=\"b1\",phase=\"established\"} 1"));
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_connections{backend=\"b1\",phase=\"closing\"} 774"));
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_connections{backend=\"b\\\"2\\\\\",phase=\"opening\"} 2")) << text;
 }
 
 // Every line is a comment (HELP or TYPE) or a sample of the family last typed; each family is typed
@@ -72,7 +85,8 @@ TEST(PrometheusText, EveryLineIsValidExposition) {
   EXPECT_EQ(text.back(), '\n');
   const std::regex help(R"(# HELP ([a-z_]+) \S.*)");
   const std::regex type(R"(# TYPE ([a-z_]+) (counter|gauge))");
-  const std::regex sample(R"(([a-z_]+)(\{[a-z_]+="([^"\\\n]|\\["\\n])*"\})? [0-9]+)");
+  const std::string label = R"([a-z_]+="(?:[^"\\\n]|\\["\\n])*")";  // name="value", the value escaped
+  const std::regex sample("([a-z_]+)(\\{" + label + "(," + label + ")*\\})? [0-9]+");
   std::istringstream lines(text);
   std::set<std::string> typed;
   std::string family;
@@ -88,7 +102,7 @@ TEST(PrometheusText, EveryLineIsValidExposition) {
     ASSERT_TRUE(std::regex_match(line, m, sample)) << "not exposition: " << line;
     EXPECT_EQ(m[1], family) << line;
   }
-  EXPECT_EQ(typed.size(), 12u);
+  EXPECT_EQ(typed.size(), 13u);
 }
 
 }  // namespace

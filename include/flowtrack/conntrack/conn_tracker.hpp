@@ -77,6 +77,11 @@ struct CreateResult {
 
 struct NoPayload {};
 
+// ConnTracker::update's default: nothing to do when a TCP state moves.
+struct IgnoreTcpChange {
+  void operator()(TcpState, TcpState) const {}
+};
+
 template <FlowTable Table, class Payload = NoPayload, AgingPolicy Aging = TimerWheel>
   requires(!Aging::kRemovesFromTable)
 class ConnTracker {
@@ -233,8 +238,11 @@ class ConnTracker {
   }
 
   // One packet of a tracked connection: counters, protocol state, idle timer. Every packet's work, so
-  // inlined into the caller's loop.
-  [[gnu::always_inline]] void update(ConnMatch match, const ParsedPacket& packet, std::uint32_t wire_length, Nanos now) {
+  // inlined into the caller's loop. on_tcp_change(from, to) is told when the packet moves a TCP
+  // connection's state (a few times a connection: on the path that resets the timer anyway).
+  template <class OnTcpChange = IgnoreTcpChange>
+  [[gnu::always_inline]] void update(ConnMatch match, const ParsedPacket& packet, std::uint32_t wire_length, Nanos now,
+                                     OnTcpChange&& on_tcp_change = {}) {
     Connection& c = connections_[match.conn];
     const auto d = static_cast<std::size_t>(match.direction);
     ++c.packets[d];
@@ -244,6 +252,7 @@ class ConnTracker {
       const TcpTracking next =
           c.one_way ? next_tcp_state_one_way(c.tcp, packet.tcp_flags) : next_tcp_state(c.tcp, match.direction, packet.tcp_flags);
       state_changed = next.state != c.tcp.state;
+      if (state_changed) on_tcp_change(c.tcp.state, next.state);
       c.tcp = next;
     }
     if (match.direction == Direction::reply && !c.replied) {
@@ -279,6 +288,10 @@ class ConnTracker {
   }
 
   const Connection& connection(ConnId conn) const { return connections_[conn]; }
+  // A connection's phase for the gauges (tcp_state.hpp): a TCP one's by its state, any other established.
+  static ConnectionPhase phase(const Connection& c) {
+    return c.protocol == ipproto::kTcp ? tcp_phase(c.tcp.state) : ConnectionPhase::established;
+  }
   Payload& payload(ConnId conn) { return connections_[conn].payload; }
   const Payload& payload(ConnId conn) const { return connections_[conn].payload; }
   Nanos deadline(ConnId conn) const { return wheel_.deadline(conn); }

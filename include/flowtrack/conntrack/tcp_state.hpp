@@ -52,6 +52,30 @@ struct TcpTracking {
   Direction closer = Direction::original;  // who sent the first FIN (meaningful from fin_wait on)
 };
 
+// What a gauge of live connections says of one (runtime/live_counters.hpp): opening (a TCP handshake
+// under way), established (the handshake done, or the connection picked up mid-stream; every UDP or
+// other flow, which has no handshake), closing (a FIN seen, TIME_WAIT, or after a RST: the connection
+// is ending, and stays tracked until its closing timeout).
+enum class ConnectionPhase : std::uint8_t { opening, established, closing, count_ };
+inline constexpr std::size_t kConnectionPhaseCount = static_cast<std::size_t>(ConnectionPhase::count_);
+
+std::string_view connection_phase_name(ConnectionPhase phase);
+
+// A TCP connection's phase by its state (`none`: created, before its first packet's update), indexed
+// by TcpState.
+inline constexpr std::array<ConnectionPhase, kTcpStateCount> kTcpPhases = {
+    ConnectionPhase::opening,      // none
+    ConnectionPhase::opening,      // syn_sent
+    ConnectionPhase::opening,      // syn_recv
+    ConnectionPhase::established,  // established
+    ConnectionPhase::closing,      // fin_wait
+    ConnectionPhase::closing,      // close_wait
+    ConnectionPhase::closing,      // last_ack
+    ConnectionPhase::closing,      // time_wait
+    ConnectionPhase::closing,      // close
+};
+constexpr ConnectionPhase tcp_phase(TcpState state) { return kTcpPhases[static_cast<std::size_t>(state)]; }
+
 // The rules: the tracking after a packet with TCP `flags` travelling in direction `d`. Only FIN, SYN,
 // RST and ACK matter.
 constexpr TcpTracking tcp_transition(TcpTracking t, Direction d, std::uint8_t flags) {

@@ -17,11 +17,13 @@
 // All addresses and ports are in network byte order, as flow keys hold them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "flowtrack/conntrack/tcp_state.hpp"
 #include "flowtrack/io/random.hpp"
 #include "flowtrack/nf/maglev.hpp"
 #include "flowtrack/nf/tunnel.hpp"
@@ -55,8 +57,26 @@ struct Backend {
   bool removed = false;
   std::uint64_t connections = 0;        // live
   std::uint64_t total_connections = 0;  // ever assigned
+  // The live ones by phase (opening, established, closing: tcp_state.hpp); they add up to `connections`.
+  std::array<std::uint64_t, kConnectionPhaseCount> by_phase{};
   std::int64_t smooth_weight = 0;       // round robin's running weight
   bool takes_new() const { return !removed && config.weight > 0; }
+
+  // A new connection, in `phase`; a live one that ends in `phase`; one that moves between phases.
+  void join(ConnectionPhase phase) {
+    ++connections;
+    ++total_connections;
+    ++by_phase[static_cast<std::size_t>(phase)];
+  }
+  void leave(ConnectionPhase phase) {
+    --connections;
+    --by_phase[static_cast<std::size_t>(phase)];
+  }
+  void move(ConnectionPhase from, ConnectionPhase to) {
+    --by_phase[static_cast<std::size_t>(from)];
+    ++by_phase[static_cast<std::size_t>(to)];
+  }
+  std::uint64_t in_phase(ConnectionPhase phase) const { return by_phase[static_cast<std::size_t>(phase)]; }
 };
 
 class Service {

@@ -84,9 +84,31 @@ void Nat44<Table, Aging>::prefetch_outbound_opening(const FlowKeyV4& key, std::s
 
 template <FlowTable Table, AgingPolicy Aging>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
+std::optional<NfDrop> Nat44<Table, Aging>::refused_by_port(const ParsedPacket& p, PortRole arrival, ConnMatch match) const {
+  if (arrival != PortRole::inside && arrival != PortRole::outside) return std::nullopt;
+  if (p.ip_version != 4) return NfDrop::untranslatable;
+  const FlowKeyV4& key = p.key4;
+  if (arrival == PortRole::inside) {
+    if (!is_inside(key.src_addr)) return NfDrop::spoofed_source;
+    return std::nullopt;
+  }
+  if (is_inside(key.src_addr)) return NfDrop::spoofed_source;
+  // A session's answer: from the remote it was opened with (never the pool: checked below when it
+  // opened), to its mapping's external address. Every original tuple has an inside source, refused above.
+  if (match && match.direction == Direction::reply) return std::nullopt;
+  if (is_public(key.src_addr)) return NfDrop::spoofed_source;
+  if (!is_public(key.dst_addr)) return NfDrop::not_to_pool;
+  return std::nullopt;
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
 Verdict Nat44<Table, Aging>::translate_packet(NfPacket& packet, std::size_t i) {
   const ParsedPacket& p = packet.parsed;
   const ConnMatch match = matches_.looked_up(i) ? matches_.match(sessions_, i, packet) : ConnMatch{};
+  if (packet.arrival != PortRole::unknown) {
+    if (const std::optional<NfDrop> refusal = refused_by_port(p, packet.arrival, match)) return counters_.drop(*refusal);
+  }
   const Side side = side_of(p, match);
   if (side == Side::none) return counters_.pass();
   if (p.fragment_offset != 0) return later_fragment(packet, packet.time);

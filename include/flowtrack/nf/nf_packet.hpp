@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "flowtrack/aging/clock.hpp"
+#include "flowtrack/nf/port_role.hpp"
 #include "flowtrack/packet/parser.hpp"
 
 namespace flowtrack {
@@ -22,6 +23,8 @@ struct NfPacket {
   Nanos time = 0;          // arrival; non-decreasing along a function's packets
   std::uint32_t hash = 0;  // flow_hash(parsed.key4) for an IPv4 packet (packet_hash()), else 0
   std::uint32_t slot = 0;  // which buffer of its source the packet is in (the source's own numbering)
+  // The role of the port it arrived on (port_role.hpp), set by live ports; unknown on a replay.
+  PortRole arrival = PortRole::unknown;
 
   std::size_t room() const { return capacity > frame.size() ? capacity : frame.size(); }
 };
@@ -46,6 +49,10 @@ enum class NfDrop : std::uint8_t {
   no_mapping,      // NAT: an inbound packet for no mapping (unsolicited)
   filtered,        // NAT: an inbound packet the address-dependent filter refuses
   untranslatable,  // NAT: a packet without ports, or an ICMP error about no session (or from its wrong side)
+  not_to_pool,     // NAT: arrived on the outside port, not addressed to a pool address (to an inside host, or through)
+  spoofed_source,  // NAT: a source the port cannot have: on the inside port not of the inside network, on the
+                   // outside port of the inside network or the pool (BCP 38)
+  not_to_service,  // LB: arrived on the clients port, not to a service (to a backend, or anything but a VIP:port)
   too_big,         // LB, tunnel mode: the encapsulated packet would exceed the path's MTU (nf/tunnel.hpp)
   no_room,         // LB, tunnel mode: the packet's buffer has no room for the tunnel's headers
   count_,

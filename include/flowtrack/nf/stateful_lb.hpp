@@ -28,11 +28,22 @@
 //
 // `changes` is a schedule of pool changes that the balancer applies itself as its packet clock passes
 // them (pool_schedule.hpp), at the cost of one comparison per packet.
+//
 // A service in tunnel mode (ServiceConfig::tunnel, tunnel.hpp) gets its packets to the backend in IPIP or
 // GUE instead of rewritten, and its backends answer the clients directly: its connections are tracked
 // by their one tuple (ConnTracker::create_one_way), their TCP state followed on the clients' packets.
 //
-// Packets that are neither to a service nor of a tracked connection pass untouched.
+// The boundary. On live ports (NfPacket::arrival, the ports' roles), a packet that arrived on the
+// clients' port goes on only to a service (VIP, port, protocol): as a connection's first packet, or one
+// of a connection in its original direction. Anything else from that side, whatever its destination (a
+// backend's address, the VIP on another port, a reply tuple forged from the clients' side), is dropped
+// and counted (NfDrop::not_to_service): the backends' network is not reachable from the clients'
+// through the balancer. Packets from the backends' port are a tracked connection's answers, or pass
+// untouched (the backends' own traffic out). On a replay, where no port says whence a packet came,
+// packets that are neither to a service nor of a tracked connection pass untouched.
+//
+// Each backend counts its live connections by phase (Backend::by_phase: opening, established,
+// closing, tcp_state.hpp), following each connection's TCP state as its packets move it.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -98,14 +109,15 @@ class StatefulLb {
 
   // Ages connections out; their backends' live counts drop.
   std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget) {
-    const std::size_t n = tracker_.expire(now, budget, [&](ConnId, const auto& connection) { release_backend(connection.payload); });
+    const std::size_t n = tracker_.expire(now, budget, [&](ConnId, const auto& connection) { release_backend(connection); });
     counters_.connections_expired += n;
     return n;
   }
 
   std::vector<Service>& services() { return services_; }
   const std::vector<Service>& services() const { return services_; }
-  const ConnTracker<Table, LbAssignment, Aging>& tracker() const { return tracker_; }
+  using Tracker = ConnTracker<Table, LbAssignment, Aging>;
+  const Tracker& tracker() const { return tracker_; }
   const NfCounters& counters() const { return counters_; }
   // The backend a live connection was given: (service index, backend index).
   LbAssignment assignment(ConnId conn) const { return tracker_.payload(conn); }
@@ -152,8 +164,11 @@ class StatefulLb {
     if (schedule_.due(packet.time)) {
       schedule_.advance(packet.time, config_.changes, [&](const PoolChange& change) { apply_pool_change(change, services_); });
     }
-    if (!matches_.looked_up(i)) return {.verdict = counters_.pass()};
+    const bool from_clients = packet.arrival == PortRole::clients;
+    if (!matches_.looked_up(i)) return {.verdict = from_clients ? counters_.drop(NfDrop::not_to_service) : counters_.pass()};
     ConnMatch match = matches_.match(tracker_, i, packet);
+    // An answer's tuple from the clients' side is forged: only a backend sends it.
+    if (from_clients && match && match.direction == Direction::reply) return {.verdict = counters_.drop(NfDrop::not_to_service)};
     if (match && begins_anew(match, packet.parsed)) {
       end_connection(match.conn);
       match = {};
@@ -163,9 +178,13 @@ class StatefulLb {
       if (!opening.match) return {.verdict = opening.verdict};
       match = opening.match;
     }
-    tracker_.update(match, packet.parsed, packet.wire_length, packet.time);
     const LbAssignment a = tracker_.payload(match.conn);
-    const Service& svc = services_[a.service];
+    Service& svc = services_[a.service];
+    // The backend's gauges follow the connection's TCP phase (any other protocol stays established):
+    // of the states a connection goes through, two or three change its phase.
+    tracker_.update(match, packet.parsed, packet.wire_length, packet.time, [&](TcpState from, TcpState to) {
+      if (tcp_phase(from) != tcp_phase(to)) svc.backends()[a.backend].move(tcp_phase(from), tcp_phase(to));
+    });
     if (match.direction == Direction::original) {
       const BackendConfig& b = svc.backends()[a.backend].config;
       const TunnelConfig& tunnel = svc.config().tunnel;
@@ -188,10 +207,12 @@ class StatefulLb {
   }
 
   // A connection's end, by expiry or early: its backend has one live connection fewer.
-  void release_backend(const LbAssignment& a) { --services_[a.service].backends()[a.backend].connections; }
+  void release_backend(const typename Tracker::Connection& c) {
+    services_[c.payload.service].backends()[c.payload.backend].leave(Tracker::phase(c));
+  }
 
   void end_connection(ConnId conn) {
-    release_backend(tracker_.payload(conn));
+    release_backend(tracker_.connection(conn));
     tracker_.destroy(conn);
     ++counters_.connections_expired;  // its end, early: created and expired still balance
   }
@@ -212,6 +233,7 @@ class StatefulLb {
     const FlowKeyV4& key = p.key4;
     const std::uint32_t service = service_of(key);
     if (service == kNoService) {
+      if (packet.arrival == PortRole::clients) return {{}, counters_.drop(NfDrop::not_to_service)};
       if (config_.stateless_when_full && restore_untracked_reply(packet)) return {{}, counters_.rewrite()};
       return {{}, counters_.pass()};
     }
@@ -229,9 +251,7 @@ class StatefulLb {
     if (created.status == CreateStatus::reply_taken) return {{}, counters_.drop(NfDrop::tuple_conflict)};
     if (created.status == CreateStatus::created) {
       tracker_.payload(created.match.conn) = {service, backend};
-      Backend& chosen = svc.backends()[backend];
-      ++chosen.connections;
-      ++chosen.total_connections;
+      svc.backends()[backend].join(Tracker::phase(tracker_.connection(created.match.conn)));
       ++counters_.connections_created;
     }
     return {created.match, Verdict::forward};
@@ -281,12 +301,12 @@ class StatefulLb {
   }
 
   StatefulLbConfig config_;
-  ConnTracker<Table, LbAssignment, Aging> tracker_;
+  Tracker tracker_;
   std::vector<Service> services_;
   absl::flat_hash_map<std::uint64_t, std::uint32_t> service_index_;  // endpoint_key(vip, port, protocol) -> service
   Random rng_;
   NfCounters counters_;
-  BurstMatches<ConnTracker<Table, LbAssignment, Aging>> matches_;  // of the burst in process_burst()
+  BurstMatches<Tracker> matches_;  // of the burst in process_burst()
   std::array<Plan, kMaxBurst> plans_;
   PoolChangeClock schedule_;
 };

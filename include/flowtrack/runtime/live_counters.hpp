@@ -8,10 +8,13 @@
 // writer; the board's lock is taken a few times a second, never per packet.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
+
+#include "flowtrack/conntrack/tcp_state.hpp"
 
 namespace flowtrack {
 
@@ -25,7 +28,11 @@ struct LiveCounters {
   std::uint64_t connections_live = 0;
   std::uint64_t arp_answered = 0, arp_asked = 0;
   std::uint64_t handed_off = 0;                // IPv4 frames one worker handed to their owner
-  std::map<std::string, std::uint64_t> backends, backends_live;  // lb: connections per backend, ever and now
+  std::uint64_t handoff_backoffs = 0;          // times a worker waited for room in an owner's hand-off ring
+  std::map<std::string, std::uint64_t> backends;  // lb: connections sent to each backend since the start
+  // lb: each backend's live connections by phase (opening, established, closing: conntrack/tcp_state.hpp),
+  // so that a drained backend's TIME_WAIT connections are not taken for transfers still under way.
+  std::map<std::string, std::array<std::uint64_t, kConnectionPhaseCount>> backend_connections;
 };
 
 class CounterBoard {
