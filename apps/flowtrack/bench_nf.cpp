@@ -12,6 +12,13 @@
 //
 // --connections N sizes the trace so that the stateful functions hold at least N connections at once
 // (windows_for); live_connections reports the most their trackers held at once.
+//
+// --forwards runs the load balancers in each forwarding mode (nat, ipip, gue: nf/tunnel.hpp; in a tunnel
+// the trace's answers are left out, as the backends send them to the clients directly), and reports
+// each tunnel mode's cycles a packet against NAT mode's of the same run. --syn-flood N measures every
+// configuration once more on the trace with N spoofed SYNs mixed in (syn_flood_mix.hpp) and reports its
+// cycles a packet against the trace's own; --new-connection-rate sets the stateful LB's limit
+// (new_connection_limiter.hpp).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -25,6 +32,7 @@
 #include "flowtrack/io/trace_multiplier.hpp"
 #include "flowtrack/table/registry.hpp"
 #include "nf_launch.hpp"
+#include "syn_flood_mix.hpp"
 
 namespace flowtrack::cli {
 namespace {
@@ -54,21 +62,38 @@ std::vector<ServiceConfig> campus_services(const CampusProfile& profile, bool ow
 struct Row {
   NfChoice choice;
   std::size_t burst = 0;
+  std::string forward = "nat";  // the load balancers' mode ("-" for the others)
+  bool flood = false;           // on the trace with the SYN flood mixed in
   std::vector<double> mpps, cycles;
   std::size_t live = 0;
   std::map<std::string, std::uint64_t> drop_reasons;
+  std::uint64_t over_rate = 0;  // lb: first packets forwarded without state, above the new-connection rate
 };
 
-const Row* find_row(const std::vector<Row>& rows, const NfChoice& choice, std::size_t burst) {
-  const auto it = std::ranges::find_if(rows, [&](const Row& r) { return r.burst == burst && r.choice == choice; });
+const Row* find_row(const std::vector<Row>& rows, const NfChoice& choice, std::size_t burst, std::string_view forward,
+                    bool flood) {
+  const auto it = std::ranges::find_if(rows, [&](const Row& r) {
+    return r.burst == burst && r.choice == choice && r.forward == forward && r.flood == flood;
+  });
   return it == rows.end() ? nullptr : &*it;
 }
+
+// Whether a function has forwarding modes: the load balancers.
+bool forwards(const std::string& nf) { return nf == "slb" || nf == "lb" || nf == "concury"; }
 
 // A row's Mpps against an anchor row's, repetition by repetition (the two ran in the same sweep of the
 // interleaved repetitions), then the median of those ratios.
 double paired_ratio(const Row& row, const Row& anchor) {
   std::vector<double> ratios;
   for (std::size_t r = 0; r < row.mpps.size(); ++r) ratios.push_back(row.mpps[r] / anchor.mpps[r]);
+  return median(std::move(ratios));
+}
+
+// The same of cycles a packet: what a tunnel mode or a flood costs each packet the function handles
+// (their runs handle different packets: a tunnel's leave the answers out, a flood's add the SYNs).
+double paired_cycles_ratio(const Row& row, const Row& anchor) {
+  std::vector<double> ratios;
+  for (std::size_t r = 0; r < row.cycles.size(); ++r) ratios.push_back(row.cycles[r] / anchor.cycles[r]);
   return median(std::move(ratios));
 }
 
@@ -91,7 +116,9 @@ unsigned windows_for(std::uint32_t flows, std::size_t connections) {
 void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t burst) {
   std::vector<const Row*> lb_rows;
   for (const Row& r : rows) {
-    if (r.choice.nf == "lb" && r.choice.workers == workers && r.burst == burst) lb_rows.push_back(&r);
+    if (r.choice.nf == "lb" && r.choice.workers == workers && r.burst == burst && r.forward == "nat" && !r.flood) {
+      lb_rows.push_back(&r);
+    }
   }
   std::ranges::sort(lb_rows, [](const Row* a, const Row* b) { return median(a->mpps) > median(b->mpps); });
   if (!lb_rows.empty()) {
@@ -109,7 +136,7 @@ void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t b
       const NfChoice& a = shared.choice;
       const NfChoice& b = sharded.choice;
       if (b.scaling != "sharded" || a.nf != b.nf || a.table != b.table || a.aging != b.aging || a.workers != b.workers ||
-          shared.burst != sharded.burst) {
+          shared.burst != sharded.burst || shared.forward != sharded.forward || shared.flood != sharded.flood) {
         continue;
       }
       if (!header) fmt::print("\none shared instance under a spinlock / one instance per worker (Mpps, same run):\n");
@@ -117,6 +144,19 @@ void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t b
       fmt::print("  {:<4} {:<12} {:<6} {} worker(s), bursts of {}: {:.2f}x\n", a.nf, a.table, a.aging, a.workers, shared.burst,
                  median(shared.mpps) / median(sharded.mpps));
     }
+  }
+  header = false;
+  for (const Row& r : rows) {
+    const Row* nat = r.forward == "nat" ? nullptr : find_row(rows, r.choice, r.burst, "nat", r.flood);
+    const Row* calm = r.flood ? find_row(rows, r.choice, r.burst, r.forward, false) : nullptr;
+    if (nat == nullptr && calm == nullptr) continue;
+    if (!header) fmt::print("\ncycles a packet against NAT mode and against the trace without the flood (paired, same run):\n");
+    header = true;
+    fmt::print("  {:<7} {:<12} {:<6} {:<9} {} worker(s), bursts of {}, {:<4}{}:", r.choice.nf, r.choice.table, r.choice.aging,
+               r.choice.scaling, r.choice.workers, r.burst, r.forward, r.flood ? " + SYN flood" : "");
+    if (nat != nullptr) fmt::print(" {:.3f}x NAT mode", paired_cycles_ratio(r, *nat));
+    if (calm != nullptr) fmt::print(" {:.3f}x without the flood", paired_cycles_ratio(r, *calm));
+    fmt::print("\n");
   }
 }
 
@@ -174,6 +214,21 @@ void run_nf_bench(NfBenchOptions o) {
   for (std::uint32_t i = 1; i <= pool; ++i) configs.nat.pool.push_back(to_network32(0xcb007100 + i));  // 203.0.113.1-
   configs.nat.max_sessions = configs.lb.max_connections;
   configs.nat.max_mappings = configs.lb.max_connections;
+  configs.lb.new_connection_rate = o.new_connection_rate;
+  // The same functions in each forwarding mode asked for: the services in a tunnel from one source.
+  std::map<std::string, NfConfigs> configs_by_forward;
+  for (const std::string& forward : o.forwards) {
+    const auto mode = forward_mode_from_name(forward);
+    if (!mode) throw UserError(fmt::format("bench nf: unknown forwarding mode '{}' (nat, ipip, gue)", forward));
+    NfConfigs c = configs;
+    for (auto* services : {&c.lb.services, &c.slb.services}) {
+      for (ServiceConfig& s : *services) s.tunnel = {.mode = *mode, .source = to_network32(0x0ac8ff01)};  // 10.200.255.1
+    }
+    configs_by_forward.emplace(forward, std::move(c));
+  }
+  if (!configs_by_forward.contains("nat")) configs_by_forward.emplace("nat", configs);
+  const PacketStore flooded =
+      o.syn_flood == 0 ? PacketStore(trace.link_type()) : mix_syn_flood(trace, configs.lb.services, o.syn_flood);
 
   // Every configuration to measure, in the order printed: per worker count, the forwarder first (the
   // anchor of the ratios), then each function; the stateful ones by table, aging and scaling.
@@ -198,20 +253,30 @@ void run_nf_bench(NfBenchOptions o) {
   if (o.json) {
     print_run_context(true);
   } else {
-    fmt::print("flowtrack bench nf: campus {} connections x {} windows = {} packets, median of {} reps\n\n",
+    fmt::print("flowtrack bench nf: campus {} connections x {} windows = {} packets, median of {} reps\n",
                o.flows, o.windows, trace.size(), o.reps);
-    fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7}\n", "nf", "table", "aging", "scaling",
-               "wrk", "burst", "Mpps", "cyc/pkt", "vs fwd", "vs 1/bst", "live", "drops");
+    if (o.syn_flood != 0) fmt::print("  and the same with {} spoofed SYNs mixed in ({} packets)\n", o.syn_flood, flooded.size());
+    fmt::print("\n{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>4} {:>5} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7}\n", "nf", "table", "aging",
+               "scaling", "wrk", "burst", "fwd", "flood", "Mpps", "cyc/pkt", "vs fwd", "vs 1/bst", "live", "drops");
   }
-  std::map<unsigned, PacketPartition> partitions;  // by worker count
+  std::map<std::pair<unsigned, bool>, PacketPartition> partitions;  // by worker count and trace (flooded or not)
   std::vector<Row> rows;
   for (const NfChoice& choice : choices) {
-    if (!partitions.contains(choice.workers)) partitions.emplace(choice.workers, partition_by_rss(trace, RssSteering(choice.workers)));
-    for (const std::size_t burst : o.bursts) rows.push_back({choice, burst});
+    for (const bool flood : {false, true}) {
+      if (flood && o.syn_flood == 0) continue;
+      const PacketStore& t = flood ? flooded : trace;
+      if (!partitions.contains({choice.workers, flood})) {
+        partitions.emplace(std::pair{choice.workers, flood}, partition_by_rss(t, RssSteering(choice.workers)));
+      }
+      for (const std::string& forward : forwards(choice.nf) ? o.forwards : std::vector<std::string>{"-"}) {
+        for (const std::size_t burst : o.bursts) rows.push_back({choice, burst, forward, flood});
+      }
+    }
   }
-  const auto run = [&](const NfChoice& choice, const NfRunOptions& options) {
+  const auto run = [&](const Row& row, const NfChoice& choice, const NfRunOptions& options) {
     try {
-      return run_nf(choice, configs, trace, partitions.at(choice.workers), options);
+      return run_nf(choice, configs_by_forward.at(row.forward == "-" ? "nat" : row.forward), row.flood ? flooded : trace,
+                    partitions.at({choice.workers, row.flood}), options);
     } catch (const UserError& e) {
       throw UserError(fmt::format("bench nf: {}", e.what()));
     }
@@ -221,12 +286,16 @@ void run_nf_bench(NfBenchOptions o) {
   // repetitions apart: on a shared machine the neighbours' load moves in phases longer than a run.
   for (unsigned rep = 0; rep < o.reps; ++rep) {
     for (Row& row : rows) {
-      const NfRun r = run(row.choice, {.burst = row.burst, .keep_output = false});
+      const NfRun r = run(row, row.choice, {.burst = row.burst, .keep_output = false});
       row.mpps.push_back(aggregate_mpps(r.workers));
       row.cycles.push_back(cycles_per_packet(r.workers));
       row.live = 0;
       for (const WorkerResult& w : r.workers) row.live += w.peak_connections;
       row.drop_reasons = r.drops_by_reason();
+      row.over_rate = 0;
+      for (const WorkerResult& w : r.workers) {
+        if (const auto it = w.function_counts.find("over_rate"); it != w.function_counts.end()) row.over_rate += it->second;
+      }
     }
   }
   for (const Row& row : rows) {
@@ -236,19 +305,21 @@ void run_nf_bench(NfBenchOptions o) {
     for (const auto& [reason, n] : row.drop_reasons) drops += n;
     // The stage split is printed in JSON only: the text table leaves the extra run out.
     const bool split = o.stages && o.json;
-    const NfRun clocked = split ? run(choice, {.burst = burst, .keep_output = false, .clock_stages = true}) : NfRun{};
+    const NfRun clocked = split ? run(row, choice, {.burst = burst, .keep_output = false, .clock_stages = true}) : NfRun{};
     // Concury's own check, in one more run: every connection one backend, none outside its pool.
     std::map<std::string, std::uint64_t> checked;
     if (choice.nf == "concury") {
       NfChoice audited = choice;
       audited.audit = true;
-      for (const WorkerResult& w : run(audited, {.burst = burst, .keep_output = false}).workers) {
+      for (const WorkerResult& w : run(row, audited, {.burst = burst, .keep_output = false}).workers) {
         for (const auto& [name, n] : w.function_counts) checked[name] += n;
       }
     }
     const double mpps = median(row.mpps);
-    const Row* fwd = find_row(rows, {"fwd", "-", "-", "sharded", choice.workers}, burst);
-    const Row* per_packet = find_row(rows, choice, 1);
+    const Row* fwd = find_row(rows, {"fwd", "-", "-", "sharded", choice.workers}, burst, "-", row.flood);
+    const Row* per_packet = find_row(rows, choice, 1, row.forward, row.flood);
+    const Row* nat_mode = row.forward == "nat" || row.forward == "-" ? nullptr : find_row(rows, choice, burst, "nat", row.flood);
+    const Row* no_flood = row.flood ? find_row(rows, choice, burst, row.forward, false) : nullptr;
     const double vs_fwd = fwd != nullptr ? paired_ratio(row, *fwd) : 0;
     const double vs_per_packet = per_packet != nullptr ? paired_ratio(row, *per_packet) : 0;
     if (o.json) {
@@ -272,7 +343,13 @@ void run_nf_bench(NfBenchOptions o) {
           .set("reps", o.reps)
           .set("packets", trace.size())
           .set("own_backends", o.own_backends)
-          .set("windows", o.windows);
+          .set("windows", o.windows)
+          .set("forward", row.forward)
+          .set("syn_flood", row.flood ? o.syn_flood : 0)
+          .set("new_connection_rate", choice.nf == "lb" ? o.new_connection_rate : 0)
+          .set("over_rate", row.over_rate);
+      if (nat_mode != nullptr) j.set("cycles_vs_nat_mode", paired_cycles_ratio(row, *nat_mode));
+      if (no_flood != nullptr) j.set("cycles_vs_no_flood", paired_cycles_ratio(row, *no_flood));
       if (!checked.empty()) {
         j.set("violations", checked["violations"]).set("false_hits", checked["false_hits"]).set("repairs", checked["repairs"]);
         j.set("syncs", checked["syncs"]);
@@ -285,9 +362,9 @@ void run_nf_bench(NfBenchOptions o) {
     } else {
       // Concury has no table: its column tells where its control plane learns.
       const std::string table = choice.nf == "concury" ? "cp:" + choice.control_plane : choice.table;
-      fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9} {:>7}\n", choice.nf,
-                 table, choice.aging, choice.scaling, choice.workers, burst, mpps, median(row.cycles), vs_fwd,
-                 vs_per_packet, row.live, drops);
+      fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>4} {:>5} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9} {:>7}\n",
+                 choice.nf, table, choice.aging, choice.scaling, choice.workers, burst, row.forward, row.flood ? "yes" : "no",
+                 mpps, median(row.cycles), vs_fwd, vs_per_packet, row.live, drops);
       if (!checked.empty()) {
         fmt::print("      concury's check (one more run): {} violations, {} false hits, {} repairs, {} syncs\n",
                    checked["violations"], checked["false_hits"], checked["repairs"], checked["syncs"]);

@@ -25,6 +25,8 @@ NfRun run_stateful_lb(const NfChoice& choice, NfScaling scaling, const NfConfigs
           for (const Service& s : nf.services()) {
             for (const Backend& b : s.backends()) r.backends[b.config.name] += b.total_connections;
           }
+          r.lb_stats += lb_stats(nf.services());
+          r.function_counts["over_rate"] += nf.stats().over_rate;
         });
   });
   return run;

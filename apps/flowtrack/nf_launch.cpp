@@ -30,12 +30,8 @@ NfScaling scaling_of(const NfChoice& c) {
 }
 
 void collect_stateless(StatelessLb& nf, WorkerResult& r) {
-  for (std::size_t s = 0; s < nf.services().size(); ++s) {
-    const auto& backends = nf.services()[s].backends();
-    for (std::size_t b = 0; b < backends.size() && b < nf.sent()[s].size(); ++b) {
-      r.backends[backends[b].config.name] += nf.sent()[s][b];
-    }
-  }
+  r.lb_stats += lb_stats(nf.services());
+  for (const auto& [name, traffic] : r.lb_stats.backends) r.backends[name] = traffic.packets;
 }
 
 NfRun run_function(const NfChoice& c, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,

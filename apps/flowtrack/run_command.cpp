@@ -25,12 +25,39 @@
 namespace flowtrack::cli {
 namespace {
 
-void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_trace) {
+// A load balancer's per-VIP or per-backend figures (nf/lb_stats.hpp), the rate of new connections over
+// the trace's `seconds`.
+std::map<std::string, JsonObject> traffic_json(const std::map<std::string, LbTraffic>& figures, double seconds) {
+  std::map<std::string, JsonObject> out;
+  for (const auto& [name, t] : figures) {
+    out[name]
+        .set("packets", t.packets)
+        .set("bytes", t.bytes)
+        .set("reply_packets", t.reply_packets)
+        .set("reply_bytes", t.reply_bytes)
+        .set("connections", t.connections)
+        .set("connections_live", t.connections_live)
+        .set("connections_per_second", seconds > 0 ? static_cast<double>(t.connections) / seconds : 0.0);
+  }
+  return out;
+}
+
+void print_traffic(std::string_view title, const std::map<std::string, LbTraffic>& figures, double seconds) {
+  fmt::print("  {} (packets and bytes to the backends, answers through the balancer, connections: new, live, new a second):\n", title);
+  for (const auto& [name, t] : figures) {
+    fmt::print("    {:<24} {:>10} {:>13} {:>10} {:>13} {:>9} {:>9} {:>10.1f}\n", name, t.packets, t.bytes, t.reply_packets,
+               t.reply_bytes, t.connections, t.connections_live, seconds > 0 ? static_cast<double>(t.connections) / seconds : 0.0);
+  }
+}
+
+// `seconds`: the trace's, first packet to last (the rates' time).
+void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_trace, double seconds) {
   const std::vector<WorkerResult>& results = run.workers;
   std::uint64_t packets = run.unpresentable, forwarded = 0, replied = 0, created = 0, live = 0;
   std::uint64_t migrations = 0, out_of_order = 0;
   const std::map<std::string, std::uint64_t> drops = run.drops_by_reason();
   std::map<std::string, std::uint64_t> backends, function_counts;
+  LbStats stats;
   std::vector<double> worker_mpps;
   std::vector<std::uint64_t> worker_packets;
   for (const WorkerResult& r : results) {
@@ -44,6 +71,7 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
     for (const auto& [name, n] : r.backends) backends[name] += n;
     worker_packets.push_back(r.packets);
     for (const auto& [name, n] : r.function_counts) function_counts[name] += n;
+    stats += r.lb_stats;
     worker_mpps.push_back(r.cycles > 0 ? static_cast<double>(r.packets) * tsc_hz() / static_cast<double>(r.cycles) / 1e6 : 0);
   }
   const double mpps = aggregate_mpps(results);
@@ -68,6 +96,7 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
         .set("connections_live", live);
     if (lb) j.set("backends", backends);
     if (o.nf == "slb") j.set("backend_packets", backends);
+    if (lb || o.nf == "slb") j.set("vips", traffic_json(stats.vips, seconds)).set("backend_stats", traffic_json(stats.backends, seconds));
     j.set("dispatch", o.dispatch);
     if (o.dispatch != "partition") {
       j.set("worker_packets", worker_packets).set("ring", o.ring).set("slow_worker_ns", o.slow_worker_ns).set("migrations", migrations).set("out_of_order", out_of_order);
@@ -95,6 +124,10 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
   if (!backends.empty()) {
     fmt::print("  {}:\n", lb ? "connections per backend" : "packets per backend");
     for (const auto& [name, n] : backends) fmt::print("    {:<24} {}\n", name, n);
+  }
+  if (lb || o.nf == "slb") {
+    print_traffic("per VIP", stats.vips, seconds);
+    print_traffic("per backend", stats.backends, seconds);
   }
   if (!function_counts.empty()) {
     fmt::print("  {}:\n", o.nf);
@@ -168,7 +201,8 @@ void run_command(const RunCommandOptions& o) {
       throw UserError(e.what());
     }
   }
-  report(o, run, flows);
+  const double seconds = trace.empty() ? 0 : static_cast<double>(trace[trace.size() - 1].timestamp_ns - trace[0].timestamp_ns) / 1e9;
+  report(o, run, flows, seconds);
 }
 
 }  // namespace flowtrack::cli

@@ -122,6 +122,17 @@ bool Service::set_weight(const std::string& name, std::uint32_t weight) {
   return true;
 }
 
+bool Service::set_down(const std::string& name, bool down) {
+  Backend* b = find(name);
+  if (b == nullptr) return false;
+  if (b->down != down) {
+    b->down = down;
+    b->smooth_weight = 0;
+    rebuild();
+  }
+  return true;
+}
+
 bool Service::remove_backend(const std::string& name) {
   Backend* b = find(name);
   if (b == nullptr) return false;

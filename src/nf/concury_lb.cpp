@@ -308,7 +308,8 @@ LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
   }
   if (backend == compact::ConcuryControl::kNoDip) return {.verdict = counters_.drop(NfDrop::no_backend)};
   if (audit_) audit(service, key, backend, p, packet.time);
-  const Service& svc = services_[service];
+  Service& svc = services_[service];
+  svc.backends()[backend].count(Direction::original, packet.wire_length);
   const BackendConfig& b = svc.backends()[backend].config;
   const TunnelConfig& tunnel = svc.config().tunnel;
   return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port, .tunnel = tunnel.tunnels() ? &tunnel : nullptr};
@@ -380,7 +381,7 @@ LbPlan ConcuryLb::answer(NfPacket& packet, std::size_t i) {
   }
   if (sender == listing.size()) return answer_at_sync(packet, i, listing, looked);
   report({{.key = key, .vip = listing[sender].first, .dcode = sender_dcode}, packet.time, listing[sender].second, answer_met(p)});
-  return restore_service(listing[sender].first);
+  return restore_service(listing[sender], packet.wire_length);
 }
 
 std::optional<std::uint32_t> ConcuryLb::claim(std::size_t i, const ServiceListing& listing, std::size_t k, std::uint64_t key,
@@ -401,7 +402,7 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
     if (!dcode) continue;
     if (control.dip_of(listing[k].first, key)) {
       report({{.key = key, .vip = listing[k].first, .dcode = *dcode}, packet.time, listing[k].second, answer_met(p)});  // it is answered
-      return restore_service(listing[k].first);
+      return restore_service(listing[k], packet.wire_length);
     }
     claimed_.emplace_back(k, *dcode);
   }
@@ -411,7 +412,7 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
   // first one's address.
   if (!claimed_.empty()) {
     for (const auto& [k, dcode] : claimed_) report({{.key = key, .vip = listing[k].first, .dcode = dcode}, packet.time, listing[k].second, answer_met(p)});
-    return restore_service(listing[claimed_.front().first].first);
+    return restore_service(listing[claimed_.front().first], packet.wire_length);
   }
   // None does: a rewrite came between the connection's packets (it was met mid-stream and not known
   // then). The first service listing the backend learns it there, and its arrays are refilled so that
@@ -421,11 +422,12 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
   kept({{.key = key, .vip = chosen.first, .dcode = 0}, packet.time, chosen.second, answer_met(p)}, true);
   publish_kept(chosen.first, key, row_changed);
   ++stats_.repairs;
-  return restore_service(chosen.first);
+  return restore_service(chosen, packet.wire_length);
 }
 
-LbPlan ConcuryLb::restore_service(std::uint32_t service) const {
-  const ServiceConfig& c = services_[service].config();
+LbPlan ConcuryLb::restore_service(const ServiceBackend& answering, std::uint32_t wire_length) {
+  services_[answering.first].backends()[answering.second].count(Direction::reply, wire_length);
+  const ServiceConfig& c = services_[answering.first].config();
   return {.rewrites = true, .to_backend = false, .address = c.vip, .port = c.port};
 }
 

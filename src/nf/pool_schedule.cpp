@@ -15,6 +15,8 @@ std::optional<PoolAction> pool_action_from_name(std::string_view name) {
   if (name == "remove") return PoolAction::remove;
   if (name == "drain") return PoolAction::drain;
   if (name == "weight") return PoolAction::weight;
+  if (name == "down") return PoolAction::down;
+  if (name == "up") return PoolAction::up;
   return std::nullopt;
 }
 
@@ -73,6 +75,8 @@ void apply_pool_change(const PoolChange& change, std::span<Service> services) {
       case PoolAction::remove: s.remove_backend(change.backend.name); break;
       case PoolAction::drain: s.set_weight(change.backend.name, 0); break;
       case PoolAction::weight: s.set_weight(change.backend.name, change.backend.weight); break;
+      case PoolAction::down: s.set_down(change.backend.name, true); break;
+      case PoolAction::up: s.set_down(change.backend.name, false); break;
     }
   }
 }

@@ -1,6 +1,6 @@
 // The load balancers' configuration keys of their operators' features: a service's forwarding mode and
-// tunnel, read by both balancers' readers, with their defaults and an error naming the key for each
-// mistake.
+// tunnel (read by both balancers' readers) and the new-connection limit, with their defaults and an
+// error naming the key for each mistake.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -65,6 +65,16 @@ TEST(LbServiceConfig, TunnelMistakesNameTheirKey) {
                                               "[[change]]\nat = 1\nservice = \"web\"\nbackend = \"b3\"\naction = \"add\"\n"
                                               "address = \"10.10.2.13\"\nport = 80\n");
   EXPECT_NE(error_of(added_with_port).find("change.port"), std::string::npos) << error_of(added_with_port);
+}
+
+TEST(LbServiceConfig, TheNewConnectionLimitIsOffUnlessGivenAndItsBurstATenthOfItByDefault) {
+  EXPECT_EQ(load_stateful_lb_config(lb_file("")).new_connection_rate, 0u);
+  const StatefulLbConfig limited = load_stateful_lb_config(lb_file("", "", "[lb]\nnew_connection_rate = 125000\n"));
+  EXPECT_EQ(limited.new_connection_rate, 125000u);
+  EXPECT_EQ(limited.burst_or_default(), 12500u);
+  EXPECT_EQ(load_stateful_lb_config(lb_file("", "", "[lb]\nnew_connection_rate = 5\nnew_connection_burst = 3\n")).burst_or_default(), 3u);
+  EXPECT_NE(error_of(lb_file("", "", "[lb]\nnew_connection_burst = 3\n")).find("lb.new_connection_burst"), std::string::npos);
+  EXPECT_NE(error_of(lb_file("", "", "[lb]\nnew_connection_rate = -1\n")).find("lb.new_connection_rate"), std::string::npos);
 }
 
 }  // namespace lb_config_test

@@ -194,8 +194,8 @@ class ConcuryLb {
   // An answer that no service's arrays, or more than one's, send to the answering backend (at a sync
   // point): the first listing service whose control plane knows the connection, else a learn or a repair.
   [[gnu::noinline]] LbPlan answer_at_sync(const NfPacket& packet, std::size_t i, const ServiceListing& listing, bool looked);
-  // An answer's plan: its source becomes the service's VIP and port.
-  LbPlan restore_service(std::uint32_t service) const;
+  // An answer's plan: its source becomes the service's VIP and port; counted in the answering backend's traffic.
+  LbPlan restore_service(const ServiceBackend& answering, std::uint32_t wire_length);
   [[gnu::noinline]] void apply_change(const PoolChange& change);
   void audit(std::uint32_t service, std::uint64_t key, std::uint16_t backend, const ParsedPacket& p, Nanos now);
   // Rewrites the service's arrays from its control plane.

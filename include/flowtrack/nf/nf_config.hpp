@@ -2,7 +2,8 @@
 // key by key, is docs/guide/configuration.md; examples/ has a file per function.
 //
 //   [lb]                     stateful LB options (policy, max_connections, stateless_when_full,
-//                            non_syn_first = "consistent" | "policy" | "drop", maglev_size, seed)
+//                            non_syn_first = "consistent" | "policy" | "drop", maglev_size, seed,
+//                            new_connection_rate, new_connection_burst)
 //   [slb]                    stateless LB options (selection = "maglev" | "modulo")
 //   [nat]                    inside = "10.0.0.0/16", pool = ["203.0.113.1", ...], ports = [1024, 65535],
 //                            filtering = "endpoint_independent" | "address_dependent",

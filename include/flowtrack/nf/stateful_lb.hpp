@@ -26,6 +26,14 @@
 // connection, get the VIP of the first service listing the backend's endpoint, as in the stateless
 // LB); a live connection is never evicted to make room.
 //
+// A backend marked down (PoolAction::down: a failed health check) takes no new connection; a UDP flow
+// on it moves to a backend in service with its next datagram from the client, a TCP connection stays.
+//
+// With `new_connection_rate`, first packets above that rate (a flood of SYNs from spoofed sources)
+// create no state: they are forwarded by the consistent choice and counted (`over_rate`), so a flood
+// cannot fill the tracker (new_connection_limiter.hpp); their replies get the VIP back as a full
+// table's do with stateless_when_full.
+//
 // `changes` is a schedule of pool changes that the balancer applies itself as its packet clock passes
 // them (pool_schedule.hpp), at the cost of one comparison per packet.
 //
@@ -61,6 +69,7 @@
 #include "flowtrack/nf/burst_matches.hpp"
 #include "flowtrack/nf/lb_plan.hpp"
 #include "flowtrack/nf/network_function.hpp"
+#include "flowtrack/nf/new_connection_limiter.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
 #include "flowtrack/nf/stateful_lb_config.hpp"
 #include "flowtrack/packet/rewrite.hpp"
@@ -74,6 +83,11 @@ struct LbAssignment {
   std::uint32_t backend = kNone;
 };
 
+// What the stateful LB counts besides NfCounters.
+struct StatefulLbStats {
+  std::uint64_t over_rate = 0;  // first packets forwarded without state, above new_connection_rate
+};
+
 // Table: the connection table; Aging: the tracker's expiry policy (conn_tracker.hpp).
 template <FlowTable Table, AgingPolicy Aging = TimerWheel>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
@@ -82,7 +96,8 @@ class StatefulLb {
   explicit StatefulLb(const StatefulLbConfig& config, Nanos start = 0)
       : config_(config),
         tracker_(config.max_connections, config.timeouts, {.tick = 100 * kNanosPerMilli, .levels = 4, .start = start}),
-        rng_(config.seed) {
+        rng_(config.seed),
+        limiter_(config.new_connection_rate, config.burst_or_default()) {
     for (const ServiceConfig& s : config.services) {
       service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), static_cast<std::uint32_t>(services_.size()));
       services_.emplace_back(s, config.maglev_size);
@@ -119,6 +134,7 @@ class StatefulLb {
   using Tracker = ConnTracker<Table, LbAssignment, Aging>;
   const Tracker& tracker() const { return tracker_; }
   const NfCounters& counters() const { return counters_; }
+  const StatefulLbStats& stats() const { return stats_; }
   // The backend a live connection was given: (service index, backend index).
   LbAssignment assignment(ConnId conn) const { return tracker_.payload(conn); }
 
@@ -169,7 +185,7 @@ class StatefulLb {
     ConnMatch match = matches_.match(tracker_, i, packet);
     // An answer's tuple from the clients' side is forged: only a backend sends it.
     if (from_clients && match && match.direction == Direction::reply) return {.verdict = counters_.drop(NfDrop::not_to_service)};
-    if (match && begins_anew(match, packet.parsed)) {
+    if (match && (begins_anew(match, packet.parsed) || leaves_down_backend(match, packet.parsed))) {
       end_connection(match.conn);
       match = {};
     }
@@ -180,13 +196,15 @@ class StatefulLb {
     }
     const LbAssignment a = tracker_.payload(match.conn);
     Service& svc = services_[a.service];
+    Backend& backend = svc.backends()[a.backend];
     // The backend's gauges follow the connection's TCP phase (any other protocol stays established):
     // of the states a connection goes through, two or three change its phase.
     tracker_.update(match, packet.parsed, packet.wire_length, packet.time, [&](TcpState from, TcpState to) {
-      if (tcp_phase(from) != tcp_phase(to)) svc.backends()[a.backend].move(tcp_phase(from), tcp_phase(to));
+      if (tcp_phase(from) != tcp_phase(to)) backend.move(tcp_phase(from), tcp_phase(to));
     });
+    backend.count(match.direction, packet.wire_length);
     if (match.direction == Direction::original) {
-      const BackendConfig& b = svc.backends()[a.backend].config;
+      const BackendConfig& b = backend.config;
       const TunnelConfig& tunnel = svc.config().tunnel;
       return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port,
               .tunnel = tunnel.tunnels() ? &tunnel : nullptr};
@@ -204,6 +222,15 @@ class StatefulLb {
     }
     const TcpState state = tracker_.connection(match.conn).tcp.state;
     return state == TcpState::time_wait || state == TcpState::close;
+  }
+
+  // A client's UDP datagram on a flow whose backend is down (a failed health check): UDP has no
+  // connection to break, so the flow moves, as a first packet, to a backend in service. A TCP
+  // connection stays where it is (its backend may still finish it; a new one would be refused).
+  bool leaves_down_backend(const ConnMatch& match, const ParsedPacket& p) const {
+    if (p.key4.protocol != ipproto::kUdp || match.direction != Direction::original) return false;
+    const LbAssignment a = tracker_.payload(match.conn);
+    return services_[a.service].backends()[a.backend].down;
   }
 
   // A connection's end, by expiry or early: its backend has one live connection fewer.
@@ -234,12 +261,16 @@ class StatefulLb {
     const std::uint32_t service = service_of(key);
     if (service == kNoService) {
       if (packet.arrival == PortRole::clients) return {{}, counters_.drop(NfDrop::not_to_service)};
-      if (config_.stateless_when_full && restore_untracked_reply(packet)) return {{}, counters_.rewrite()};
+      if (forwards_untracked() && restore_untracked_reply(packet)) return {{}, counters_.rewrite()};
       return {{}, counters_.pass()};
     }
     const bool lost_state = key.protocol == ipproto::kTcp && (p.tcp_flags & tcpflag::kSyn) == 0;
     if (lost_state && config_.non_syn_first == NonSynFirst::drop) return {{}, counters_.drop(NfDrop::non_syn_first)};
     Service& svc = services_[service];
+    if (!limiter_.admit(now)) {
+      ++stats_.over_rate;
+      return {{}, send_untracked(packet, svc)};
+    }
     const bool consistent = lost_state && config_.non_syn_first == NonSynFirst::consistent;
     const std::uint32_t backend = svc.choose(consistent ? LbPolicy::maglev : config_.policy, hash, rng_);
     if (backend == Service::kNoBackend) return {{}, counters_.drop(NfDrop::no_backend)};
@@ -265,10 +296,11 @@ class StatefulLb {
     return tracker_.create(key, hash, reply, flow_hash(reply), key.protocol, now);
   }
 
-  // A first packet forwarded without state, to the backend of the consistent choice.
+  // A first packet forwarded without state, to the backend of the consistent choice (counted in its traffic).
   Verdict send_untracked(NfPacket& packet, Service& svc) {
     const std::uint32_t backend = svc.choose(LbPolicy::maglev, packet.hash, rng_);
     if (backend == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);
+    svc.backends()[backend].count(Direction::original, packet.wire_length);
     const BackendConfig& b = svc.backends()[backend].config;
     if (svc.config().tunnel.tunnels()) return send_through_tunnel(packet, svc.config().tunnel, b.address, counters_);
     rewrite_ipv4_address_and_port(packet.frame, packet.parsed, Endpoint::destination, b.address, b.port);
@@ -280,18 +312,23 @@ class StatefulLb {
     return it == service_index_.end() ? kNoService : it->second;
   }
 
+  // Whether connections may go without state: a full table's (stateless_when_full), or those above the
+  // new-connection rate.
+  bool forwards_untracked() const { return config_.stateless_when_full || limiter_.limits(); }
+
   // A packet of no connection from a backend's endpoint: the reply of a connection forwarded without
-  // state (stateless_when_full), or of one whose state ended. It gets the VIP and port of the first
+  // state (forwards_untracked), or of one whose state ended. It gets the VIP and port of the first
   // service listing that endpoint, as in the stateless LB: right when no backend endpoint serves two
-  // services. A scan of the pool, only made when stateless_when_full is set. A tunnel-mode service's
-  // backends answer its clients directly: none of their answers is its.
+  // services. A scan of the pool, only made when connections may go without state. A tunnel-mode
+  // service's backends answer its clients directly: none of their answers is its.
   bool restore_untracked_reply(NfPacket& packet) {
     const FlowKeyV4& key = packet.parsed.key4;
-    for (const Service& s : services_) {
+    for (Service& s : services_) {
       if (s.config().protocol != key.protocol || s.config().tunnel.tunnels()) continue;
-      for (const Backend& b : s.backends()) {
+      for (Backend& b : s.backends()) {
         const std::uint16_t port = b.config.port != 0 ? b.config.port : s.config().port;
         if (b.config.address != key.src_addr || port != key.src_port) continue;
+        b.count(Direction::reply, packet.wire_length);
         rewrite_ipv4_src(packet.frame, packet.parsed, s.config().vip);
         rewrite_src_port(packet.frame, packet.parsed, s.config().port);
         return true;
@@ -305,7 +342,9 @@ class StatefulLb {
   std::vector<Service> services_;
   absl::flat_hash_map<std::uint64_t, std::uint32_t> service_index_;  // endpoint_key(vip, port, protocol) -> service
   Random rng_;
+  NewConnectionLimiter limiter_;
   NfCounters counters_;
+  StatefulLbStats stats_;
   BurstMatches<Tracker> matches_;  // of the burst in process_burst()
   std::array<Plan, kMaxBurst> plans_;
   PoolChangeClock schedule_;

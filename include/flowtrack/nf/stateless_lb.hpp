@@ -44,8 +44,6 @@ class StatelessLb {
   std::vector<Service>& services() { return services_; }
   void reindex() { index_backends(); }
   const NfCounters& counters() const { return counters_; }
-  // Packets sent to each backend, by service then backend index.
-  const std::vector<std::vector<std::uint64_t>>& sent() const { return sent_; }
 
  private:
   Verdict balance(NfPacket& packet);
@@ -54,9 +52,9 @@ class StatelessLb {
 
   StatelessSelection selection_;
   std::vector<Service> services_;
-  std::vector<std::vector<std::uint64_t>> sent_;
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_of_vip_;      // endpoint_key(vip, port, proto)
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_of_backend_;  // endpoint_key(backend, port, proto)
+  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_of_vip_;  // endpoint_key(vip, port, proto)
+  // endpoint_key(backend, port, proto) -> (service, backend index)
+  absl::flat_hash_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> service_of_backend_;
   NfCounters counters_;
 };
 

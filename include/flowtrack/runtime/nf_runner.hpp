@@ -32,6 +32,7 @@
 
 #include "flowtrack/aging/clock.hpp"
 #include "flowtrack/io/packet_store.hpp"
+#include "flowtrack/nf/lb_stats.hpp"
 #include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/packet/parser.hpp"
 #include "flowtrack/runtime/burst_loop.hpp"
@@ -57,6 +58,7 @@ struct WorkerResult {
   std::size_t peak_connections = 0;  // the most alive at once
   std::map<std::string, std::uint64_t> backends;  // name -> connections (lb, concury) or packets (slb)
   std::map<std::string, std::uint64_t> function_counts;  // what a function counts of its own (concury)
+  LbStats lb_stats;  // a load balancer's per-VIP and per-backend figures (nf/lb_stats.hpp)
   WorkerDispatchCounters dispatch;  // a dispatched run's
 };
 
