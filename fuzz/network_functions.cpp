@@ -56,16 +56,22 @@ StatefulLbConfig concury_config() {
   c.maglev_size = 251;
   c.timeouts.tcp.fill(5 * kNanosPerSecond);
   c.timeouts.udp_unreplied = c.timeouts.udp_replied = c.timeouts.icmp = c.timeouts.other = 5 * kNanosPerSecond;
+  return c;
+}
+
+// Concury's schedule, applied between inputs as a replay applies it between bursts: each kind of
+// change, then again, so the pools change all the time and pins come and go.
+PoolChangeSchedule concury_changes() {
   const BackendConfig a{"a", to_network32(0x0a000101), to_network16(8080), 1};
-  // Each kind of change, then again: the pools change all the time, pins come and go.
+  std::vector<PoolChange> changes;
   for (Nanos round = 0; round < 1000; ++round) {
     const Nanos t = round * 12 * kNanosPerSecond;
-    c.changes.push_back({t + 3 * kNanosPerSecond, "svc", PoolAction::drain, {"b", 0, 0, 0}});
-    c.changes.push_back({t + 6 * kNanosPerSecond, "svc", PoolAction::weight, {"b", 0, 0, 3}});
-    c.changes.push_back({t + 9 * kNanosPerSecond, "svc", PoolAction::remove, a});
-    c.changes.push_back({t + 12 * kNanosPerSecond, "svc", PoolAction::add, a});
+    changes.push_back({t + 3 * kNanosPerSecond, "svc", PoolAction::drain, {"b", 0, 0, 0}});
+    changes.push_back({t + 6 * kNanosPerSecond, "svc", PoolAction::weight, {"b", 0, 0, 3}});
+    changes.push_back({t + 9 * kNanosPerSecond, "svc", PoolAction::remove, a});
+    changes.push_back({t + 12 * kNanosPerSecond, "svc", PoolAction::add, a});
   }
-  return c;
+  return PoolChangeSchedule(std::move(changes), services(), 251);
 }
 
 struct Functions {
@@ -90,6 +96,7 @@ struct Functions {
   }()};
   ConcuryLb concury{concury_config(), ControlPlanePlace::worker};
   ConcuryLb concury_own_thread{concury_config(), ControlPlanePlace::own_thread};
+  PoolChangeSchedule concury_schedule = concury_changes(), concury_own_thread_schedule = concury_changes();
   Nat44<CuckooTable<FlowKeyV4>> nat{[] {
     NatConfig c;
     c.inside_network = to_network32(0x0a000000);
@@ -223,6 +230,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t tunnel_room = size % 2 == 0 ? 64 : 0;
   through(functions.slb_tunnel, frame, link, control, functions.now, tunnel_room);
   through(functions.lb_tunnel, frame, link, control, functions.now, tunnel_room);
+  apply_due_changes(functions.concury_schedule, functions.concury, functions.now);
+  apply_due_changes(functions.concury_own_thread_schedule, functions.concury_own_thread, functions.now);
   through_both_places(functions.concury, functions.concury_own_thread, frame, link, control, functions.now);
   through(functions.nat, frame, link, control, functions.now, 64);
   return 0;

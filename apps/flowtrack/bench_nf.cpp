@@ -79,7 +79,7 @@ const Row* find_row(const std::vector<Row>& rows, const NfChoice& choice, std::s
 }
 
 // Whether a function has forwarding modes: the load balancers.
-bool forwards(const std::string& nf) { return nf == "slb" || nf == "lb" || nf == "concury"; }
+bool forwards(NfKind nf) { return nf == NfKind::slb || keeps_connections_on_backends(nf); }
 
 // A row's Mpps against an anchor row's, repetition by repetition (the two ran in the same sweep of the
 // interleaved repetitions), then the median of those ratios.
@@ -116,7 +116,7 @@ unsigned windows_for(std::uint32_t flows, std::size_t connections) {
 void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t burst) {
   std::vector<const Row*> lb_rows;
   for (const Row& r : rows) {
-    if (r.choice.nf == "lb" && r.choice.workers == workers && r.burst == burst && r.forward == "nat" && !r.flood) {
+    if (r.choice.nf == NfKind::lb && r.choice.workers == workers && r.burst == burst && r.forward == "nat" && !r.flood) {
       lb_rows.push_back(&r);
     }
   }
@@ -141,7 +141,7 @@ void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t b
       }
       if (!header) fmt::print("\none shared instance under a spinlock / one instance per worker (Mpps, same run):\n");
       header = true;
-      fmt::print("  {:<4} {:<12} {:<6} {} worker(s), bursts of {}: {:.2f}x\n", a.nf, a.table, a.aging, a.workers, shared.burst,
+      fmt::print("  {:<4} {:<12} {:<6} {} worker(s), bursts of {}: {:.2f}x\n", nf_kind_name(a.nf), a.table, a.aging, a.workers, shared.burst,
                  median(shared.mpps) / median(sharded.mpps));
     }
   }
@@ -152,7 +152,7 @@ void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t b
     if (nat == nullptr && calm == nullptr) continue;
     if (!header) fmt::print("\ncycles a packet against NAT mode and against the trace without the flood (paired, same run):\n");
     header = true;
-    fmt::print("  {:<7} {:<12} {:<6} {:<9} {} worker(s), bursts of {}, {:<4}{}:", r.choice.nf, r.choice.table, r.choice.aging,
+    fmt::print("  {:<7} {:<12} {:<6} {:<9} {} worker(s), bursts of {}, {:<4}{}:", nf_kind_name(r.choice.nf), r.choice.table, r.choice.aging,
                r.choice.scaling, r.choice.workers, r.burst, r.forward, r.flood ? " + SYN flood" : "");
     if (nat != nullptr) fmt::print(" {:.3f}x NAT mode", paired_cycles_ratio(r, *nat));
     if (calm != nullptr) fmt::print(" {:.3f}x without the flood", paired_cycles_ratio(r, *calm));
@@ -234,12 +234,13 @@ void run_nf_bench(NfBenchOptions o) {
   // anchor of the ratios), then each function; the stateful ones by table, aging and scaling.
   std::vector<NfChoice> choices;
   for (const unsigned workers : o.workers) {
-    for (const auto& nf : o.nfs) {
-      if (nf == "concury") {  // no connection table; its control plane in each place asked for
-        for (const auto& place : o.control_planes) choices.push_back({nf, "-", "-", "sharded", workers, false, place});
+    for (const auto& name : o.nfs) {
+      const NfKind nf = *nf_kind_from_name(name);
+      if (nf == NfKind::concury) {  // no connection table; its control plane in each place asked for
+        for (const auto& place : o.control_planes) choices.push_back({nf, "-", "-", "sharded", workers, place});
         continue;
       }
-      if (nf == "fwd" || nf == "slb") {  // no connection table of ours
+      if (nf == NfKind::fwd || nf == NfKind::slb) {  // no connection table of ours
         choices.push_back({nf, "-", "-", "sharded", workers});
         continue;
       }
@@ -273,7 +274,7 @@ void run_nf_bench(NfBenchOptions o) {
       }
     }
   }
-  const auto run = [&](const Row& row, const NfChoice& choice, const NfRunOptions& options) {
+  const auto run = [&](const Row& row, const NfChoice& choice, const ReplayOptions& options) {
     try {
       return run_nf(choice, configs_by_forward.at(row.forward == "-" ? "nat" : row.forward), row.flood ? flooded : trace,
                     partitions.at({choice.workers, row.flood}), options);
@@ -290,10 +291,10 @@ void run_nf_bench(NfBenchOptions o) {
       row.mpps.push_back(aggregate_mpps(r.workers));
       row.cycles.push_back(cycles_per_packet(r.workers));
       row.live = 0;
-      for (const WorkerResult& w : r.workers) row.live += w.peak_connections;
+      for (const WorkerReport& w : r.workers) row.live += w.peak_connections;
       row.drop_reasons = r.drops_by_reason();
       row.over_rate = 0;
-      for (const WorkerResult& w : r.workers) {
+      for (const WorkerReport& w : r.workers) {
         if (const auto it = w.function_counts.find("over_rate"); it != w.function_counts.end()) row.over_rate += it->second;
       }
     }
@@ -306,17 +307,18 @@ void run_nf_bench(NfBenchOptions o) {
     // The stage split is printed in JSON only: the text table leaves the extra run out.
     const bool split = o.stages && o.json;
     const NfRun clocked = split ? run(row, choice, {.burst = burst, .keep_output = false, .clock_stages = true}) : NfRun{};
-    // Concury's own check, in one more run: every connection one backend, none outside its pool.
+    // Concury checked, in one more run: every connection one backend, none outside its pool.
     std::map<std::string, std::uint64_t> checked;
-    if (choice.nf == "concury") {
-      NfChoice audited = choice;
-      audited.audit = true;
-      for (const WorkerResult& w : run(row, audited, {.burst = burst, .keep_output = false}).workers) {
+    if (choice.nf == NfKind::concury) {
+      const Nanos handshake = configs.lb.timeouts.tcp_timeout(TcpState::syn_sent);
+      for (const WorkerReport& w : run(row, choice, {.burst = burst, .keep_output = false, .check = handshake}).workers) {
         for (const auto& [name, n] : w.function_counts) checked[name] += n;
+        checked["violations"] += w.check.violations;
+        checked["false_hits"] += w.check.false_hits;
       }
     }
     const double mpps = median(row.mpps);
-    const Row* fwd = find_row(rows, {"fwd", "-", "-", "sharded", choice.workers}, burst, "-", row.flood);
+    const Row* fwd = find_row(rows, {NfKind::fwd, "-", "-", "sharded", choice.workers}, burst, "-", row.flood);
     const Row* per_packet = find_row(rows, choice, 1, row.forward, row.flood);
     const Row* nat_mode = row.forward == "nat" || row.forward == "-" ? nullptr : find_row(rows, choice, burst, "nat", row.flood);
     const Row* no_flood = row.flood ? find_row(rows, choice, burst, row.forward, false) : nullptr;
@@ -324,11 +326,11 @@ void run_nf_bench(NfBenchOptions o) {
     const double vs_per_packet = per_packet != nullptr ? paired_ratio(row, *per_packet) : 0;
     if (o.json) {
       JsonObject j;
-      j.set("nf", choice.nf)
+      j.set("nf", nf_kind_name(choice.nf))
           .set("table", choice.table)
           .set("aging", choice.aging)
           .set("scaling", choice.scaling)
-          .set("control_plane", choice.nf == "concury" ? choice.control_plane : "-")
+          .set("control_plane", choice.nf == NfKind::concury ? choice.control_plane : "-")
           .set("workers", choice.workers)
           .set("burst", burst)
           .set("mpps", mpps)
@@ -346,7 +348,7 @@ void run_nf_bench(NfBenchOptions o) {
           .set("windows", o.windows)
           .set("forward", row.forward)
           .set("syn_flood", row.flood ? o.syn_flood : 0)
-          .set("new_connection_rate", choice.nf == "lb" ? o.new_connection_rate : 0)
+          .set("new_connection_rate", choice.nf == NfKind::lb ? o.new_connection_rate : 0)
           .set("over_rate", row.over_rate);
       if (nat_mode != nullptr) j.set("cycles_vs_nat_mode", paired_cycles_ratio(row, *nat_mode));
       if (no_flood != nullptr) j.set("cycles_vs_no_flood", paired_cycles_ratio(row, *no_flood));
@@ -361,10 +363,10 @@ void run_nf_bench(NfBenchOptions o) {
       j.print_line();
     } else {
       // Concury has no table: its column tells where its control plane learns.
-      const std::string table = choice.nf == "concury" ? "cp:" + choice.control_plane : choice.table;
+      const std::string table = choice.nf == NfKind::concury ? "cp:" + choice.control_plane : choice.table;
       fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>4} {:>5} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9} {:>7}\n",
-                 choice.nf, table, choice.aging, choice.scaling, choice.workers, burst, row.forward, row.flood ? "yes" : "no",
-                 mpps, median(row.cycles), vs_fwd, vs_per_packet, row.live, drops);
+                 nf_kind_name(choice.nf), table, choice.aging, choice.scaling, choice.workers, burst, row.forward,
+                 row.flood ? "yes" : "no", mpps, median(row.cycles), vs_fwd, vs_per_packet, row.live, drops);
       if (!checked.empty()) {
         fmt::print("      concury's check (one more run): {} violations, {} false hits, {} repairs, {} syncs\n",
                    checked["violations"], checked["false_hits"], checked["repairs"], checked["syncs"]);

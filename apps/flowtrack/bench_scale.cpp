@@ -13,7 +13,7 @@
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
-#include "flowtrack/runtime/runner.hpp"
+#include "flowtrack/runtime/scale_run.hpp"
 #include "scale_grid.hpp"
 
 namespace flowtrack::cli {
@@ -39,7 +39,7 @@ struct Row {
   std::string strategy, steering, table;
   unsigned workers = 0;
   std::vector<double> mpps, cycles;
-  RunReport last;
+  ScaleReport last;
 };
 
 // Calls fn(std::integral_constant<Strategy, S>{}) for the S that s names at run time: the one switch
@@ -65,7 +65,7 @@ bool strategy_applies(Strategy s, std::string_view table) {
   });
 }
 
-RunReport run_strategy(Strategy s, std::string_view table, const PacketStore& trace, const RunOptions& options) {
+ScaleReport run_strategy(Strategy s, std::string_view table, const PacketStore& trace, const ScaleRunOptions& options) {
   return with_strategy_constant(s, [&]<Strategy S>(std::integral_constant<Strategy, S>) {
     return run_scale_config<S>(table, trace, options);
   });
@@ -89,7 +89,7 @@ PacketStore load_trace(const ScaleBenchOptions& o) {
 }
 
 void print_row(const Row& r, bool json) {
-  const RunReport& rep = r.last;
+  const ScaleReport& rep = r.last;
   const double mpps = median(r.mpps);
   const double cycles = median(r.cycles);
   auto split = [&](NfStage s) { return rep.stage_cycles_per_packet(s); };
@@ -106,7 +106,7 @@ void print_row(const Row& r, bool json) {
         .set("mpps_max", *std::max_element(r.mpps.begin(), r.mpps.end()))
         .set("load", rep.load())
         .set("packets", rep.total.packets)
-        .set("new_flows", rep.total.new_flows)
+        .set("new_flows", rep.total.function.connections_created)
         .set("drops", rep.total.drops())
         .set("dispatcher_core", rep.dispatcher)
         .set("oversubscribed", rep.oversubscribed);
@@ -172,7 +172,7 @@ void run_scale_bench(ScaleBenchOptions o) {
 
   std::vector<Row> rows;
   auto run_config = [&](const std::string& strategy, const std::string& table, Steering steering, unsigned workers) {
-    RunOptions options;
+    ScaleRunOptions options;
     options.workers = workers;
     options.steering = steering;
     options.passes = o.passes;

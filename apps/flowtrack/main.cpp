@@ -181,7 +181,7 @@ void add_bench_commands(CLI::App& app) {
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunCommandOptions>();
   auto* run = app.add_subcommand("run", "replay a pcap through a network function, or run it live on DPDK ports (--dpdk)");
-  run->add_option("--nf", o->nf, "fwd, slb, lb, nat, concury")->check(CLI::IsMember(nf_names()));
+  run->add_option("--nf", o->nf, "fwd, slb, lb, nat, concury")->transform(CLI::CheckedTransformer(nf_kinds_by_name()));
   run->add_option("--config", o->config, "the function's TOML configuration (see examples/)");
   run->add_option("--in", o->in, "input pcap or pcapng (or --dpdk)");
   run->add_option("--dpdk", o->dpdk, "run live on DPDK ports: the EAL arguments, the ports in the configuration's [dataplane]");
@@ -202,6 +202,8 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"partition", "rss", "laps"}));
   run->add_option("--ring", o->ring, "dispatched: packet slots per worker ring (LAPS's threshold is half)");
   run->add_option("--slow-worker-ns", o->slow_worker_ns, "dispatched: busy work added to worker 0 per packet");
+  run->add_flag("--check", o->check,
+                "lb, concury: check every connection's packets reach one backend, in its pool (a hash map per packet: off by default)");
   run->add_flag("--json", o->json, "one JSON object");
   run->callback([o] { run_command(*o); });
 }

@@ -10,6 +10,7 @@
 #include "flowtrack/aging/timer_wheel.hpp"
 #include "flowtrack/nf/forwarder.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
+#include "flowtrack/runtime/sharing.hpp"
 #include "direct_returns.hpp"
 #include "nf_grid.hpp"
 #include "user_error.hpp"
@@ -17,55 +18,70 @@
 namespace flowtrack::cli {
 namespace {
 
-NfScaling scaling_of(const NfChoice& c) {
-  if (c.scaling == "sharded") return NfScaling::sharded;
-  if (c.scaling == "spinlock") {
-    if (c.nf != "lb" && c.nf != "nat") {
-      throw UserError(fmt::format("--scaling spinlock: {} {}; it runs sharded", c.nf,
-                                  c.nf == "concury" ? "has no connection table to share" : "keeps no state to share"));
-    }
-    return NfScaling::spinlock;
+// Whether one instance is shared under a lock (spinlock) rather than one per worker (sharded).
+bool one_instance(const NfChoice& c) {
+  if (c.scaling == "sharded") return false;
+  if (c.scaling != "spinlock") throw UserError(fmt::format("unknown scaling '{}' (sharded, spinlock)", c.scaling));
+  if (c.nf != NfKind::lb && c.nf != NfKind::nat) {
+    throw UserError(fmt::format("--scaling spinlock: {} {}; it runs sharded", nf_kind_name(c.nf),
+                                c.nf == NfKind::concury ? "has no connection table to share" : "keeps no state to share"));
   }
-  throw UserError(fmt::format("unknown scaling '{}' (sharded, spinlock)", c.scaling));
+  return true;
 }
 
-void collect_stateless(StatelessLb& nf, WorkerResult& r) {
+void collect_stateless(const StatelessLb& nf, WorkerReport& r) {
   r.lb_stats += lb_stats(nf.services());
   for (const auto& [name, traffic] : r.lb_stats.backends) r.backends[name] = traffic.packets;
 }
 
+// A stateless function over the trace as captured, one instance per worker.
+template <class Make, class Collect>
+NfRun replay_stateless(const PacketStore& trace, const PacketPartition& partition, const ReplayOptions& options, Make make,
+                       Collect&& collect) {
+  OnePerWorker functions(std::move(make), static_cast<unsigned>(partition.packets.size()));
+  return {replay(trace, partition, functions, options, collect)};
+}
+
+template <class Aging>
+NfRun run_stateful(const NfChoice& c, bool shared, const NfConfigs& configs, const PacketStore& trace,
+                   const PacketPartition& partition, const ReplayOptions& options) {
+  return c.nf == NfKind::lb ? run_stateful_lb<Aging>(c, shared, configs, trace, partition, options)
+                            : run_nat<Aging>(c, shared, configs, trace, partition, options);
+}
+
 NfRun run_function(const NfChoice& c, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
-                   const NfRunOptions& options) {
-  const NfScaling scaling = scaling_of(c);
-  if (c.nf == "fwd") {
-    return {run_workers(trace, partition, c.workers, scaling, options,
-                        [](unsigned, unsigned, Nanos) { return std::make_unique<Forwarder>(); }, [](Forwarder&, WorkerResult&) {})};
+                   const ReplayOptions& options) {
+  const bool shared = one_instance(c);
+  if (options.check && !keeps_connections_on_backends(c.nf)) {
+    throw UserError(fmt::format("--check checks a load balancer's backends: {} has none", nf_kind_name(c.nf)));
   }
-  if (c.nf == "slb") {
-    return {run_workers(trace, partition, c.workers, scaling, options,
-                        [&](unsigned, unsigned, Nanos) { return std::make_unique<StatelessLb>(configs.slb); }, collect_stateless)};
+  if (options.check && shared) throw UserError("--check follows one instance per worker: use --scaling sharded");
+  switch (c.nf) {
+    case NfKind::fwd:
+      return replay_stateless(
+          trace, partition, options, [](unsigned, unsigned, Nanos) { return std::make_unique<Forwarder>(); },
+          [](const Forwarder&, WorkerReport&) {});
+    case NfKind::slb:
+      return replay_stateless(
+          trace, partition, options, [&](unsigned, unsigned, Nanos) { return std::make_unique<StatelessLb>(configs.slb); },
+          collect_stateless);
+    case NfKind::concury: return run_concury(c, configs, trace, partition, options);
+    case NfKind::lb:
+    case NfKind::nat:
+      if (c.aging == TimerWheel::kName) return run_stateful<TimerWheel>(c, shared, configs, trace, partition, options);
+      if (c.aging == HeapAging::kName) return run_stateful<HeapAging>(c, shared, configs, trace, partition, options);
+      throw UserError(fmt::format("unknown aging '{}' (wheel, heap)", c.aging));
   }
-  if (c.nf == "concury") return run_concury(c, configs, trace, partition, options);
-  if (c.nf != "lb" && c.nf != "nat") throw UserError(fmt::format("unknown function '{}' (fwd, slb, lb, nat, concury)", c.nf));
-  const bool lb = c.nf == "lb";
-  if (c.aging == TimerWheel::kName) {
-    return lb ? run_stateful_lb<TimerWheel>(c, scaling, configs, trace, partition, options)
-              : run_nat<TimerWheel>(c, scaling, configs, trace, partition, options);
-  }
-  if (c.aging == HeapAging::kName) {
-    return lb ? run_stateful_lb<HeapAging>(c, scaling, configs, trace, partition, options)
-              : run_nat<HeapAging>(c, scaling, configs, trace, partition, options);
-  }
-  throw UserError(fmt::format("unknown aging '{}' (wheel, heap)", c.aging));
+  throw UserError("unknown function");
 }
 
 }  // namespace
 
 NfRun run_nf(const NfChoice& c, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
-             const NfRunOptions& options) {
-  const std::span<const ServiceConfig> services = c.nf == "slb" ? std::span<const ServiceConfig>(configs.slb.services)
-                                                  : c.nf == "lb" || c.nf == "concury" ? std::span<const ServiceConfig>(configs.lb.services)
-                                                                                       : std::span<const ServiceConfig>();
+             const ReplayOptions& options) {
+  const std::span<const ServiceConfig> services = c.nf == NfKind::slb ? std::span<const ServiceConfig>(configs.slb.services)
+                                                  : keeps_connections_on_backends(c.nf) ? std::span<const ServiceConfig>(configs.lb.services)
+                                                                                         : std::span<const ServiceConfig>();
   if (std::ranges::none_of(services, [](const ServiceConfig& s) { return s.tunnel.tunnels(); })) {
     return run_function(c, configs, trace, partition, options);
   }
@@ -74,6 +90,21 @@ NfRun run_nf(const NfChoice& c, const NfConfigs& configs, const PacketStore& tra
   NfRun run = run_function(c, configs, trace, replayed, options);
   run.direct_return = direct_return;
   return run;
+}
+
+std::map<std::string, std::uint64_t> NfRun::drops_by_reason() const {
+  std::map<std::string, std::uint64_t> drops;
+  if (unpresentable != 0) drops["replay_unpresentable"] = unpresentable;
+  for (const WorkerReport& r : workers) {
+    for (std::size_t s = 0; s < kParseStatusCount; ++s) {
+      if (r.counters.parse_drops[s] != 0) drops[std::string(parse_status_name(static_cast<ParseStatus>(s)))] += r.counters.parse_drops[s];
+    }
+    for (std::size_t d = 0; d < kNfDropCount; ++d) {
+      if (r.counters.function.drops[d] != 0) drops[std::string(nf_drop_name(static_cast<NfDrop>(d)))] += r.counters.function.drops[d];
+    }
+    if (r.counters.ring_full != 0) drops["ring_full"] += r.counters.ring_full;
+  }
+  return drops;
 }
 
 }  // namespace flowtrack::cli

@@ -6,12 +6,12 @@
 // to the clients are left out too, and reported: direct_returns.hpp), connections, and for the load balancers what each
 // backend received. With --dispatch rss|laps a dispatcher thread picks each packet's worker during the
 // run; the report then adds the packets dropped at full rings (ring_full), LAPS's migrations, and the
-// packets delivered out of their flow's order (runtime/reordering.hpp).
+// packets delivered out of their flow's order (runtime/reordering.hpp). With --check, the load balancers'
+// verdicts pass through a consistency check (runtime/consistency_check.hpp) whose counts the report adds.
 #include <fmt/format.h>
-#include <x86intrin.h>
+#include <fmt/ranges.h>
 
 #include <map>
-#include <thread>
 
 #include "run_command.hpp"
 #include "json_line.hpp"
@@ -19,7 +19,6 @@
 #include "user_error.hpp"
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/nf/nf_config.hpp"
-#include "flowtrack/util/tsc.hpp"
 #include "nf_launch.hpp"
 
 namespace flowtrack::cli {
@@ -52,7 +51,7 @@ void print_traffic(std::string_view title, const std::map<std::string, LbTraffic
 
 // `seconds`: the trace's, first packet to last (the rates' time).
 void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_trace, double seconds) {
-  const std::vector<WorkerResult>& results = run.workers;
+  const std::vector<WorkerReport>& results = run.workers;
   std::uint64_t packets = run.unpresentable, forwarded = 0, replied = 0, created = 0, live = 0;
   std::uint64_t migrations = 0, out_of_order = 0;
   const std::map<std::string, std::uint64_t> drops = run.drops_by_reason();
@@ -60,29 +59,33 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
   LbStats stats;
   std::vector<double> worker_mpps;
   std::vector<std::uint64_t> worker_packets;
-  for (const WorkerResult& r : results) {
-    packets += r.packets + r.dispatch.ring_full;
-    migrations += r.dispatch.migrations_in;
-    out_of_order += r.dispatch.out_of_order;
+  ConsistencyCounts check;
+  for (const WorkerReport& r : results) {
+    packets += r.counters.packets + r.counters.ring_full;
+    migrations += r.counters.migrations_in;
+    out_of_order += r.counters.out_of_order;
     forwarded += r.forwarded;
     replied += r.replied;
-    created += r.counters.connections_created;
+    created += r.counters.function.connections_created;
     live += r.live_connections;
     for (const auto& [name, n] : r.backends) backends[name] += n;
-    worker_packets.push_back(r.packets);
+    worker_packets.push_back(r.counters.packets);
     for (const auto& [name, n] : r.function_counts) function_counts[name] += n;
     stats += r.lb_stats;
-    worker_mpps.push_back(r.cycles > 0 ? static_cast<double>(r.packets) * tsc_hz() / static_cast<double>(r.cycles) / 1e6 : 0);
+    worker_mpps.push_back(r.counters.mpps());
+    check.violations += r.check.violations;
+    check.false_hits += r.check.false_hits;
   }
   const double mpps = aggregate_mpps(results);
-  const bool lb = o.nf == "lb" || o.nf == "concury";
+  const bool lb = keeps_connections_on_backends(o.nf);
+  const std::string_view nf = nf_kind_name(o.nf);
   if (o.json) {
     JsonObject j;
-    j.set("nf", o.nf)
+    j.set("nf", nf)
         .set("table", o.table)
         .set("scaling", o.scaling)
         .set("aging", o.aging)
-        .set("control_plane", o.nf == "concury" ? o.control_plane : "-")
+        .set("control_plane", o.nf == NfKind::concury ? o.control_plane : "-")
         .set("workers", o.workers)
         .set("burst", o.burst)
         .set("mpps", mpps)
@@ -95,17 +98,18 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
         .set("connections", created)
         .set("connections_live", live);
     if (lb) j.set("backends", backends);
-    if (o.nf == "slb") j.set("backend_packets", backends);
-    if (lb || o.nf == "slb") j.set("vips", traffic_json(stats.vips, seconds)).set("backend_stats", traffic_json(stats.backends, seconds));
+    if (o.nf == NfKind::slb) j.set("backend_packets", backends);
+    if (lb || o.nf == NfKind::slb) j.set("vips", traffic_json(stats.vips, seconds)).set("backend_stats", traffic_json(stats.backends, seconds));
     j.set("dispatch", o.dispatch);
     if (o.dispatch != "partition") {
       j.set("worker_packets", worker_packets).set("ring", o.ring).set("slow_worker_ns", o.slow_worker_ns).set("migrations", migrations).set("out_of_order", out_of_order);
     }
-    if (!function_counts.empty()) j.set(o.nf, function_counts);
+    if (!function_counts.empty()) j.set(nf, function_counts);
+    if (o.check) j.set("check", JsonObject().set("violations", check.violations).set("false_hits", check.false_hits));
     j.print_line();
     return;
   }
-  fmt::print("flowtrack run: nf {}, {} worker(s), table {}, {} aging, {} scaling, bursts of {}\n", o.nf, o.workers, o.table,
+  fmt::print("flowtrack run: nf {}, {} worker(s), table {}, {} aging, {} scaling, bursts of {}\n", nf, o.workers, o.table,
              o.aging, o.scaling, o.burst);
   fmt::print("  packets in {}, out {}, answered {}, {:.2f} Mpps ({:.2f})\n", packets, forwarded, replied, mpps,
              fmt::join(worker_mpps, " + "));
@@ -120,19 +124,20 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
   for (const auto& [reason, n] : drops) dropped += n;
   fmt::print("  drops {}{}\n", dropped, drops.empty() ? "" : ":");
   for (const auto& [reason, n] : drops) fmt::print("    {:<24} {}\n", reason, n);
-  if (lb || o.nf == "nat") fmt::print("  {} {} created ({} directed flows in the trace), {} live at the end\n", lb ? "connections" : "sessions", created, flows_in_trace, live);
+  if (lb || o.nf == NfKind::nat) fmt::print("  {} {} created ({} directed flows in the trace), {} live at the end\n", lb ? "connections" : "sessions", created, flows_in_trace, live);
   if (!backends.empty()) {
     fmt::print("  {}:\n", lb ? "connections per backend" : "packets per backend");
     for (const auto& [name, n] : backends) fmt::print("    {:<24} {}\n", name, n);
   }
-  if (lb || o.nf == "slb") {
+  if (lb || o.nf == NfKind::slb) {
     print_traffic("per VIP", stats.vips, seconds);
     print_traffic("per backend", stats.backends, seconds);
   }
   if (!function_counts.empty()) {
-    fmt::print("  {}:\n", o.nf);
+    fmt::print("  {}:\n", nf);
     for (const auto& [name, n] : function_counts) fmt::print("    {:<24} {}\n", name, n);
   }
+  if (o.check) fmt::print("  check: {} violations, {} false hits\n", check.violations, check.false_hits);
 }
 
 DispatchOptions dispatch_options(const RunCommandOptions& o) {
@@ -142,10 +147,10 @@ DispatchOptions dispatch_options(const RunCommandOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw UserError(fmt::format("run: {}", e.what()));
   }
-  if (d.policy == DispatchPolicy::laps && (o.nf == "lb" || o.nf == "nat") && o.scaling == "sharded") {
+  if (d.policy == DispatchPolicy::laps && (o.nf == NfKind::lb || o.nf == NfKind::nat) && o.scaling == "sharded") {
     throw UserError(fmt::format("run: --dispatch laps moves connections between workers, and a sharded {} would leave their "
                                 "state behind: use --scaling spinlock (one shared instance)",
-                                o.nf));
+                                nf_kind_name(o.nf)));
   }
   if (o.ring < 2 || o.ring > (std::size_t{1} << 24)) throw UserError("run: --ring must be in 2..16777216");
   if (d.policy == DispatchPolicy::partition && (o.slow_worker_ns != 0)) {
@@ -159,21 +164,21 @@ DispatchOptions dispatch_options(const RunCommandOptions& o) {
 }  // namespace
 
 void run_command(const RunCommandOptions& o) {
-  if (o.control_plane != "worker" && (o.nf != "concury" || !o.dpdk.empty())) {
+  if (o.control_plane != "worker" && (o.nf != NfKind::concury || !o.dpdk.empty())) {
     throw UserError("run: --control-plane is Concury's, on a trace (--nf concury --in FILE)");
   }
   if (!o.dpdk.empty()) return live_command(o);
   if (o.in.empty()) throw UserError("run: --in FILE (a trace) or --dpdk \"EAL arguments\" (live ports) is needed");
   if (o.workers == 0 || o.workers > 64) throw UserError("run: --workers must be in 1..64");
   if (o.burst == 0 || o.burst > kMaxBurst) throw UserError(fmt::format("run: --burst must be in 1..{}", kMaxBurst));
-  if (o.nf != "fwd" && o.config.empty()) throw UserError(fmt::format("run: --nf {} needs --config FILE", o.nf));
+  if (o.nf != NfKind::fwd && o.config.empty()) throw UserError(fmt::format("run: --nf {} needs --config FILE", nf_kind_name(o.nf)));
   PacketStore trace;
   try {
     trace = PacketStore::load_pcap(o.in);
   } catch (const PcapError& e) {
     throw UserError(e.what());
   }
-  const NfRunOptions options{.burst = o.burst, .keep_output = !o.out.empty(), .dispatch = dispatch_options(o)};
+  ReplayOptions options{.burst = o.burst, .keep_output = !o.out.empty(), .dispatch = dispatch_options(o)};
   PacketPartition partition = partition_by_rss(trace, RssSteering(o.workers));
   if (options.dispatch.policy != DispatchPolicy::partition) partition.tags = tag_packets(trace, RssSteering(o.workers));
   std::size_t flows = 0;
@@ -182,12 +187,15 @@ void run_command(const RunCommandOptions& o) {
   NfConfigs configs;
   NfRun run;
   try {
-    if (o.nf == "slb") configs.slb = load_stateless_lb_config(o.config);
-    if (o.nf == "lb" || o.nf == "concury") configs.lb = load_stateful_lb_config(o.config);
-    if (o.nf == "nat") configs.nat = load_nat_config(o.config);
-    // Concury checks itself in every run (its audit: violations, false_hits).
-    run = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers, o.nf == "concury", o.control_plane}, configs, trace, partition,
-                 options);
+    if (o.nf == NfKind::slb) configs.slb = load_stateless_lb_config(o.config);
+    if (keeps_connections_on_backends(o.nf)) {
+      configs.lb = load_stateful_lb_config(o.config);
+      options.changes = PoolChangeSchedule(configs.lb.changes, configs.lb.services, configs.lb.maglev_size);
+      if (o.check) options.check = configs.lb.timeouts.tcp_timeout(TcpState::syn_sent);
+    }
+    if (o.nf == NfKind::nat) configs.nat = load_nat_config(o.config);
+    if (o.check && !keeps_connections_on_backends(o.nf)) throw UserError(fmt::format("--check checks a load balancer's backends: {} has none", nf_kind_name(o.nf)));
+    run = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers, o.control_plane}, configs, trace, partition, options);
   } catch (const ConfigError& e) {
     throw UserError(e.what());
   } catch (const UserError& e) {

@@ -6,28 +6,28 @@
 
 #include <string_view>
 
-#include "flowtrack/runtime/runner.hpp"
+#include "flowtrack/runtime/scale_run.hpp"
 #include "flowtrack/sync/strategy.hpp"
 
 namespace flowtrack::cli {
 
 // One run of strategy S on the named table; the table must be one S applies to (strategy_applies).
 template <Strategy S>
-RunReport run_scale_config(std::string_view table, const PacketStore& trace, const RunOptions& options) {
-  RunReport report;
+ScaleReport run_scale_config(std::string_view table, const PacketStore& trace, const ScaleRunOptions& options) {
+  ScaleReport report;
   with_strategy<FlowKeyV4, S>(table, [&]<class T, Placement P>(std::type_identity<T>, std::integral_constant<Placement, P>) {
-    report = run_trace<P, T>(trace, options);
+    report = scale_run<P, T>(trace, options);
   });
   return report;
 }
 
 // Instantiated in the scale_grid_*.cpp files, nowhere else.
-extern template RunReport run_scale_config<Strategy::sharded>(std::string_view, const PacketStore&, const RunOptions&);
-extern template RunReport run_scale_config<Strategy::spinlock>(std::string_view, const PacketStore&, const RunOptions&);
-extern template RunReport run_scale_config<Strategy::spinlock_packet>(std::string_view, const PacketStore&, const RunOptions&);
-extern template RunReport run_scale_config<Strategy::rwlock>(std::string_view, const PacketStore&, const RunOptions&);
-extern template RunReport run_scale_config<Strategy::striped>(std::string_view, const PacketStore&, const RunOptions&);
-extern template RunReport run_scale_config<Strategy::lockfree>(std::string_view, const PacketStore&, const RunOptions&);
-extern template RunReport run_scale_config<Strategy::concurrent>(std::string_view, const PacketStore&, const RunOptions&);
+extern template ScaleReport run_scale_config<Strategy::sharded>(std::string_view, const PacketStore&, const ScaleRunOptions&);
+extern template ScaleReport run_scale_config<Strategy::spinlock>(std::string_view, const PacketStore&, const ScaleRunOptions&);
+extern template ScaleReport run_scale_config<Strategy::spinlock_packet>(std::string_view, const PacketStore&, const ScaleRunOptions&);
+extern template ScaleReport run_scale_config<Strategy::rwlock>(std::string_view, const PacketStore&, const ScaleRunOptions&);
+extern template ScaleReport run_scale_config<Strategy::striped>(std::string_view, const PacketStore&, const ScaleRunOptions&);
+extern template ScaleReport run_scale_config<Strategy::lockfree>(std::string_view, const PacketStore&, const ScaleRunOptions&);
+extern template ScaleReport run_scale_config<Strategy::concurrent>(std::string_view, const PacketStore&, const ScaleRunOptions&);
 
 }  // namespace flowtrack::cli

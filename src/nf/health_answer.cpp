@@ -14,6 +14,9 @@ bool http_answer_passes(std::string_view answer, const HealthCheckConfig& check)
   if (error != std::errc() || end != code.data() + code.size() || answer[kVersion.size() + 1] != ' ' || status != check.status) {
     return false;
   }
+  // The status ends the line or is followed by its reason phrase: "2000" is no 200.
+  const std::size_t after = kVersion.size() + 5;
+  if (answer.size() > after && answer[after] != ' ' && answer[after] != '\r') return false;
   if (check.body.empty()) return true;
   const std::size_t headers_end = answer.find("\r\n\r\n");
   return headers_end != std::string_view::npos && answer.find(check.body, headers_end + 4) != std::string_view::npos;

@@ -469,7 +469,7 @@ std::string roles_wanted(const std::vector<PortRole>& roles) {
 
 std::vector<PortRole> port_roles_of(std::string_view nf) {
   if (nf == "nat") return {PortRole::inside, PortRole::outside};
-  if (nf == "lb") return {PortRole::clients, PortRole::backends};
+  if (nf == "lb" || nf == "concury") return {PortRole::clients, PortRole::backends};
   return {};
 }
 
@@ -521,7 +521,7 @@ DataplaneConfig load_dataplane_config(const std::string& path, std::string_view 
       fail(p, "dataplane.port.role", fmt::format("missing: nf {} needs one port with {}", nf, roles_wanted(roles)));
     }
     if (role != nullptr) {
-      if (roles.empty()) fail(*role, "dataplane.port.role", fmt::format("nf {} takes no port role (nat and lb do)", nf));
+      if (roles.empty()) fail(*role, "dataplane.port.role", fmt::format("nf {} takes no port role (nat, lb and concury do)", nf));
       const auto parsed = port_role_from_name(string_at(p, "dataplane.port", "role", ""));
       if (!parsed || std::ranges::find(roles, *parsed) == roles.end()) {
         fail(*role, "dataplane.port.role", fmt::format("nf {} needs one port with {}", nf, roles_wanted(roles)));

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 namespace flowtrack {
@@ -65,6 +66,16 @@ std::optional<PoolChangeProblem> check_pool_changes(std::span<const PoolChange> 
 
 void sort_pool_changes(std::vector<PoolChange>& changes) {
   std::ranges::stable_sort(changes, {}, &PoolChange::at);
+}
+
+PoolChangeSchedule::PoolChangeSchedule(std::vector<PoolChange> changes, std::span<const ServiceConfig> services,
+                                       std::uint32_t maglev_size)
+    : changes_(std::move(changes)) {
+  sort_pool_changes(changes_);
+  if (const auto problem = check_pool_changes(changes_, services, maglev_size)) {
+    throw std::invalid_argument(fmt::format("change {}: {}: {}", problem->index, problem->key, problem->problem));
+  }
+  if (changes_.empty()) next_at_ = kNever;
 }
 
 void apply_pool_change(const PoolChange& change, std::span<Service> services) {

@@ -11,6 +11,11 @@ StatelessLb::StatelessLb(const StatelessLbConfig& config) : selection_(config.se
   index_backends();
 }
 
+void StatelessLb::apply(const PoolChange& change) {
+  apply_pool_change(change, services_);
+  index_backends();
+}
+
 void StatelessLb::index_backends() {
   service_of_vip_.clear();
   service_of_backend_.clear();

@@ -77,7 +77,7 @@ std::size_t DpdkPorts::next(std::span<NfPacket> burst) {
     return 0;
   }
   for (;;) {
-    if (cut_tick_.load(std::memory_order_relaxed) && cut_tick_.exchange(false, std::memory_order_relaxed)) return 0;
+    if (interrupt_ != nullptr && interrupt_->load(std::memory_order_relaxed)) return 0;
     const Nanos t = now();
     if (group_.arp_board().has_news(board_seen_)) learn_from_board();
     std::size_t n = take_handed(burst.first(capacity), t);
@@ -325,6 +325,13 @@ rte_mbuf* DpdkPorts::fresh(std::size_t length) {
   if (m != nullptr) rte_pktmbuf_free(m);  // no room for `length` bytes in one mbuf
   ++counters_.drops[static_cast<std::size_t>(PortDrop::no_mbuf)];
   return nullptr;
+}
+
+Nanos DpdkPorts::tick() {
+  const Nanos t = now();
+  refresh_neighbours(t);
+  deadline_ = t + kTick;
+  return t;
 }
 
 void DpdkPorts::refresh_neighbours(Nanos now) {

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -24,6 +25,7 @@ std::string eal_failure;
 // Calls rte_eal_init with "flowtrack" and `args`; the caller holds eal_mutex.
 void init_locked(std::vector<std::string> args) {
   eal_tried = true;
+  const std::string given = fmt::format("{}", fmt::join(args, " "));
   args.insert(args.begin(), "flowtrack");
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
@@ -32,7 +34,7 @@ void init_locked(std::vector<std::string> args) {
   cpu_set_t cores;
   const bool saved = pthread_getaffinity_np(pthread_self(), sizeof(cores), &cores) == 0;
   if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0) {
-    eal_failure = fmt::format("DPDK EAL initialisation failed: {}", rte_strerror(rte_errno));
+    eal_failure = fmt::format("DPDK EAL initialisation failed on '{}': {}", given, rte_strerror(rte_errno));
     throw std::runtime_error(eal_failure);
   }
   if (saved) pthread_setaffinity_np(pthread_self(), sizeof(cores), &cores);

@@ -30,7 +30,7 @@ TEST(LiveCli, BadEalArgumentsAreOneError) {
   const std::string config = test::temp_config("null.toml", kNullPort);
   const auto r = run_cli("run --nf fwd --config " + config + " --dpdk '--no-huge --no-such-eal-option'");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("flowtrack: error: run: --dpdk '--no-huge --no-such-eal-option': DPDK EAL initialisation failed"),
+  EXPECT_NE(r.output.find("flowtrack: error: run: DPDK EAL initialisation failed on '--no-huge --no-such-eal-option'"),
             std::string::npos)
       << r.output;
 }

@@ -134,12 +134,11 @@ class DpdkPortsTest : public ::testing::Test {
     }
   }
 
-  // Runs the loop until the ports have been idle for a poll.
+  // Runs the loop until the ports have been idle for a poll (no tick started: its end is past).
   template <class Nf>
-  BurstLoopCounters run(Nf& nf, DpdkPorts& ports) {
-    BurstLoopCounters counters;
+  WorkerCounters run(Nf& nf, DpdkPorts& ports) {
+    WorkerCounters counters;
     StageClock clock(false);
-    ports.set_deadline(0);
     run_burst_loop(nf, ports, ports, 32, counters, clock);
     return counters;
   }
@@ -205,7 +204,7 @@ TEST_F(DpdkPortsTest, ForwardedPacketsLeaveInTheMbufsTheyCameInRewrittenInPlace)
     free_all(answered);
 
     for (std::uint16_t i = 0; i < 8; ++i) injected.push_back(inject(*clients_, tcp_from_client(port_a, 40000 + i)));
-    const BurstLoopCounters counters = run(lb, ports);
+    const WorkerCounters counters = run(lb, ports);
     EXPECT_EQ(counters.packets, 8u);
     const std::vector<rte_mbuf*> forwarded = backends_->sent();
     ASSERT_EQ(forwarded, injected);  // the same mbufs, in order: nothing was copied
@@ -241,7 +240,7 @@ TEST_F(DpdkPortsTest, EveryDroppedFrameIsFreedAndCountedByReason) {
   inject(*clients_, cut);
   inject(*clients_, tcp_from_client(port_a, 3, "10.2.0.99"));       // no service: passed, next hop unknown
   inject(*clients_, tcp_from_client(port_a, 4, "192.0.2.1"));       // no route (no gateway)
-  const BurstLoopCounters counters = run(lb, ports);
+  const WorkerCounters counters = run(lb, ports);
   EXPECT_EQ(ports.counters().drops[static_cast<std::size_t>(PortDrop::arp_unresolved)], 0u);  // it waits
   ports.refresh_neighbours(DpdkPorts::now() + DpdkPorts::kWaitLimit);                           // in vain
 

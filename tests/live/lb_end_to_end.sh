@@ -18,10 +18,20 @@
 # counted as not_to_service. With two workers, a 5 s iperf3 TCP transfer through a second service (port
 # 5201 of the VIP, on b1) must lose no frame between the workers (no handoff_full).
 #
+# The control plane runs beside the workers: while ten control clients hold connections open without a
+# word and one trickles its request a byte every 80 ms, a batch of requests must see no stall (its
+# slowest request within 250 ms of the slowest of a batch without them: the control socket served on a
+# worker stalled forwarding for seconds).
+#
+# LIVE_NF=concury runs the same scenario through the Concury load balancer: its spread by weight is a
+# hash's, so each backend's share must be within four standard deviations of its weight's (binomial),
+# not 2 %.
+#
 # Usage: lb_end_to_end.sh path/to/flowtrack (REQUESTS=N to change the count). Exit 77: skipped.
 set -uo pipefail
 bin=${1:?usage: lb_end_to_end.sh path/to/flowtrack}
 requests=${REQUESTS:-1000}
+nf=${LIVE_NF:-lb}
 source "$(dirname "$0")/live_lib.sh"
 live_init nginx curl iperf3 dpdk-telemetry.py
 
@@ -53,7 +63,7 @@ port = 5201
   name = "b1_iperf"
   address = "10.10.2.11"
 CONF
-live_start_flowtrack nf lb "$work/lb.toml" f0 f1
+live_start_flowtrack nf "$nf" "$work/lb.toml" f0 f1
 
 # N requests, one connection each (Connection: close), each answered by the backend's name, then the
 # status, into $work/$2; got[b] counts backend b's answers.
@@ -71,14 +81,52 @@ ctl() { "$bin" ctl --socket "$work/ctl.sock" "$@"; }
 start=$(date +%s%N)
 fetch "$requests" spread
 ms=$((($(date +%s%N) - start) / 1000000))
-echo "lb end to end: $ok of $requests requests answered 200 in $ms ms; b1 ${got[1]}, b2 ${got[2]}, b3 ${got[3]} (weights 1:2:3)"
-tolerance=$((requests * 2 / 100))
+echo "$nf end to end: $ok of $requests requests answered 200 in $ms ms; b1 ${got[1]}, b2 ${got[2]}, b3 ${got[3]} (weights 1:2:3)"
 for b in 1 2 3; do
   expected=$((requests * b / 6))
+  if [[ $nf == lb ]]; then  # smooth weighted round robin: exact but for the requests in flight
+    tolerance=$((requests * 2 / 100))
+  else  # a hash: four standard deviations of the binomial count
+    tolerance=$(python3 -c "import math; print(math.ceil(4 * math.sqrt($requests * $b / 6 * (1 - $b / 6))))")
+  fi
   diff=$((got[$b] - expected))
   ((diff < 0)) && diff=$((-diff))
   ((diff <= tolerance)) || live_fail "backend b$b got ${got[$b]} requests, expected $expected +- $tolerance"
 done
+
+# The slowest of N sequential requests, in ms, into $slowest.
+slowest_of() {
+  slowest=$(for _ in $(seq "$1"); do
+    ip netns exec "$tag-client" curl -s -o /dev/null --max-time 5 -H 'Connection: close' -w '%{time_total}\n' http://10.10.1.100/
+  done | sort -n | tail -1 | awk '{ printf "%d", $1 * 1000 }')
+}
+slowest_of 100
+calm=$slowest
+# Ten control clients that connect and say nothing, one that trickles "counters" a byte every 80 ms;
+# each connects again when the server drops it, until killed.
+python3 - "$work/ctl.sock" << 'PY' &
+import socket, sys, threading, time
+path = sys.argv[1]
+def idle():
+    while True:
+        s = socket.socket(socket.AF_UNIX); s.connect(path); s.recv(4096); s.close()
+def trickle():
+    while True:
+        s = socket.socket(socket.AF_UNIX); s.connect(path)
+        for b in b"counters\n":
+            s.send(bytes([b])); time.sleep(0.08)
+        s.recv(65536); s.close()
+for _ in range(10): threading.Thread(target=idle, daemon=True).start()
+threading.Thread(target=trickle, daemon=True).start()
+time.sleep(3600)
+PY
+hostile=$!
+live_pids+=("$hostile")
+sleep 0.3
+slowest_of 100
+kill "$hostile"
+echo "  control clients: the slowest of 100 requests took $calm ms alone, $slowest ms beside 10 idle and 1 trickling ctl clients"
+((slowest <= calm + 250)) || live_fail "requests stalled beside idle and slow control clients: $slowest ms against $calm ms"
 
 # A long transfer (20 MiB at 10 MB/s) goes on untouched while its backend is drained, then removed,
 # through the control socket; new requests stop reaching that backend at once.
@@ -123,8 +171,9 @@ live_stop_flowtrack
 [[ $reached_backend == 0 ]] || live_fail "$reached_backend probes from the client reached a backend"
 ((drained == 0 && removed == 0)) || live_fail "new requests still reached $victim"
 ((refusals == 3)) || live_fail "only $refusals of 3 bad requests were refused"
-python3 -c 'import json, sys; c = json.loads(sys.argv[1]); sys.exit(0 if c["connections"] >= '"$requests"' + 61 else 1)' "$counters" ||
+python3 -c 'import json, sys; c = json.loads(sys.argv[1]); sys.exit(0 if c["connections"] >= '"$requests"' + 261 else 1)' "$counters" ||
   live_fail "ctl counters: $counters"
-live_report_check 'r["mbufs_missing"] == 0' "sum(n for b, n in r['backends'].items() if b != 'b1_iperf') == $requests + 121" \
+live_report_check 'r["mbufs_missing"] == 0' "sum(n for b, n in r['backends'].items() if b != 'b1_iperf') == $requests + 321" \
+  "r['vips']['10.10.1.100:80/tcp']['connections'] == $requests + 321" \
   'r["arp_answered"] > 0' 'r["drops"].get("not_to_service", 0) >= 15' '"handoff_full" not in r["drops"]'
 echo "PASS"

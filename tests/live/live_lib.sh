@@ -262,7 +262,8 @@ live_iperf3_server() {
 live_start_flowtrack() {
   local ns=$1 nf=$2 config=$3
   # The run's own file prefix: its telemetry socket is /var/run/dpdk/$tag/dpdk_telemetry.v2.
-  local eal="--no-huge --no-pci --no-shconf --file-prefix=$tag -l 0 -m 256 --log-level=error"
+  # A lcore a worker (-l): the engine pins worker w to the w-th lcore's CPU.
+  local eal="--no-huge --no-pci --no-shconf --file-prefix=$tag -l 0-$((live_workers - 1)) -m 256 --log-level=error"
   eal+=" --vdev=net_af_packet0,iface=$4,qpairs=$live_workers --vdev=net_af_packet1,iface=$5,qpairs=$live_workers"
   ip netns exec "$tag-$ns" $live_flowtrack_prefix "$bin" run --nf "$nf" --config "$config" --workers "$live_workers" \
     --json --dpdk "$eal" \
@@ -302,7 +303,7 @@ live_counters_agree() {
   local ns=$1 _
   for _ in 1 2 3 4 5; do
     "$bin" ctl --socket "$work/ctl.sock" counters > "$work/agree.ctl1" || live_fail "ctl counters was refused"
-    printf '/flowtrack/counters\n/flowtrack/drops\n/flowtrack/backends\n/flowtrack/backend_connections\n' |
+    printf '/flowtrack/counters\n/flowtrack/drops\n/flowtrack/backends\n/flowtrack/backend_connections\n/flowtrack/vips\n/flowtrack/backend_traffic\n' |
       dpdk-telemetry.py -f "$tag" > "$work/agree.telemetry"
     ip netns exec "$tag-$ns" curl -s --max-time 2 http://127.0.0.1:9469/metrics > "$work/agree.prometheus"
     "$bin" ctl --socket "$work/ctl.sock" counters > "$work/agree.ctl2" || live_fail "ctl counters was refused"
@@ -344,6 +345,22 @@ for (name, b, phase), n in prometheus.items():
         phases.setdefault(b, {})[phase] = n
 if phases != ctl.get("backend_connections", {}):
     wrong.append("prometheus backend_connections")
+# Per VIP and per backend (the load balancers'): every figure three ways, and the VIPs' sums the backends'.
+for what, label in (("vips", "vip"), ("backend_traffic", "backend")):
+    series = [("packets", "packets_total"), ("bytes", "bytes_total"), ("reply_packets", "reply_packets_total"),
+              ("reply_bytes", "reply_bytes_total"), ("connections_per_second", "new_connections_per_second")]
+    if label == "vip":
+        series += [("connections", "connections_total"), ("connections_live", "connections")]
+    figures = ctl.get(what, {})
+    by_key = telemetry.get(f"/flowtrack/{what}", {})
+    for name, f in figures.items():
+        if by_key.get(re.sub(r"[^A-Za-z0-9_/]", "_", name)) != f:
+            wrong.append(f"telemetry {what} {name}")
+        wrong += [f"prometheus {label} {name} {field}" for field, s in series
+                  if prometheus.get((f"flowtrack_{label}_{s}", name, None)) != f[field]]
+for field in ("packets", "bytes", "reply_packets", "reply_bytes", "connections", "connections_live"):
+    if sum(f[field] for f in ctl.get("vips", {}).values()) != sum(f[field] for f in ctl.get("backend_traffic", {}).values()):
+        wrong.append(f"the VIPs' {field} are not their backends'")
 if prometheus.get(("flowtrack_info", ctl["nf"], None)) != 1:
     wrong.append("prometheus flowtrack_info")
 if wrong:

@@ -125,7 +125,7 @@ TEST(DataplaneConfig, ARoleMissingOrWrongIsRefusedWithWhatToAdd) {
            {two_ports(inside, "role = \"backends\"\n"), "nat", "dataplane.port.role: nf nat needs one port with role = \"inside\""},
            {two_ports("role = \"outside\"\n", "role = \"clients\"\n"), "lb", "nf lb needs one port with role = \"clients\""},
            {two_ports("", ""), "lb", "dataplane.port.role: missing: nf lb needs one port with role = \"clients\" (the clients, who"},
-           {two_ports(inside, ""), "fwd", ":5: dataplane.port.role: nf fwd takes no port role (nat and lb do)"},
+           {two_ports(inside, ""), "fwd", ":5: dataplane.port.role: nf fwd takes no port role (nat, lb and concury do)"},
            {"[dataplane]\n[[dataplane.port]]\ndevice = \"net_null0\"\naddress = \"10.0.1.1/24\"\n" + inside, "nat",
             "dataplane.port: nf nat needs 2 ports: one with role = \"inside\""},
        }) {

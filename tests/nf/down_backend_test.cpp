@@ -37,7 +37,7 @@ TEST(DownBackend, ItsUdpFlowsMoveAndItsTcpConnectionsStay) {
   }
   ASSERT_EQ(udp_on.size(), 3u);
   ASSERT_EQ(tcp_on.size(), 3u);
-  apply_pool_change(change(PoolAction::down, "web-1"), lb.services());
+  lb.apply(change(PoolAction::down, "web-1"));
 
   // The UDP flow on web-1 moves with its next datagram, and stays where it moved; the others stay.
   const std::size_t moved = backend_of(run_udp(lb, udp_on[1], kNanosPerSecond));
@@ -56,7 +56,7 @@ TEST(DownBackend, ItsUdpFlowsMoveAndItsTcpConnectionsStay) {
   EXPECT_EQ(lb.services()[1].backends()[1].connections, 1u);
 
   // Up again, with the weight it had: it takes new connections.
-  apply_pool_change(change(PoolAction::up, "web-1"), lb.services());
+  lb.apply(change(PoolAction::up, "web-1"));
   std::size_t to_web1 = 0;
   for (std::uint16_t port = 200; port < 230; ++port) {
     to_web1 += backend_of(run(lb, FlowKeyV4::from_host(kClient, kVip, port, 80, ipproto::kTcp), tcpflag::kSyn)) == 1;
@@ -70,17 +70,16 @@ TEST(DownBackend, ADrainedBackendKeepsItsUdpFlows) {
   Lb lb(config);
   const FlowKeyV4 flow = client_key(7, ipproto::kUdp);
   const std::size_t first = backend_of(run_udp(lb, flow));
-  apply_pool_change(change(PoolAction::drain, "web-" + std::to_string(first)), lb.services());
+  lb.apply(change(PoolAction::drain, "web-" + std::to_string(first)));
   EXPECT_EQ(backend_of(run_udp(lb, flow, kNanosPerSecond)), first);
 }
 
 TEST(DownBackend, TheOtherBalancersSendItNoNewFlow) {
   StatefulLbConfig config = lb_config();
   StatelessLb slb({config.services, StatelessSelection::maglev, 251});
-  apply_pool_change(change(PoolAction::down, "web-2"), slb.services());
-  slb.reindex();
-  config.changes = {change(PoolAction::down, "web-2")};  // due at the first packet
+  slb.apply(change(PoolAction::down, "web-2"));
   ConcuryLb concury(config);
+  concury.apply(change(PoolAction::down, "web-2"));
   for (std::uint16_t port = 1; port <= 200; ++port) {
     EXPECT_NE(backend_of(run(concury, client_key(port), tcpflag::kSyn)), 2u);
     EXPECT_NE(backend_of(run(slb, client_key(port), tcpflag::kSyn)), 2u);

@@ -76,6 +76,42 @@ Output run_udp(Nf& lb, const FlowKeyV4& key, Nanos now = 0, std::uint16_t payloa
   return run_spec(lb, FrameSpec::udp4(key, payload), now);
 }
 
+// A change to service "web"'s backend `name` (a weight for PoolAction::weight).
+inline PoolChange web_change(PoolAction action, const std::string& name, std::uint32_t weight = 0) {
+  return {0, "web", action, {name, 0, 0, weight}};
+}
+
+// The backend of service 0 named `name`.
+template <class Nf>
+const Backend& web_backend(const Nf& lb, const std::string& name) {
+  for (const Backend& b : lb.services()[0].backends()) {
+    if (b.config.name == name) return b;
+  }
+  throw std::out_of_range("no backend " + name);
+}
+
+// A balancer shown its packets one at a time with a schedule of pool changes applied as their times
+// come, as a replay applies it between bursts (runtime/scheduled_source.hpp): a NetworkFunction over
+// the balancer, which the test keeps reading directly.
+template <class Nf>
+class Scheduled {
+ public:
+  Scheduled(Nf& nf, std::vector<PoolChange> changes, const StatefulLbConfig& config)
+      : nf_(nf), schedule_(std::move(changes), config.services, config.maglev_size) {}
+
+  template <BurstOutput Out>
+  void process_burst(std::span<NfPacket> burst, Out& out) {
+    apply_due_changes(schedule_, nf_, burst.front().time);
+    nf_.process_burst(burst, out);
+  }
+  std::size_t expire(Nanos now, std::size_t budget) { return nf_.expire(now, budget); }
+  NfCounters counters() const { return nf_.counters(); }
+
+ private:
+  Nf& nf_;
+  PoolChangeSchedule schedule_;
+};
+
 inline FlowKeyV4 client_key(std::uint16_t client_port, std::uint8_t protocol = ipproto::kTcp) {
   return FlowKeyV4::from_host(kClient, kVip, client_port, 443, protocol);
 }

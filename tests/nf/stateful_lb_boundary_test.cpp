@@ -115,7 +115,7 @@ TEST(LbBackendGauges, ADrainedBackendsClosingConnectionsAreNotCountedAsEstablish
     run(lb, to_backend.reversed(), kAck, kNanosPerSecond);
   }
   handshake(999);  // the long transfer
-  ASSERT_TRUE(lb.services()[0].set_weight("web-0", 0));
+  lb.apply(web_change(PoolAction::drain, "web-0"));
   const Backend& b = lb.services()[0].backends()[0];
   EXPECT_EQ(b.connections, 21u);
   EXPECT_EQ(b.in_phase(ConnectionPhase::established), 1u);

@@ -27,9 +27,10 @@ TEST(NewConnectionLimiter, AdmitsItsRateAndItsBurstAndNothingDuringAFlood) {
   Nanos t = 0;
   for (int i = 0; i < 100'000; ++i) admitted += meter.admit(t += 10 * kNanosPerMicro);
   EXPECT_EQ(admitted, 0u);
-  // Once it ends, the bucket fills again from burst below empty: 2 * burst / rate = 20 ms.
-  EXPECT_FALSE(meter.admit(t += 15 * kMs));
-  EXPECT_TRUE(meter.admit(t += 6 * kMs));
+  // Once it ends, the bucket fills again from burst below empty, burst / rate = 10 ms, a refused
+  // packet taking its token too: 9 ms after, refused (2 ms short); 3 ms after that, admitted.
+  EXPECT_FALSE(meter.admit(t += 9 * kMs));
+  EXPECT_TRUE(meter.admit(t += 3 * kMs));
   // At its rate, every one is admitted, for as long as it goes.
   for (int i = 0; i < 10'000; ++i) ASSERT_TRUE(meter.admit(t += kMs)) << i;
 }
@@ -57,7 +58,9 @@ std::vector<std::uint32_t> connect(Lb& lb, const FlowKeyV4& key, Nanos now) {
     const Output out = run(lb, key, flags, now, flags == kSyn ? 0 : 100);
     EXPECT_EQ(out.verdict, Verdict::forward);
     to.push_back(out.key.dst_addr);
-    if (flags == kSyn) EXPECT_EQ(run(lb, out.key.reversed(), kSyn | kAck, now).key, key.reversed());
+    if (flags == kSyn) {
+      EXPECT_EQ(run(lb, out.key.reversed(), kSyn | kAck, now).key, key.reversed());
+    }
   }
   return to;
 }
@@ -80,7 +83,7 @@ TEST(SynFlood, SpoofedSynsCannotFillTheTrackerAndLegitimateConnectionsGoOn) {
   std::size_t legitimate_failures = 0;
   for (int i = 0; i < 200'000; ++i) {
     t += kNanosPerMicro;
-    const FlowKeyV4 spoofed = FlowKeyV4::from_host(static_cast<std::uint32_t>(rng.next()), kVip,
+    const FlowKeyV4 spoofed = FlowKeyV4::from_host(static_cast<std::uint32_t>(rng.next()), lb_rig::kVip,
                                                    static_cast<std::uint16_t>(1024 + rng.below(60000)), 443, ipproto::kTcp);
     ASSERT_EQ(run(lb, spoofed, tcpflag::kSyn, t).verdict, Verdict::forward);
     if (i % 2000 == 1000) {
@@ -123,7 +126,7 @@ TEST(SynFlood, AFullTrackerNeverCostsAnEstablishedConnectionItsState) {
     ASSERT_EQ(lb.tracker().size(), 50u);
     Random rng(3);
     for (int i = 0; i < 10'000; ++i) {
-      const FlowKeyV4 spoofed = FlowKeyV4::from_host(static_cast<std::uint32_t>(rng.next()), kVip, 40000, 443, ipproto::kTcp);
+      const FlowKeyV4 spoofed = FlowKeyV4::from_host(static_cast<std::uint32_t>(rng.next()), lb_rig::kVip, 40000, 443, ipproto::kTcp);
       run(lb, spoofed, tcpflag::kSyn, kMs);
     }
     EXPECT_EQ(lb.counters().drops[static_cast<std::size_t>(NfDrop::table_full)], stateless_when_full ? 0u : 10'000u);

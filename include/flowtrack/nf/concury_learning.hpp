@@ -116,6 +116,8 @@ class ConcuryLearning {
   const Lifetimes& lifetimes() const { return lifetimes_; }  // set once: any thread may read them
   std::uint64_t learnt() const { return learnt_count_; }
   std::uint64_t forgotten() const { return forgotten_; }
+  // The most connections known at once.
+  std::size_t peak_known() const { return peak_known_; }
   std::size_t queued_ends() const;  // stale ones included
   // The new connections a backend of a service was given, ever (a retransmitted SYN or a later datagram
   // of a known flow is none).
@@ -188,6 +190,7 @@ class ConcuryLearning {
   absl::flat_hash_map<std::uint64_t, Nanos> half_open_;
   std::deque<std::pair<Nanos, std::uint64_t>> handshakes_;
   std::uint64_t learnt_count_ = 0, forgotten_ = 0;
+  std::size_t peak_known_ = 0;
   std::vector<std::vector<std::uint64_t>> new_connections_;  // [service][backend], grown as reports name them
   // The known connections' cache: 2^17 slots (2 MiB), about the connections a campus trace has active
   // at once at 1M known; kEmpty is no tag (service 0x7fff with kHalfOpen).

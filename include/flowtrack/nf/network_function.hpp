@@ -41,6 +41,10 @@ inline constexpr std::size_t kDefaultExpireBudget = 4096;
 // The most packets one process_burst() call takes.
 inline constexpr std::size_t kMaxBurst = 64;
 
+// Packets per burst unless told otherwise: as many as a NIC's receive call typically hands over, enough
+// for one packet's cache misses to overlap the others'.
+inline constexpr std::size_t kDefaultBurst = 32;
+
 // The stages of a burst, in order, for the cycle split: the runtime's (parse: link to transport headers
 // and the flow hash; aging: expire()) around the function's own (lookup: the connection table; state:
 // connection state, policy and creation; rewrite: headers and verdicts).

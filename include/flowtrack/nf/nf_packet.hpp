@@ -55,6 +55,7 @@ enum class NfDrop : std::uint8_t {
   not_to_service,  // LB: arrived on the clients port, not to a service (to a backend, or anything but a VIP:port)
   too_big,         // LB, tunnel mode: the encapsulated packet would exceed the path's MTU (nf/tunnel.hpp)
   no_room,         // LB, tunnel mode: the packet's buffer has no room for the tunnel's headers
+  not_ipv4,        // a function that handles IPv4 packets only was given another (the flow meter)
   count_,
 };
 
@@ -85,6 +86,8 @@ struct NfCounters {
     ++forwarded;
     return Verdict::forward;
   }
+
+  NfCounters& operator+=(const NfCounters& other);
 };
 
 }  // namespace flowtrack

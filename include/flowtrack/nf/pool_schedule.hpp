@@ -1,6 +1,6 @@
-// A schedule of backend pool changes that a load balancer applies itself as its packet clock passes
-// each change's time: `flowtrack run` replays a trace, and this is how a pool change happens "while it
-// runs" at a chosen point of the trace (the [[change]] tables of the LB configuration).
+// A schedule of backend pool changes that a replay applies to a load balancer as its packet clock
+// passes each change's time: `flowtrack run` replays a trace, and this is how a pool change happens
+// "while it runs" at a chosen point of the trace (the [[change]] tables of the LB configuration).
 //
 // Times count from the first packet the balancer sees (with sharded workers, each worker's first
 // packet: the workers' clocks start within microseconds of one another on a real trace). A change
@@ -62,29 +62,56 @@ void sort_pool_changes(std::vector<PoolChange>& changes);
 // Applies one change to every service of its name. The change must have passed check_pool_changes.
 void apply_pool_change(const PoolChange& change, std::span<Service> services);
 
-// Where a balancer is in its (sorted, checked) schedule: due(now) is one comparison per packet, and
-// advance(now, changes, apply) calls apply(change) for every change due by `now`, in order. The first
-// packet takes advance() and sets the schedule's origin (next_at_ starts at 0 for that).
-class PoolChangeClock {
- public:
-  bool due(Nanos now) const { return now >= next_at_; }
+// A function whose pool of backends can change while it runs: apply(change) between two bursts, with a
+// change that has passed check_pool_changes against the changes applied before it.
+template <class Nf>
+concept TakesPoolChanges = requires(Nf& nf, const PoolChange& change) { nf.apply(change); };
 
+// A checked schedule of pool changes and where a run is in it. The replay driver holds one per worker
+// (runtime/scheduled_source.hpp) and hands each change to the worker's function between two bursts, as
+// the packet clock passes it; the functions themselves know no schedule (TakesPoolChanges,
+// network_function.hpp).
+//
+// Times count from the first packet: the first advance() sets the origin. next_due() is the time from
+// which advance() has something to apply (0 before the first call, kNever once the schedule is spent),
+// so a caller compares one packet time against it and calls advance() only when it is reached.
+class PoolChangeSchedule {
+ public:
+  PoolChangeSchedule() = default;
+  // Sorts `changes` by time (stable) and checks them against `services` (check_pool_changes); throws
+  // std::invalid_argument naming the change and the problem.
+  PoolChangeSchedule(std::vector<PoolChange> changes, std::span<const ServiceConfig> services, std::uint32_t maglev_size);
+
+  bool empty() const { return changes_.empty(); }
+  std::span<const PoolChange> changes() const { return changes_; }
+  Nanos next_due() const { return next_at_; }
+
+  // Calls apply(change) for every change due by `now`, in order.
   template <class Apply>
-  void advance(Nanos now, std::span<const PoolChange> changes, Apply&& apply) {
+  void advance(Nanos now, Apply&& apply) {
     if (!started_) {
       started_ = true;
       origin_ = now;
     }
     // now >= next_at_ >= origin_ here (or origin_ was just set to now): the difference cannot wrap.
-    while (next_ < changes.size() && now - origin_ >= changes[next_].at) apply(changes[next_++]);
-    next_at_ = next_ < changes.size() ? origin_ + changes[next_].at : kNever;
+    while (next_ < changes_.size() && now - origin_ >= changes_[next_].at) apply(changes_[next_++]);
+    next_at_ = next_ < changes_.size() ? origin_ + changes_[next_].at : kNever;
   }
 
  private:
+  std::vector<PoolChange> changes_;
   bool started_ = false;
   Nanos origin_ = 0;
-  std::size_t next_ = 0;  // changes[next_] is the next change due, at origin_ + its `at` (next_at_)
+  std::size_t next_ = 0;  // changes_[next_] is the next change due, at origin_ + its `at` (next_at_)
   Nanos next_at_ = 0;
 };
+
+// Applies to `nf` every change of `schedule` due by `now`: for whoever shows a function its packets one
+// at a time (the replay's rehearsal, tests); the engine plays a schedule into a worker's mailbox instead
+// (runtime/scheduled_source.hpp).
+template <TakesPoolChanges Nf>
+void apply_due_changes(PoolChangeSchedule& schedule, Nf& nf, Nanos now) {
+  if (now >= schedule.next_due()) schedule.advance(now, [&](const PoolChange& change) { nf.apply(change); });
+}
 
 }  // namespace flowtrack

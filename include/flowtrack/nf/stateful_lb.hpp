@@ -34,8 +34,8 @@
 // cannot fill the tracker (new_connection_limiter.hpp); their replies get the VIP back as a full
 // table's do with stateless_when_full.
 //
-// `changes` is a schedule of pool changes that the balancer applies itself as its packet clock passes
-// them (pool_schedule.hpp), at the cost of one comparison per packet.
+// Pool changes (add, drain, reweight, remove a backend) reach it between bursts through apply()
+// (TakesPoolChanges, pool_schedule.hpp): from a replay's schedule, `flowtrack ctl`, health checks.
 //
 // A service in tunnel mode (ServiceConfig::tunnel, tunnel.hpp) gets its packets to the backend in IPIP or
 // GUE instead of rewritten, and its backends answer the clients directly: its connections are tracked
@@ -55,11 +55,9 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
-#include <fmt/format.h>
 
 #include <array>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -102,10 +100,6 @@ class StatefulLb {
       service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), static_cast<std::uint32_t>(services_.size()));
       services_.emplace_back(s, config.maglev_size);
     }
-    sort_pool_changes(config_.changes);
-    if (const auto problem = check_pool_changes(config_.changes, config.services, config.maglev_size)) {
-      throw std::invalid_argument(fmt::format("lb: change {}: {}: {}", problem->index, problem->key, problem->problem));
-    }
   }
 
   // Three stages over the burst: lookup (every IPv4 packet with ports, in bulk), state (per packet in
@@ -129,7 +123,10 @@ class StatefulLb {
     return n;
   }
 
-  std::vector<Service>& services() { return services_; }
+  // A pool change that has passed check_pool_changes against the changes applied before it: only new
+  // connections see it.
+  void apply(const PoolChange& change) { apply_pool_change(change, services_); }
+
   const std::vector<Service>& services() const { return services_; }
   using Tracker = ConnTracker<Table, LbAssignment, Aging>;
   const Tracker& tracker() const { return tracker_; }
@@ -177,9 +174,6 @@ class StatefulLb {
   // The established path: the match, the tracker's update, the plan. A packet of no tracked connection
   // takes open() first. Inlined into the burst's loop: a call a packet cost more than its body's savings.
   [[gnu::always_inline]] Plan track(NfPacket& packet, std::size_t i) {
-    if (schedule_.due(packet.time)) {
-      schedule_.advance(packet.time, config_.changes, [&](const PoolChange& change) { apply_pool_change(change, services_); });
-    }
     const bool from_clients = packet.arrival == PortRole::clients;
     if (!matches_.looked_up(i)) return {.verdict = from_clients ? counters_.drop(NfDrop::not_to_service) : counters_.pass()};
     ConnMatch match = matches_.match(tracker_, i, packet);
@@ -347,7 +341,6 @@ class StatefulLb {
   StatefulLbStats stats_;
   BurstMatches<Tracker> matches_;  // of the burst in process_burst()
   std::array<Plan, kMaxBurst> plans_;
-  PoolChangeClock schedule_;
 };
 
 }  // namespace flowtrack

@@ -16,6 +16,7 @@
 
 #include "flowtrack/aging/clock.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
+#include "flowtrack/nf/pool_schedule.hpp"
 #include "flowtrack/nf/network_function.hpp"
 
 namespace flowtrack {
@@ -40,9 +41,10 @@ class StatelessLb {
   }
   std::size_t expire(Nanos, std::size_t = kDefaultExpireBudget) { return 0; }
 
-  // Backend changes go through the services; call reindex() after adding or removing backends.
-  std::vector<Service>& services() { return services_; }
-  void reindex() { index_backends(); }
+  // A pool change that has passed check_pool_changes against the changes applied before it
+  // (TakesPoolChanges): new flows see it at once (the function keeps no state of the old ones).
+  void apply(const PoolChange& change);
+  const std::vector<Service>& services() const { return services_; }
   const NfCounters& counters() const { return counters_; }
 
  private:

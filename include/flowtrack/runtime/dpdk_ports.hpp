@@ -90,26 +90,32 @@ class DpdkPorts {
   DpdkPorts(const DpdkPorts&) = delete;
   DpdkPorts& operator=(const DpdkPorts&) = delete;
 
-  // The source: the frames handed to this worker, then the received IPv4 frames it owns of every port,
-  // up to burst.size(), time-stamped now (the
-  // wall clock, Nanos since an arbitrary epoch: the same as now()). Polls until it has some, or returns
-  // 0 once the deadline (set_deadline) has passed: after an empty poll, or at once if the call before
-  // returned packets (so that ports that never go quiet still let the caller in at every deadline).
+  // How long a tick lasts (runtime/engine.hpp): the worker's function ages by the wall clock, and its
+  // mail is handled, at least this often, traffic or not.
+  static constexpr Nanos kTick = 100 * kNanosPerMilli;
+
+  // The source (a ticking one, runtime/engine.hpp): the frames handed to this worker, then the received
+  // IPv4 frames it owns of every port, up to burst.size(), time-stamped now (the wall clock, Nanos since
+  // an arbitrary epoch: the same as now()). Polls until it has some, or returns 0 when the tick is over:
+  // after an empty poll, or at once if the call before returned packets (so that ports that never go
+  // quiet still let the caller in at every tick), or when the watched flag (watch) is set.
   LinkType link_type() const { return LinkType::ethernet; }
   std::size_t next(std::span<NfPacket> burst);
-  void set_deadline(Nanos deadline) { deadline_ = deadline; }
-  // Makes the next poll return 0 as if the deadline had passed, so that the worker's loop ends its tick
-  // now (worker 0 uses it to have a pool change taken before it answers). Any thread may call it.
-  void cut_tick() { cut_tick_.store(true, std::memory_order_relaxed); }
+  bool done() const { return false; }  // ports run until the worker is told to stop
+  // Starts a tick: asks again for next hops due a refresh (Layer2::should_ask), drops the packets that
+  // waited kWaitLimit for their next hop, and returns the wall clock.
+  Nanos tick();
+  // A flag any thread may set to end the current tick at once (the worker's mailbox has mail): next()
+  // returns 0 while it is set.
+  void watch(const std::atomic<bool>& interrupt) { interrupt_ = &interrupt; }
   static Nanos now();
 
-  // The output (BurstOutput).
+  // The output (a PacketOutput, runtime/burst_loop.hpp).
   void verdict(const NfPacket& packet, Verdict verdict);
   void held(std::span<const std::uint8_t> frame, std::uint32_t wire_length);
-  void stage_done(NfStage) {}
 
-  // Between bursts: asks again for next hops due a refresh (Layer2::should_ask), drops the packets that
-  // waited kWaitLimit for their next hop.
+  // Asks again for next hops due a refresh (Layer2::should_ask), drops the packets that waited
+  // kWaitLimit for their next hop (tick() does it at every tick).
   void refresh_neighbours(Nanos now);
 
   const PortCounters& counters() const { return counters_; }
@@ -169,9 +175,9 @@ class DpdkPorts {
   std::size_t burst_size_ = 0;
   std::size_t next_port_ = 0;  // the port polled first next time, so no port starves the other
   std::uint64_t board_seen_ = 0;  // ARP board messages learnt from
-  Nanos deadline_ = 0;
+  Nanos deadline_ = 0;  // the current tick's end
   bool handed_packets_ = false;  // the last next() returned packets
-  std::atomic<bool> cut_tick_{false};
+  const std::atomic<bool>* interrupt_ = nullptr;
   PortCounters counters_;
   bool closed_ = false;
 };

@@ -21,7 +21,6 @@
 
 #include "flowtrack/aging/timer_wheel.hpp"
 #include "flowtrack/nf/network_function.hpp"
-#include "flowtrack/runtime/worker_counters.hpp"
 #include "flowtrack/table/flow_table.hpp"
 
 namespace flowtrack {
@@ -46,8 +45,8 @@ class FlowMeter {
   static constexpr bool kHasReaderSlot = requires(Table& t, unsigned slot) { t.quiescent(slot); };
 
  public:
-  FlowMeter(Table& table, std::span<FlowRecord> records, const AgingOptions& aging, Nanos start, WorkerCounters& counters)
-      : table_(table), records_(records), aging_(aging), counters_(counters) {
+  FlowMeter(Table& table, std::span<FlowRecord> records, const AgingOptions& aging, Nanos start)
+      : table_(table), records_(records), aging_(aging) {
     if (aging.timeout > 0) wheel_.emplace(table.capacity(), TimerWheelConfig{.tick = aging.tick, .levels = 4, .start = start});
     if constexpr (kHasReaderSlot) reader_slot_ = table.register_reader();
   }
@@ -72,12 +71,18 @@ class FlowMeter {
       if (((hits >> k) & 1) == 0) insert_miss(k, burst[packet_of_[k]].time);
     }
     for (std::size_t k = 0; k < n; ++k) account(k, burst[packet_of_[k]]);
-    std::size_t next = 0;  // verdicts in packet order: the IPv4 packets pass, the others are counted drops
+    std::size_t next = 0;  // verdicts in packet order: the metered packets pass, the others are counted drops
     for (std::size_t i = 0; i < burst.size(); ++i) {
-      const bool metered = next < n && packet_of_[next] == i;
-      next += metered;
-      if (!metered) ++counters_.runtime_drops[static_cast<std::size_t>(RuntimeDrop::not_ipv4)];
-      out.verdict(burst[i], metered ? Verdict::forward : Verdict::drop);
+      const bool ipv4 = next < n && packet_of_[next] == i;
+      Verdict verdict = Verdict::forward;
+      if (!ipv4) {
+        verdict = counters_.drop(NfDrop::not_ipv4);
+      } else if (ids_[next++] == kNoFlow) {
+        verdict = counters_.drop(NfDrop::table_full);
+      } else {
+        ++counters_.forwarded;
+      }
+      out.verdict(burst[i], verdict);
     }
     if constexpr (kHasReaderSlot) table_.quiescent(reader_slot_);
     out.stage_done(NfStage::state);
@@ -89,24 +94,24 @@ class FlowMeter {
       const FlowRecord& record = records_[id];
       table_.erase(record.key, record.hash);
     });
-    counters_.expired_flows += n;
+    counters_.connections_expired += n;
     return n;
   }
 
-  NfCounters counters() const { return {}; }  // the meter counts into its WorkerCounters
+  // forwarded: packets metered; connections: flows inserted and expired; drops: not_ipv4, table_full.
+  const NfCounters& counters() const { return counters_; }
 
  private:
   void insert_miss(std::size_t k, Nanos now) {
     const InsertResult result = table_.insert(keys_[k], hashes_[k]);
     if (!result.ok()) {
-      ++counters_.runtime_drops[static_cast<std::size_t>(RuntimeDrop::table_full)];
       ids_[k] = kNoFlow;
       return;
     }
     ids_[k] = result.id;
     if (!result.is_new()) return;  // a duplicate of a key inserted earlier in this burst
     records_[result.id] = FlowRecord{.key = keys_[k], .hash = hashes_[k], .first_seen = now};
-    ++counters_.new_flows;
+    ++counters_.connections_created;
     if (wheel_) wheel_->arm(result.id, now, aging_.timeout);
   }
 
@@ -116,15 +121,13 @@ class FlowMeter {
     FlowRecord& record = records_[id];
     ++record.packets;
     record.bytes += packet.wire_length;
-    counters_.bytes += packet.wire_length;
-    ++counters_.tracked;
     if (wheel_) wheel_->touch(id, packet.time);
   }
 
   Table& table_;
   std::span<FlowRecord> records_;
   AgingOptions aging_;
-  WorkerCounters& counters_;
+  NfCounters counters_;
   std::optional<TimerWheel> wheel_;
   unsigned reader_slot_ = 0;
   std::array<FlowKeyV4, kMaxBurst> keys_;

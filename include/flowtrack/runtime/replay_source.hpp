@@ -46,6 +46,7 @@ class ReplaySource {
 
   LinkType link_type() const { return link_; }
   std::size_t size() const { return slots_.size(); }
+  bool done() const { return next_ == slots_.size(); }
   Nanos first_time() const { return slots_.empty() ? 0 : slots_.front().time; }
 
   // The next packets, up to burst.size(): frame, capacity, wire length, time and slot of each are set
@@ -78,7 +79,11 @@ class ReplaySource {
   std::span<const std::uint8_t> bytes(std::uint32_t slot, std::size_t length) const {
     return {base_ + slots_[slot].offset, length};
   }
+  // The buffer of `slot` at the length its packet was captured with.
+  std::span<const std::uint8_t> frame(std::uint32_t slot) const { return {base_ + slots_[slot].offset, slots_[slot].length}; }
   Nanos time_of(std::uint32_t slot) const { return slots_[slot].time; }
+  // The time of the packet next() hands out next, or kNever once the replay is done.
+  Nanos next_time() const { return next_ < slots_.size() ? slots_[next_].time : kNever; }
 
  private:
   struct Slot {

@@ -5,9 +5,9 @@
 #pragma once
 
 #include "flowtrack/nf/nat44.hpp"
-#include "replay_rehearsal.hpp"
+#include "flowtrack/runtime/replay_rehearsal.hpp"
 
-namespace flowtrack::cli {
+namespace flowtrack {
 
 class NatAnswers {
  public:
@@ -33,4 +33,4 @@ class NatAnswers {
   LinkType link_;
 };
 
-}  // namespace flowtrack::cli
+}  // namespace flowtrack

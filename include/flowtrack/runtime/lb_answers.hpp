@@ -7,9 +7,9 @@
 #include <absl/container/flat_hash_set.h>
 
 #include "flowtrack/nf/stateful_lb.hpp"
-#include "replay_rehearsal.hpp"
+#include "flowtrack/runtime/replay_rehearsal.hpp"
 
-namespace flowtrack::cli {
+namespace flowtrack {
 
 class LbAnswers {
  public:
@@ -40,4 +40,4 @@ class LbAnswers {
   LinkType link_;
 };
 
-}  // namespace flowtrack::cli
+}  // namespace flowtrack
