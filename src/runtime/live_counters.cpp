@@ -23,6 +23,7 @@ nlohmann::ordered_json traffic_json(const std::map<std::string, LbTraffic>& figu
 }  // namespace
 
 LiveCounters& LiveCounters::operator+=(const LiveCounters& other) {
+  if (nf.empty()) nf = other.nf;  // a sum started empty takes the workers' name
   packets_in += other.packets_in;
   packets_to_function += other.packets_to_function;
   packets_out += other.packets_out;
@@ -55,7 +56,7 @@ std::string live_counters_json(const LiveCounters& s) {
   j["arp_asked"] = s.arp_asked;
   j["handed_off"] = s.handed_off;
   j["handoff_backoffs"] = s.handoff_backoffs;
-  if (s.nf == "lb") j["over_rate"] = s.over_rate;
+  j["over_rate"] = s.over_rate;
   if (!s.backends.empty()) {
     j["backends"] = s.backends;
     // Each backend's live connections by phase: {"b1": {"opening": 0, "established": 3, "closing": 12}}.

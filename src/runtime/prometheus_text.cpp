@@ -86,10 +86,8 @@ std::string prometheus_text(const LiveCounters& c) {
                c.handed_off);
   write_single(out, "flowtrack_handoff_backoffs_total", "counter",
                "Times a worker found the hand-off ring of a packet's owner full and waited for room.", c.handoff_backoffs);
-  if (c.nf == "lb") {
-    write_single(out, "flowtrack_over_rate_total", "counter",
-                 "First packets forwarded without state, above the new-connection rate (SYN-flood resistance).", c.over_rate);
-  }
+  write_single(out, "flowtrack_over_rate_total", "counter",
+               "First packets the stateful LB forwarded without state, above its new-connection rate.", c.over_rate);
   if (!c.backends.empty()) {
     write_labelled(out, "flowtrack_backend_connections_total", "counter", "Connections sent to each backend.", "backend",
              c.backends);

@@ -48,7 +48,7 @@ int counters_command(const char*, const char*, rte_tel_data* info) {
   rte_tel_data_add_dict_u64(info, "arp_asked", c.arp_asked);
   rte_tel_data_add_dict_u64(info, "handed_off", c.handed_off);
   rte_tel_data_add_dict_u64(info, "handoff_backoffs", c.handoff_backoffs);
-  if (c.nf == "lb") rte_tel_data_add_dict_u64(info, "over_rate", c.over_rate);
+  rte_tel_data_add_dict_u64(info, "over_rate", c.over_rate);
   return 0;
 }
 

@@ -51,7 +51,8 @@ struct LiveCounters {
   LbStats traffic;
   std::map<std::string, std::uint64_t> vip_rate, backend_rate;
 
-  // Adds another worker's counters (the name, the health checks' view and the rates stay).
+  // Adds another worker's counters (the health checks' view and the rates stay; so does the name, unless
+  // it is empty: a sum starts empty).
   LiveCounters& operator+=(const LiveCounters& other);
 };
 
