@@ -35,17 +35,8 @@ nf=${LIVE_NF:-lb}
 source "$(dirname "$0")/live_lib.sh"
 live_init nginx curl iperf3 dpdk-telemetry.py
 
-live_ns client nf lan b1 b2 b3
-live_veth client c0 nf f0
-live_veth nf f1 lan l0
-ip -n "$tag-client" addr add 10.10.1.2/24 dev c0
-ip -n "$tag-lan" link add br0 type bridge
-ip -n "$tag-lan" link set br0 up
-ip -n "$tag-lan" link set l0 master br0
+live_lb_network
 for b in 1 2 3; do
-  live_veth b$b e0 lan l$b
-  ip -n "$tag-lan" link set l$b master br0
-  ip -n "$tag-b$b" addr add 10.10.2.1$b/24 dev e0
   ip -n "$tag-b$b" route add default via 10.10.2.1
   mkdir -p "$work/b$b"
   head -c 20971520 /dev/zero > "$work/b$b/big"  # 20 MiB, for the long transfer

@@ -25,20 +25,11 @@ bin=${1:?usage: lb_health.sh path/to/flowtrack}
 source "$(dirname "$0")/live_lib.sh"
 live_init nginx curl dpdk-telemetry.py
 
-live_ns client nf lan b1 b2 b3
-live_veth client c0 nf f0
-live_veth nf f1 lan l0
+live_lb_network
 live_veth nf m0 lan lm
-ip -n "$tag-client" addr add 10.10.1.2/24 dev c0
 ip -n "$tag-nf" addr add 10.10.2.250/24 dev m0
-ip -n "$tag-lan" link add br0 type bridge
-ip -n "$tag-lan" link set br0 up
-ip -n "$tag-lan" link set l0 master br0
 ip -n "$tag-lan" link set lm master br0
 for b in 1 2 3; do
-  live_veth b$b e0 lan l$b
-  ip -n "$tag-lan" link set l$b master br0
-  ip -n "$tag-b$b" addr add 10.10.2.1$b/24 dev e0
   ip -n "$tag-b$b" route add default via 10.10.2.1
   mkdir -p "$work/b$b"
   head -c 8388608 /dev/zero > "$work/b$b/big"  # 8 MiB, for the transfers under way
@@ -54,7 +45,14 @@ while True:
 "
   udp_server[$b]=${live_pids[-1]}
 done
-nginx_start() { ip netns exec "$tag-b$1" nginx -p "$work/b$1" -e "$work/b$1/error.log" -c "$work/b$1/nginx.conf"; }
+# nginx_start B: backend B's nginx again, once the one stopped before has let its port go.
+nginx_start() {
+  for _ in $(seq 50); do
+    ip netns exec "$tag-b$1" nginx -p "$work/b$1" -e "$work/b$1/error.log" -c "$work/b$1/nginx.conf" 2> /dev/null && return 0
+    sleep 0.02
+  done
+  live_fail "nginx of b$1 did not start again"
+}
 nginx_stop() {
   local pid
   pid=$(cat "$work/b$1/nginx.pid" 2> /dev/null) && kill "$pid"
@@ -73,14 +71,7 @@ done)
 [dataplane]
 control_socket = "$work/ctl.sock"
 metrics = "127.0.0.1:9469"
-[[dataplane.port]]
-device = "net_af_packet0"
-address = "10.10.1.1/24"
-role = "clients"
-[[dataplane.port]]
-device = "net_af_packet1"
-address = "10.10.2.1/24"
-role = "backends"
+$(live_lb_ports)
 CONF
 live_start_flowtrack nf lb "$work/lb.toml" f0 f1
 ctl() { "$bin" ctl --socket "$work/ctl.sock" "$@"; }

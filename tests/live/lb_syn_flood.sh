@@ -20,17 +20,8 @@ legitimate=100
 source "$(dirname "$0")/live_lib.sh"
 live_init nginx curl hping3
 
-live_ns client nf lan b1 b2 b3
-live_veth client c0 nf f0
-live_veth nf f1 lan l0
-ip -n "$tag-client" addr add 10.10.1.2/24 dev c0
-ip -n "$tag-lan" link add br0 type bridge
-ip -n "$tag-lan" link set br0 up
-ip -n "$tag-lan" link set l0 master br0
+live_lb_network
 for b in 1 2 3; do
-  live_veth b$b e0 lan l$b
-  ip -n "$tag-lan" link set l$b master br0
-  ip -n "$tag-b$b" addr add 10.10.2.1$b/24 dev e0
   ip -n "$tag-b$b" route add default via 10.10.2.1
   live_nginx b$b b$b 10.10.2.1$b b$b
 done
@@ -47,14 +38,7 @@ port = 80
 $(for b in 1 2 3; do printf '  [[service.backend]]\n  name = "b%s"\n  address = "10.10.2.1%s"\n' $b $b; done)
 [dataplane]
 control_socket = "$work/ctl.sock"
-[[dataplane.port]]
-device = "net_af_packet0"
-address = "10.10.1.1/24"
-role = "clients"
-[[dataplane.port]]
-device = "net_af_packet1"
-address = "10.10.2.1/24"
-role = "backends"
+$(live_lb_ports)
 CONF
 live_start_flowtrack nf lb "$work/lb.toml" f0 f1
 # The client learns the VIP's MAC before the flood fills the link.

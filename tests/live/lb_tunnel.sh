@@ -27,21 +27,12 @@ source "$(dirname "$0")/live_lib.sh"
 live_init nginx curl tcpdump
 [[ -x $decap ]] || live_skip "$decap is not built"
 
-live_ns client nf lan b1 b2 b3
-live_veth client c0 nf f0
-live_veth nf f1 lan l0
+live_lb_network
 live_veth client r0 lan lr
-ip -n "$tag-client" addr add 10.10.1.2/24 dev c0
 ip -n "$tag-client" addr add 10.10.2.2/24 dev r0
-ip -n "$tag-lan" link add br0 type bridge
-ip -n "$tag-lan" link set br0 up
-ip -n "$tag-lan" link set l0 master br0
 ip -n "$tag-lan" link set lr master br0
 for b in 1 2 3; do
   ns=$tag-b$b
-  live_veth b$b e0 lan l$b
-  ip -n "$tag-lan" link set l$b master br0
-  ip -n "$ns" addr add 10.10.2.1$b/24 dev e0
   ip -n "$ns" addr add 10.10.1.100/32 dev lo
   ip -n "$ns" addr add 10.10.1.101/32 dev lo
   # The VIP is on lo: never answered for on the LAN, never a source of ARP requests there.
@@ -67,14 +58,7 @@ $(for svc in "web 100 80 ipip tcp" "web-gue 101 80 gue tcp" "dns 100 53 ipip udp
 done)
 [dataplane]
 control_socket = "$work/ctl.sock"
-[[dataplane.port]]
-device = "net_af_packet0"
-address = "10.10.1.1/24"
-role = "clients"
-[[dataplane.port]]
-device = "net_af_packet1"
-address = "10.10.2.1/24"
-role = "backends"
+$(live_lb_ports)
 CONF
 # What flowtrack sends to the backends, captured on its side of the bridge.
 ip netns exec "$tag-lan" tcpdump -i l0 -w "$work/backends.pcap" -U -s 200 'ip proto 4 or udp port 6080' 2> /dev/null &

@@ -9,6 +9,11 @@
 #   live_nat_network           the NAT's network: namespace client (10.20.1.2 on c0, gateway 10.20.1.1)
 #                              and namespace server (10.20.2.2 on s0), on either side of namespace nf
 #                              (f0 towards the client, f1 towards the server)
+#   live_lb_network            the load balancer's network: namespace client (10.10.1.2 on c0) on f0 of
+#                              namespace nf, whose f1 is on bridge br0 of namespace lan with the
+#                              backends b1, b2, b3 (10.10.2.11, .12, .13 on their e0)
+#   live_lb_ports              the [[dataplane.port]] tables of that network, for a configuration:
+#                              net_af_packet0 10.10.1.1/24 (clients), net_af_packet1 10.10.2.1/24 (backends)
 #   live_nginx NS NAME ADDRESS BODY   nginx on ADDRESS:80 answering BODY (and header X-Backend: BODY),
 #                              $work/NAME/big at /big if it is there; log in $work/NAME/access.log
 #   live_spawn NS COMMAND...   COMMAND in the background in namespace NS, killed at exit
@@ -215,6 +220,27 @@ live_nat_network() {
   ip -n "$tag-client" addr add 10.20.1.2/24 dev c0
   ip -n "$tag-client" route add default via 10.20.1.1
   ip -n "$tag-server" addr add 10.20.2.2/24 dev s0
+}
+
+live_lb_network() {
+  live_ns client nf lan b1 b2 b3
+  live_veth client c0 nf f0
+  live_veth nf f1 lan l0
+  ip -n "$tag-client" addr add 10.10.1.2/24 dev c0
+  ip -n "$tag-lan" link add br0 type bridge
+  ip -n "$tag-lan" link set br0 up
+  ip -n "$tag-lan" link set l0 master br0
+  local b
+  for b in 1 2 3; do
+    live_veth b$b e0 lan l$b
+    ip -n "$tag-lan" link set l$b master br0
+    ip -n "$tag-b$b" addr add 10.10.2.1$b/24 dev e0
+  done
+}
+
+live_lb_ports() {
+  printf '[[dataplane.port]]\ndevice = "net_af_packet0"\naddress = "10.10.1.1/24"\nrole = "clients"\n'
+  printf '[[dataplane.port]]\ndevice = "net_af_packet1"\naddress = "10.10.2.1/24"\nrole = "backends"\n'
 }
 
 live_nginx() {
