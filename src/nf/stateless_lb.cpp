@@ -50,7 +50,7 @@ Verdict StatelessLb::balance(NfPacket& packet) {
       Service& service = services_[s];
       const std::uint32_t b = select(service, packet.hash);
       if (b == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);
-      service.backends()[b].count(Direction::original, packet.wire_length);
+      if (reaches_backend(packet, service.config().tunnel)) service.backends()[b].count(Direction::original, packet.wire_length);
       const BackendConfig& backend = service.backends()[b].config;
       if (service.config().tunnel.tunnels()) return send_through_tunnel(packet, service.config().tunnel, backend.address, counters_);
       rewrite_ipv4_address_and_port(packet.frame, p, Endpoint::destination, backend.address, backend.port);

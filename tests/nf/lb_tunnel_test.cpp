@@ -191,6 +191,10 @@ TEST(LbTunnel, TooBigPacketsAreAnsweredByEveryBalancer) {
   StatelessLb slb({config.services, StatelessSelection::maglev, 251});
   EXPECT_EQ(through(slb, big).verdict, Verdict::drop);
   EXPECT_EQ(slb.counters().drops[static_cast<std::size_t>(NfDrop::too_big)], 1u);
+  // Neither counted it as traffic to a backend: it never went out.
+  for (const auto* pool : {&lb.services()[0].backends(), &slb.services()[0].backends()}) {
+    for (const Backend& b : *pool) EXPECT_EQ(b.packets, 0u) << b.config.name;
+  }
 }
 
 }  // namespace lb_tunnel_test

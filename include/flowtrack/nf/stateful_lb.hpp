@@ -196,7 +196,9 @@ class StatefulLb {
     tracker_.update(match, packet.parsed, packet.wire_length, packet.time, [&](TcpState from, TcpState to) {
       if (tcp_phase(from) != tcp_phase(to)) backend.move(tcp_phase(from), tcp_phase(to));
     });
-    backend.count(match.direction, packet.wire_length);
+    if (match.direction == Direction::reply || reaches_backend(packet, svc.config().tunnel)) {
+      backend.count(match.direction, packet.wire_length);
+    }
     if (match.direction == Direction::original) {
       const BackendConfig& b = backend.config;
       const TunnelConfig& tunnel = svc.config().tunnel;
@@ -294,7 +296,7 @@ class StatefulLb {
   Verdict send_untracked(NfPacket& packet, Service& svc) {
     const std::uint32_t backend = svc.choose(LbPolicy::maglev, packet.hash, rng_);
     if (backend == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);
-    svc.backends()[backend].count(Direction::original, packet.wire_length);
+    if (reaches_backend(packet, svc.config().tunnel)) svc.backends()[backend].count(Direction::original, packet.wire_length);
     const BackendConfig& b = svc.backends()[backend].config;
     if (svc.config().tunnel.tunnels()) return send_through_tunnel(packet, svc.config().tunnel, b.address, counters_);
     rewrite_ipv4_address_and_port(packet.frame, packet.parsed, Endpoint::destination, b.address, b.port);

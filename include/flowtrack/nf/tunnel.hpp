@@ -74,6 +74,15 @@ enum class TunnelOutcome : std::uint8_t {
 // `flow_hash` for GUE's source port. `packet.parsed` still describes the inner packet afterwards.
 TunnelOutcome encapsulate(NfPacket& packet, const TunnelConfig& tunnel, std::uint32_t backend, std::uint32_t flow_hash);
 
+// Whether a balancer's packet to a backend of a service forwarding by `tunnel` goes out: always in NAT
+// mode; in a tunnel when it fits the MTU and its buffer once encapsulated (else encapsulate() refuses
+// it). A backend's traffic counts only the packets that go out.
+inline bool reaches_backend(const NfPacket& packet, const TunnelConfig& tunnel) {
+  if (!tunnel.tunnels()) return true;
+  const std::size_t overhead = tunnel_overhead(tunnel.mode);
+  return packet.parsed.ip_total_length + overhead <= tunnel.mtu && packet.frame.size() + overhead <= packet.room();
+}
+
 // A load balancer's whole answer for a packet to a tunnel-mode backend, counted in `counters`: forward
 // (encapsulated: a rewrite), reply (too big with DF: the ICMP answer; the drop is counted all the same),
 // or drop (NfDrop::too_big, or NfDrop::no_room).
