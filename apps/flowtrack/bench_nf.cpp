@@ -25,14 +25,16 @@
 #include <map>
 
 #include "bench_nf.hpp"
-#include "json_line.hpp"
-#include "run_context.hpp"
-#include "user_error.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
-#include "flowtrack/table/registry.hpp"
+#include "flowtrack/lab/registry.hpp"
+#include "flowtrack/util/statistics.hpp"
+#include "json_line.hpp"
 #include "nf_launch.hpp"
+#include "run_context.hpp"
 #include "syn_flood_mix.hpp"
+#include "user_error.hpp"
+#include "worker_limit.hpp"
 
 namespace flowtrack::cli {
 namespace {
@@ -190,8 +192,9 @@ void run_nf_bench(NfBenchOptions o) {
   check(o.agings, nf_aging_names(), "aging");
   check(o.scalings, nf_scaling_names(), "scaling");
   if (o.workers.empty()) {
-    for (unsigned w = 1; w <= usable_cpus(); ++w) o.workers.push_back(w);
+    for (unsigned w = 1; w <= std::min(usable_cpus(), kMaxWorkers); ++w) o.workers.push_back(w);
   }
+  for (const unsigned w : o.workers) check_workers("bench nf", w);
   CampusProfile profile;
   profile.flows = o.flows;
   if (o.connections != 0) o.windows = windows_for(o.flows, o.connections);
@@ -275,12 +278,8 @@ void run_nf_bench(NfBenchOptions o) {
     }
   }
   const auto run = [&](const Row& row, const NfChoice& choice, const ReplayOptions& options) {
-    try {
-      return run_nf(choice, configs_by_forward.at(row.forward == "-" ? "nat" : row.forward), row.flood ? flooded : trace,
-                    partitions.at({choice.workers, row.flood}), options);
-    } catch (const UserError& e) {
-      throw UserError(fmt::format("bench nf: {}", e.what()));
-    }
+    return run_nf(choice, configs_by_forward.at(row.forward == "-" ? "nat" : row.forward), row.flood ? flooded : trace,
+                  partitions.at({choice.workers, row.flood}), options);
   };
   // Repetition r of every row runs before repetition r + 1 of any, so that the rows a ratio compares (a
   // function and the forwarder, bursts and bursts of one) ran minutes apart at most, not a whole row's

@@ -4,16 +4,19 @@
 // Reported per strategy and table: the ratio of the largest worker count to 1 worker.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <map>
 
 #include "bench_scale.hpp"
 #include "json_line.hpp"
 #include "run_context.hpp"
 #include "user_error.hpp"
+#include "worker_limit.hpp"
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
-#include "flowtrack/runtime/scale_run.hpp"
+#include "flowtrack/lab/scale_run.hpp"
+#include "flowtrack/util/statistics.hpp"
 #include "scale_grid.hpp"
 
 namespace flowtrack::cli {
@@ -30,7 +33,11 @@ std::vector<std::string> default_tables(const std::string& strategy, bool quick)
     return grid_subset({"cuckoo", "dpdk", "chained", "swiss"});
   }
   if (strategy == "striped") return {"chained"};
+#ifdef FLOWTRACK_WITH_DPDK
   if (strategy == "lockfree") return quick ? std::vector<std::string>{"cuckoo-lf"} : std::vector<std::string>{"cuckoo-lf", "dpdk-lf"};
+#else
+  if (strategy == "lockfree") return {"cuckoo-lf"};
+#endif
   if (strategy == "concurrent") return {"libcuckoo"};
   return {};
 }
@@ -72,20 +79,10 @@ ScaleReport run_strategy(Strategy s, std::string_view table, const PacketStore& 
 }
 
 PacketStore load_trace(const ScaleBenchOptions& o) {
-  if (!o.pcap.empty()) {
-    try {
-      return PacketStore::load_pcap(o.pcap);
-    } catch (const PcapError& e) {
-      throw UserError(e.what());
-    }
-  }
+  if (!o.pcap.empty()) return PacketStore::load_pcap(o.pcap);
   CampusProfile profile;
   profile.flows = o.flows;
-  try {
-    return multiply_trace(generate_campus(profile), {.windows = o.windows});
-  } catch (const std::invalid_argument& e) {
-    throw UserError(fmt::format("bench scale: {}", e.what()));
-  }
+  return multiply_trace(generate_campus(profile), {.windows = o.windows});
 }
 
 void print_row(const Row& r, bool json) {
@@ -139,11 +136,9 @@ void run_scale_bench(ScaleBenchOptions o) {
   if (!(o.load > 0 && o.load <= 1)) throw UserError("bench scale: --load must be in (0, 1]");
   const unsigned cores = usable_cpus();
   if (o.workers.empty()) {
-    for (unsigned w = 1; w <= cores; ++w) o.workers.push_back(w);
+    for (unsigned w = 1; w <= std::min(cores, kMaxWorkers); ++w) o.workers.push_back(w);
   }
-  for (unsigned w : o.workers) {
-    if (w == 0 || w > 64) throw UserError("bench scale: --workers must be in 1..64");
-  }
+  for (unsigned w : o.workers) check_workers("bench scale", w);
   // Validate every combination before the long run starts.
   for (const auto& strategy : o.strategies) {
     const auto tables = o.tables.empty() ? default_tables(strategy, o.quick) : o.tables;

@@ -17,18 +17,19 @@
 #include <vector>
 
 #include "bench_table.hpp"
+#include "flowtrack/hash/crc32c.hpp"
+#include "flowtrack/lab/registry.hpp"
+#include "flowtrack/nf/network_function.hpp"
+#include "flowtrack/util/random.hpp"
+#include "flowtrack/util/statistics.hpp"
+#include "flowtrack/util/tsc.hpp"
 #include "json_line.hpp"
 #include "run_context.hpp"
 #include "user_error.hpp"
-#include "flowtrack/hash/crc32c.hpp"
-#include "flowtrack/io/random.hpp"
-#include "flowtrack/table/registry.hpp"
-#include "flowtrack/util/tsc.hpp"
 
 namespace flowtrack::cli {
 namespace {
 
-constexpr std::size_t kBurst = 32;
 constexpr std::size_t kMaxQueries = 1 << 20;
 
 struct Cell {
@@ -69,7 +70,7 @@ Workload make_workload(std::size_t entries, const std::string& dist, std::uint64
     }
   };
   fill(w.present, w.present_hash, entries);
-  const std::size_t queries = std::min(kMaxQueries, std::max<std::size_t>(entries, kBurst * 64));
+  const std::size_t queries = std::min(kMaxQueries, std::max<std::size_t>(entries, kDefaultBurst * 64));
   fill(w.absent, w.absent_hash, queries);  // random 96-bit-plus tuples: absent with overwhelming odds
   fill(w.churn_in, w.churn_hash, std::min(entries, queries));
   std::vector<double> cdf;
@@ -113,12 +114,12 @@ template <class Table>
 double time_lookups(const std::string& label, const Table& table, const std::vector<FlowKeyV4>& keys,
                     const std::vector<std::uint32_t>& hashes, bool bulk) {
   std::uint64_t acc = 0;
-  const std::size_t ops = bulk ? keys.size() / kBurst * kBurst : keys.size();
+  const std::size_t ops = bulk ? keys.size() / kDefaultBurst * kDefaultBurst : keys.size();
   const double cycles = cycles_per_op(label, ops, [&] {
     if (bulk) {
-      std::array<FlowId, kBurst> ids;
-      for (std::size_t i = 0; i + kBurst <= keys.size(); i += kBurst) {
-        acc += table.find_bulk(std::span(keys).subspan(i, kBurst), std::span(hashes).subspan(i, kBurst), ids);
+      std::array<FlowId, kDefaultBurst> ids;
+      for (std::size_t i = 0; i + kDefaultBurst <= keys.size(); i += kDefaultBurst) {
+        acc += table.find_bulk(std::span(keys).subspan(i, kDefaultBurst), std::span(hashes).subspan(i, kDefaultBurst), ids);
         acc += ids[0];
       }
     } else {

@@ -1,5 +1,7 @@
-// `flowtrack run --dpdk`: the options checked, the configuration read, the library's live service
-// (runtime/live_service.hpp) run until SIGINT or SIGTERM, and its lines and report printed: every stats
+// `flowtrack run --dpdk`: the options checked, the configuration read (once: a pipe gives its bytes once)
+// and its memory checked against the machine's, the library's live service (runtime/live_service.hpp)
+// run until SIGINT or SIGTERM, and its lines and report printed: a build that takes seconds announced
+// once the ports are up, every stats
 // interval a line of rates, drops by reason and live connections, summed over the workers; at the end
 // the report, as text or one JSON object (--json: stdout holds the report alone, the lines go to
 // stderr). The mbufs are counted back into their pool: a missing one is an error (exit status 1) after
@@ -17,7 +19,9 @@
 #include "flowtrack/runtime/engine.hpp"
 #include "flowtrack/runtime/live_service.hpp"
 #include "json_line.hpp"
+#include "nf_launch.hpp"
 #include "user_error.hpp"
+#include "worker_limit.hpp"
 
 namespace flowtrack::cli {
 namespace {
@@ -47,14 +51,15 @@ std::string drops_text(const std::map<std::string, std::uint64_t>& drops) {
 
 class PrintingObserver : public LiveObserver {
  public:
-  PrintingObserver(std::string_view nf, std::FILE* out) : nf_(nf), out_(out) {}
+  PrintingObserver(NfKind nf, Footprint footprint, std::FILE* out) : nf_(nf), footprint_(std::move(footprint)), out_(out) {}
 
   void started(const std::vector<Port>& ports, unsigned workers, unsigned rx_queues) override {
     for (std::size_t p = 0; p < ports.size(); ++p) {
-      fmt::print(out_, "flowtrack live: nf {}, port {} {} mac {}, {} worker(s), {} RX queue(s)\n", nf_, p, ports[p].device,
+      fmt::print(out_, "flowtrack live: nf {}, port {} {} mac {}, {} worker(s), {} RX queue(s)\n", nf_kind_name(nf_), p, ports[p].device,
                  mac_to_string(ports[p].mac), workers, rx_queues);
     }
     std::fflush(out_);
+    announce_slow_build(nf_, footprint_);  // the workers build their tables next
   }
 
   void stats(const LiveCounters& now, const LiveCounters& before, Nanos interval, Nanos since_start) override {
@@ -66,7 +71,8 @@ class PrintingObserver : public LiveObserver {
   }
 
  private:
-  std::string_view nf_;
+  NfKind nf_;
+  Footprint footprint_;
   std::FILE* out_;
 };
 
@@ -81,10 +87,15 @@ void print_report(const LiveReport& r, bool json) {
         .set("mpps_in", rate(s.packets_in))
         .set("mpps_out", rate(s.packets_out))
         .set("mbufs_missing", r.mbufs_missing)
+        .set("stopped_during_start", r.stopped_during_start)
         .print_line();
     return;
   }
-  fmt::print("flowtrack live: nf {} stopped after {:.1f} s, {} worker(s)\n", s.nf, r.seconds, r.workers);
+  if (r.stopped_during_start) {
+    fmt::print("flowtrack live: nf {} stopped during its start, before its workers served, {} worker(s)\n", s.nf, r.workers);
+  } else {
+    fmt::print("flowtrack live: nf {} stopped after {:.1f} s, {} worker(s)\n", s.nf, r.seconds, r.workers);
+  }
   fmt::print("  packets in {}, to the function {}, out {}, handed between workers {} (waited for room {} times)\n", s.packets_in,
              s.packets_to_function, s.packets_out, s.handed_off, s.handoff_backoffs);
   fmt::print("  drops {}\n", drops_text(s.drops));
@@ -108,7 +119,7 @@ void print_report(const LiveReport& r, bool json) {
 
 void live_command(const RunCommandOptions& o) {
   if (!o.in.empty() || !o.out.empty()) throw UserError("run: --dpdk runs on ports: no --in or --out");
-  if (o.workers == 0 || o.workers > kMaxWorkers) throw UserError(fmt::format("run: --workers must be in 1..{}", kMaxWorkers));
+  check_workers("run", o.workers);
   if (o.scaling != "sharded" || o.table != "cuckoo" || o.aging != "wheel") {
     throw UserError("run: --dpdk runs the default table, aging and scaling (cuckoo, wheel, sharded)");
   }
@@ -116,29 +127,23 @@ void live_command(const RunCommandOptions& o) {
   if (o.check) throw UserError("run: --check checks a replay; live, the scenarios check from the outside");
   if (o.config.empty()) throw UserError("run: --dpdk needs --config FILE with a [dataplane] table");
   LiveServiceOptions options{.nf = o.nf, .workers = o.workers, .burst = o.burst, .eal_arguments = split_words(o.dpdk)};
-  try {
-    options.plane = load_dataplane_config(o.config, std::string(nf_kind_name(o.nf)));
-    switch (o.nf) {
-      case NfKind::fwd: break;
-      case NfKind::slb: options.slb = load_stateless_lb_config(o.config); break;
-      case NfKind::lb:
-      case NfKind::concury: options.lb = load_stateful_lb_config(o.config); break;
-      case NfKind::nat: options.nat = load_nat_config(o.config); break;
-    }
-  } catch (const ConfigError& e) {
-    throw UserError(e.what());
-  }
+  const ConfigText text = read_config_file(o.config);
+  options.plane = load_dataplane_config(text, nf_kind_name(o.nf));
+  NfConfigs configs = load_nf_configs(o.nf, text);
+  Footprint footprint = nf_footprint(o.nf, configs, o.workers);
+  check_footprint(footprint, o.config);
+  options.slb = std::move(configs.slb);
+  options.lb = std::move(configs.lb);
+  options.nat = std::move(configs.nat);
+  // From here a stop signal ends the run wherever it is: the set-up (the EAL's start, the ports', the
+  // tables') stops at its next step, a running one at its workers' next tick.
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
-  PrintingObserver observer(nf_kind_name(o.nf), o.json ? stderr : stdout);
-  LiveReport report;
-  try {
-    report = run_live_service(options, stop_requested, observer);
-  } catch (const std::runtime_error& e) {
-    throw UserError(fmt::format("run: {}", e.what()));
-  }
+  PrintingObserver observer(o.nf, std::move(footprint), o.json ? stderr : stdout);
+  const LiveReport report = run_live_service(options, stop_requested, observer);
   print_report(report, o.json);
-  if (report.mbufs_missing != 0) throw std::runtime_error(fmt::format("{} mbufs did not come back to their pool", report.mbufs_missing));
+  // Not the user's to fix: exit status 1 (main.cpp).
+  if (report.mbufs_missing != 0) throw std::logic_error(fmt::format("{} mbufs did not come back to their pool", report.mbufs_missing));
 }
 
 }  // namespace flowtrack::cli

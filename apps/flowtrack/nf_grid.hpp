@@ -1,5 +1,5 @@
 // The stateful functions' part of the launch grid (nf_launch.hpp): for one function and one tracker
-// aging policy, every connection table of this build's grid (table/registry.hpp) under both sharings.
+// aging policy, every connection table of this build's grid (lab/registry.hpp) under both sharings.
 // Each (function, aging) pair is explicitly instantiated in a translation unit of its own
 // (nf_grid_<function>_<aging>.cpp), so that a build compiles each instantiation once and its jobs share
 // the work.
@@ -9,7 +9,7 @@
 
 namespace flowtrack::cli {
 
-// `shared`: one instance under a lock, else one per worker. Throw UserError for a table outside the
+// `shared`: one instance under a lock, else one per worker. Throw std::invalid_argument for a table outside the
 // grid or one that brings its own concurrency.
 template <class Aging>
 NfRun run_stateful_lb(const NfChoice& choice, bool shared, const NfConfigs& configs, const PacketStore& trace,

@@ -2,6 +2,7 @@
 // span the table grid, come from nf_grid_*.cpp.
 #include "nf_launch.hpp"
 
+#include <stdexcept>
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -9,11 +10,12 @@
 #include "flowtrack/aging/heap_aging.hpp"
 #include "flowtrack/aging/timer_wheel.hpp"
 #include "flowtrack/nf/forwarder.hpp"
+#include "flowtrack/nf/nf_config.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
 #include "flowtrack/runtime/sharing.hpp"
 #include "direct_returns.hpp"
 #include "nf_grid.hpp"
-#include "user_error.hpp"
+#include "flowtrack/util/available_memory.hpp"
 
 namespace flowtrack::cli {
 namespace {
@@ -21,9 +23,9 @@ namespace {
 // Whether one instance is shared under a lock (spinlock) rather than one per worker (sharded).
 bool one_instance(const NfChoice& c) {
   if (c.scaling == "sharded") return false;
-  if (c.scaling != "spinlock") throw UserError(fmt::format("unknown scaling '{}' (sharded, spinlock)", c.scaling));
+  if (c.scaling != "spinlock") throw std::invalid_argument(fmt::format("unknown scaling '{}' (sharded, spinlock)", c.scaling));
   if (c.nf != NfKind::lb && c.nf != NfKind::nat) {
-    throw UserError(fmt::format("--scaling spinlock: {} {}; it runs sharded", nf_kind_name(c.nf),
+    throw std::invalid_argument(fmt::format("--scaling spinlock: {} {}; it runs sharded", nf_kind_name(c.nf),
                                 c.nf == NfKind::concury ? "has no connection table to share" : "keeps no state to share"));
   }
   return true;
@@ -53,9 +55,9 @@ NfRun run_function(const NfChoice& c, const NfConfigs& configs, const PacketStor
                    const ReplayOptions& options) {
   const bool shared = one_instance(c);
   if (options.check && !keeps_connections_on_backends(c.nf)) {
-    throw UserError(fmt::format("--check checks a load balancer's backends: {} has none", nf_kind_name(c.nf)));
+    throw std::invalid_argument(fmt::format("--check checks a load balancer's backends: {} has none", nf_kind_name(c.nf)));
   }
-  if (options.check && shared) throw UserError("--check follows one instance per worker: use --scaling sharded");
+  if (options.check && shared) throw std::invalid_argument("--check follows one instance per worker: use --scaling sharded");
   switch (c.nf) {
     case NfKind::fwd:
       return replay_stateless(
@@ -70,12 +72,41 @@ NfRun run_function(const NfChoice& c, const NfConfigs& configs, const PacketStor
     case NfKind::nat:
       if (c.aging == TimerWheel::kName) return run_stateful<TimerWheel>(c, shared, configs, trace, partition, options);
       if (c.aging == HeapAging::kName) return run_stateful<HeapAging>(c, shared, configs, trace, partition, options);
-      throw UserError(fmt::format("unknown aging '{}' (wheel, heap)", c.aging));
+      throw std::invalid_argument(fmt::format("unknown aging '{}' (wheel, heap)", c.aging));
   }
-  throw UserError("unknown function");
+  throw std::invalid_argument("unknown function");
 }
 
 }  // namespace
+
+NfConfigs load_nf_configs(NfKind nf, const ConfigText& text) {
+  NfConfigs configs;
+  switch (nf) {
+    case NfKind::fwd: check_forwarder_config(text); break;
+    case NfKind::slb: configs.slb = load_stateless_lb_config(text); break;
+    case NfKind::lb:
+    case NfKind::concury: configs.lb = load_stateful_lb_config(text); break;
+    case NfKind::nat: configs.nat = load_nat_config(text); break;
+  }
+  return configs;
+}
+
+Footprint nf_footprint(NfKind nf, const NfConfigs& configs, unsigned instances) {
+  switch (nf) {
+    case NfKind::fwd: return {};
+    case NfKind::slb: return stateless_lb_footprint(configs.slb, instances);
+    case NfKind::lb: return stateful_lb_footprint(configs.lb, instances);
+    case NfKind::concury: return concury_footprint(configs.lb, instances);
+    case NfKind::nat: return nat_footprint(configs.nat, instances);
+  }
+  return {};
+}
+
+void announce_slow_build(NfKind nf, const Footprint& footprint) {
+  if (!builds_slowly(footprint)) return;
+  fmt::print(stderr, "flowtrack: building {}: {}, about {}; this takes a few seconds\n", nf_kind_name(nf), footprint.what,
+             memory_size_text(footprint.bytes));
+}
 
 NfRun run_nf(const NfChoice& c, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
              const ReplayOptions& options) {

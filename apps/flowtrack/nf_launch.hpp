@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "flowtrack/nf/config_memory.hpp"
+#include "flowtrack/nf/config_text.hpp"
 #include "flowtrack/nf/nat44_config.hpp"
 #include "flowtrack/nf/nf_kind.hpp"
 #include "flowtrack/nf/stateful_lb_config.hpp"
@@ -47,6 +49,17 @@ struct NfRun {
   // and a dispatched run's ring_full; reasons that counted nothing are left out.
   std::map<std::string, std::uint64_t> drops_by_reason() const;
 };
+
+// Reads the configuration of function `nf` from `text`: each function reads its own sections, and the
+// forwarder, which has none, still refuses a file that is not a configuration (ConfigError).
+NfConfigs load_nf_configs(NfKind nf, const ConfigText& text);
+
+// What `instances` instances of `nf` take (nf/config_memory.hpp; nothing for the forwarder): the
+// commands refuse it with check_footprint before anything is built, and announce it just before they
+// build it.
+Footprint nf_footprint(NfKind nf, const NfConfigs& configs, unsigned instances);
+// A line on stderr, "flowtrack: building lb: ...; this takes a few seconds", when the build does.
+void announce_slow_build(NfKind nf, const Footprint& footprint);
 
 // Throws UserError naming the problem when a name does not apply (a many_writers table, spinlock
 // scaling of a stateless function, a check of a function without backends). The stateful LB and Concury

@@ -20,6 +20,7 @@
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/nf/nf_config.hpp"
 #include "nf_launch.hpp"
+#include "worker_limit.hpp"
 
 namespace flowtrack::cli {
 namespace {
@@ -142,11 +143,7 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
 
 DispatchOptions dispatch_options(const RunCommandOptions& o) {
   DispatchOptions d;
-  try {
-    d.policy = dispatch_policy(o.dispatch);
-  } catch (const std::invalid_argument& e) {
-    throw UserError(fmt::format("run: {}", e.what()));
-  }
+  d.policy = dispatch_policy(o.dispatch);
   if (d.policy == DispatchPolicy::laps && (o.nf == NfKind::lb || o.nf == NfKind::nat) && o.scaling == "sharded") {
     throw UserError(fmt::format("run: --dispatch laps moves connections between workers, and a sharded {} would leave their "
                                 "state behind: use --scaling spinlock (one shared instance)",
@@ -167,47 +164,45 @@ void run_command(const RunCommandOptions& o) {
   if (o.control_plane != "worker" && (o.nf != NfKind::concury || !o.dpdk.empty())) {
     throw UserError("run: --control-plane is Concury's, on a trace (--nf concury --in FILE)");
   }
-  if (!o.dpdk.empty()) return live_command(o);
+  if (!o.dpdk.empty()) {
+#ifdef FLOWTRACK_WITH_DPDK
+    return live_command(o);
+#else
+    throw UserError("run: --dpdk: this flowtrack is built without DPDK (configured with FLOWTRACK_WITH_DPDK=OFF)");
+#endif
+  }
   if (o.in.empty()) throw UserError("run: --in FILE (a trace) or --dpdk \"EAL arguments\" (live ports) is needed");
-  if (o.workers == 0 || o.workers > 64) throw UserError("run: --workers must be in 1..64");
+  check_workers("run", o.workers);
   if (o.burst == 0 || o.burst > kMaxBurst) throw UserError(fmt::format("run: --burst must be in 1..{}", kMaxBurst));
   if (o.nf != NfKind::fwd && o.config.empty()) throw UserError(fmt::format("run: --nf {} needs --config FILE", nf_kind_name(o.nf)));
-  PacketStore trace;
-  try {
-    trace = PacketStore::load_pcap(o.in);
-  } catch (const PcapError& e) {
-    throw UserError(e.what());
+  // Read and checked before the trace: a mistake in it costs no load. One instance per worker, or one
+  // shared (spinlock).
+  NfConfigs configs;
+  Footprint footprint;
+  if (!o.config.empty()) {
+    configs = load_nf_configs(o.nf, read_config_file(o.config));
+    footprint = nf_footprint(o.nf, configs, o.scaling == "spinlock" ? 1 : o.workers);
+    check_footprint(footprint, o.config);
   }
+  const PacketStore trace = PacketStore::load_pcap(o.in);
   ReplayOptions options{.burst = o.burst, .keep_output = !o.out.empty(), .dispatch = dispatch_options(o)};
   PacketPartition partition = partition_by_rss(trace, RssSteering(o.workers));
   if (options.dispatch.policy != DispatchPolicy::partition) partition.tags = tag_packets(trace, RssSteering(o.workers));
   std::size_t flows = 0;
   for (const std::size_t f : partition.ipv4_flows) flows += f;
 
-  NfConfigs configs;
-  NfRun run;
-  try {
-    if (o.nf == NfKind::slb) configs.slb = load_stateless_lb_config(o.config);
-    if (keeps_connections_on_backends(o.nf)) {
-      configs.lb = load_stateful_lb_config(o.config);
-      options.changes = PoolChangeSchedule(configs.lb.changes, configs.lb.services, configs.lb.maglev_size);
-      if (o.check) options.check = configs.lb.timeouts.tcp_timeout(TcpState::syn_sent);
-    }
-    if (o.nf == NfKind::nat) configs.nat = load_nat_config(o.config);
-    if (o.check && !keeps_connections_on_backends(o.nf)) throw UserError(fmt::format("--check checks a load balancer's backends: {} has none", nf_kind_name(o.nf)));
-    run = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers, o.control_plane}, configs, trace, partition, options);
-  } catch (const ConfigError& e) {
-    throw UserError(e.what());
-  } catch (const UserError& e) {
-    throw UserError(fmt::format("run: {}", e.what()));
+  announce_slow_build(o.nf, footprint);
+  if (keeps_connections_on_backends(o.nf)) {
+    options.changes = PoolChangeSchedule(configs.lb.changes, configs.lb.services, configs.lb.maglev_size);
+    if (o.check) options.check = configs.lb.timeouts.tcp_timeout(TcpState::syn_sent);
   }
+  if (o.check && !keeps_connections_on_backends(o.nf)) {
+    throw UserError(fmt::format("run: --check checks a load balancer's backends: {} has none", nf_kind_name(o.nf)));
+  }
+  const NfRun run = run_nf({o.nf, o.table, o.aging, o.scaling, o.workers, o.control_plane}, configs, trace, partition, options);
   if (!o.out.empty()) {
     const PacketStore merged = merge_in_time_order(run.workers, trace.link_type());
-    try {
-      merged.save_pcap(o.out, o.out_format == "pcapng" ? CaptureFormat::pcapng : CaptureFormat::pcap);
-    } catch (const PcapError& e) {
-      throw UserError(e.what());
-    }
+    merged.save_pcap(o.out, o.out_format == "pcapng" ? CaptureFormat::pcapng : CaptureFormat::pcap);
   }
   const double seconds = trace.empty() ? 0 : static_cast<double>(trace[trace.size() - 1].timestamp_ns - trace[0].timestamp_ns) / 1e9;
   report(o, run, flows, seconds);

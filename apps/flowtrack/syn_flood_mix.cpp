@@ -4,8 +4,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "flowtrack/io/random.hpp"
 #include "flowtrack/packet/frame_builder.hpp"
+#include "flowtrack/util/random.hpp"
 
 namespace flowtrack::cli {
 

@@ -85,8 +85,8 @@ ConcuryLb::ConcuryLb(const StatefulLbConfig& config, ControlPlanePlace place)
       config.max_connections / std::max<std::size_t>(1, config.services.size()), kMinExpectedPerService, kMaxExpectedPerService));
   for (const ServiceConfig& s : config.services) {
     const auto index = static_cast<std::uint32_t>(services_.size());
-    service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), index);
-    services_.emplace_back(s, config.maglev_size);
+    service_index_.add(s);
+    append_service(services_, s, config.maglev_size);
     pool_of(index, backends, weights);
     learning_->control().add_vip(backends, weights, expected);
     lookup_.add_vip(learning_->control().image(index));
@@ -172,8 +172,7 @@ void ConcuryLb::index_backends() {
 }
 
 std::uint32_t ConcuryLb::service_of(std::uint32_t address, std::uint16_t port, std::uint8_t protocol) const {
-  const auto it = service_index_.find(endpoint_key(address, port, protocol));
-  return it == service_index_.end() ? kNoService : it->second;
+  return service_index_.find(address, port, protocol);
 }
 
 // Between bursts no report is staged (process_burst hands them over), so these need only wait for the

@@ -1,4 +1,4 @@
-#include "flowtrack/nf/concury_learning.hpp"
+#include "flowtrack/nf/internal/concury_learning.hpp"
 
 #include <algorithm>
 #include <array>

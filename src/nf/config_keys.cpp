@@ -29,7 +29,7 @@ const std::vector<ConfigTable>& config_tables() {
       {"slb", {"selection", "maglev_size"}},
       {"nat",
        {"inside", "pool", "ports", "filtering", "quarantine", "max_sessions", "max_mappings", "port_quota",
-        "icmp_on_exhaustion", "fragment_datagrams", "fragments_held", "fragment_timeout", "seed"}},
+        "icmp_on_exhaustion", "fragment_datagrams", "fragments_held", "fragment_timeout", "seed", "below_rfc_minimums"}},
       {"timeouts", timeout_keys()},
       {"service", {"name", "vip", "port", "protocol", "backend", "forward", "tunnel_source", "mtu", "gue_port", "health"}},
       {"service.health",

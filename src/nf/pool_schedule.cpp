@@ -64,14 +64,10 @@ std::optional<PoolChangeProblem> check_pool_changes(std::span<const PoolChange> 
   return std::nullopt;
 }
 
-void sort_pool_changes(std::vector<PoolChange>& changes) {
-  std::ranges::stable_sort(changes, {}, &PoolChange::at);
-}
-
 PoolChangeSchedule::PoolChangeSchedule(std::vector<PoolChange> changes, std::span<const ServiceConfig> services,
                                        std::uint32_t maglev_size)
     : changes_(std::move(changes)) {
-  sort_pool_changes(changes_);
+  std::ranges::stable_sort(changes_, {}, &PoolChange::at);  // changes at one time keep their order
   if (const auto problem = check_pool_changes(changes_, services, maglev_size)) {
     throw std::invalid_argument(fmt::format("change {}: {}: {}", problem->index, problem->key, problem->problem));
   }
@@ -79,16 +75,18 @@ PoolChangeSchedule::PoolChangeSchedule(std::vector<PoolChange> changes, std::spa
 }
 
 void apply_pool_change(const PoolChange& change, std::span<Service> services) {
+  const Service* changed = nullptr;  // the first service of the name, whose new table the others take
   for (Service& s : services) {
     if (s.config().name != change.service) continue;
     switch (change.action) {
-      case PoolAction::add: s.add_backend(change.backend); break;
-      case PoolAction::remove: s.remove_backend(change.backend.name); break;
-      case PoolAction::drain: s.set_weight(change.backend.name, 0); break;
-      case PoolAction::weight: s.set_weight(change.backend.name, change.backend.weight); break;
-      case PoolAction::down: s.set_down(change.backend.name, true); break;
-      case PoolAction::up: s.set_down(change.backend.name, false); break;
+      case PoolAction::add: s.add_backend(change.backend, changed); break;
+      case PoolAction::remove: s.remove_backend(change.backend.name, changed); break;
+      case PoolAction::drain: s.set_weight(change.backend.name, 0, changed); break;
+      case PoolAction::weight: s.set_weight(change.backend.name, change.backend.weight, changed); break;
+      case PoolAction::down: s.set_down(change.backend.name, true, changed); break;
+      case PoolAction::up: s.set_down(change.backend.name, false, changed); break;
     }
+    if (changed == nullptr) changed = &s;
   }
 }
 

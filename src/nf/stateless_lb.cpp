@@ -6,7 +6,7 @@ namespace flowtrack {
 
 StatelessLb::StatelessLb(const StatelessLbConfig& config) : selection_(config.selection) {
   for (const ServiceConfig& s : config.services) {
-    services_.emplace_back(s, config.maglev_size);
+    append_service(services_, s, config.maglev_size);
   }
   index_backends();
 }
@@ -21,7 +21,7 @@ void StatelessLb::index_backends() {
   service_of_backend_.clear();
   for (std::uint32_t s = 0; s < services_.size(); ++s) {
     const ServiceConfig& c = services_[s].config();
-    service_of_vip_.try_emplace(endpoint_key(c.vip, c.port, c.protocol), s);
+    service_of_vip_.add(c);
     if (c.tunnel.tunnels()) continue;  // its backends answer the clients directly, never through here
     for (std::uint32_t i = 0; i < services_[s].backends().size(); ++i) {
       const BackendConfig& b = services_[s].backends()[i].config;
@@ -45,8 +45,7 @@ Verdict StatelessLb::balance(NfPacket& packet) {
   const ParsedPacket& p = packet.parsed;
   if (p.ip_version == 4 && p.has_ports) {
     const FlowKeyV4& key = p.key4;
-    if (const auto it = service_of_vip_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol)); it != service_of_vip_.end()) {
-      const std::uint32_t s = it->second;
+    if (const std::uint32_t s = service_of_vip_.find(key.dst_addr, key.dst_port, key.protocol); s != ServiceIndex::kNone) {
       Service& service = services_[s];
       const std::uint32_t b = select(service, packet.hash);
       if (b == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);

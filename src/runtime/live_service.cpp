@@ -30,7 +30,7 @@
 #include "flowtrack/runtime/scheduled_source.hpp"
 #include "flowtrack/runtime/telemetry_counters.hpp"
 #include "flowtrack/table/cuckoo.hpp"
-#include "flowtrack/table/dpdk_eal_start.hpp"
+#include "flowtrack/io/dpdk_eal_start.hpp"
 
 namespace flowtrack {
 namespace {
@@ -117,23 +117,6 @@ LiveCounters state_of(const Nf& nf, std::string_view name, const DpdkPorts& port
   return s;
 }
 
-// The copy of its counters a worker leaves for the control plane.
-class PublishedCounters {
- public:
-  void store(LiveCounters counters) {
-    const std::lock_guard guard(lock_);
-    counters_ = std::move(counters);
-  }
-  LiveCounters load() const {
-    const std::lock_guard guard(lock_);
-    return counters_;
-  }
-
- private:
-  mutable std::mutex lock_;
-  LiveCounters counters_;
-};
-
 // What a pool change must pass before it is posted: the configured pool with every change made so far.
 class PoolChangeRules {
  public:
@@ -207,16 +190,11 @@ class ConnectionRates {
 // The control plane's work, on its own thread, until the run stops.
 class ControlPlane {
  public:
-  ControlPlane(Engine& engine, std::vector<PublishedCounters>& published, ControlSocket* socket,
+  ControlPlane(std::string nf_name, Engine& engine, std::vector<CounterBoard>& published, ControlSocket* socket,
                std::optional<PoolChangeRules> rules, const HealthChecker* health, const DataplaneConfig& plane,
                LiveObserver& observer)
-      : engine_(engine),
-        published_(published),
-        socket_(socket),
-        rules_(std::move(rules)),
-        health_(health),
-        plane_(plane),
-        observer_(observer) {}
+      : nf_name_(std::move(nf_name)), engine_(engine), published_(published), socket_(socket), rules_(std::move(rules)),
+        health_(health), plane_(plane), observer_(observer) {}
 
   void run(const std::atomic<bool>& stop) {
     const Nanos start = DpdkPorts::now();
@@ -266,7 +244,8 @@ class ControlPlane {
   void publish() {
     post_to_all(PublishRequest{}, kPublishWait);
     LiveCounters sum;
-    for (const PublishedCounters& p : published_) sum += p.load();
+    sum.nf = nf_name_;
+    for (const CounterBoard& p : published_) sum += p.read();
     if (health_ != nullptr) add_health(health_->snapshot(), sum);
     rates_.update(sum, DpdkPorts::now());
     live_counter_board().publish(sum);
@@ -280,15 +259,16 @@ class ControlPlane {
       publish();
       return live_counters_json(live_counter_board().read());
     }
-    if (!rules_) return fmt::format("error: nf {} has no backend pool to change (slb, lb and concury have)", live_counter_board().read().nf);
+    if (!rules_) return fmt::format("error: nf {} has no backend pool to change (slb, lb and concury have)", nf_name_);
     if (const auto problem = rules_->admit(request.change)) return "error: " + *problem;
     const std::vector<unsigned> late = post_to_all(request.change, kChangeWait);
     if (late.empty()) return "ok";
     return fmt::format("ok (worker(s) {} take it when they next poll)", fmt::join(late, ", "));
   }
 
+  std::string nf_name_;
   Engine& engine_;
-  std::vector<PublishedCounters>& published_;
+  std::vector<CounterBoard>& published_;
   ControlSocket* socket_;
   std::optional<PoolChangeRules> rules_;
   const HealthChecker* health_;  // none when no service is checked
@@ -317,17 +297,24 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
                  .burst = o.burst,
                  .pin = PinPolicy::on_cpus(eal_lcore_cpus()),
                  .on_worker_start = [](unsigned) { register_with_eal(); }});
-  std::vector<PublishedCounters> published(o.workers);
+  std::vector<CounterBoard> published(o.workers);
   const auto worker = [&](unsigned w, StartGate& gate) {
+    if (stop.load(std::memory_order_relaxed)) {  // stopped during the start: no instance built, none served
+      gate.leave();
+      unregister_from_eal();
+      return;
+    }
     auto nf = make(w);
     DpdkPorts ports(setup.group, w, setup.addresses.owned, setup.addresses.next_hops);
     ports.watch(engine.mailbox(w).pending());
     ScheduledSource source(ports, setup.schedule, engine.mailbox(w));
-    published[w].store(state_of(*nf, name, ports, engine.counters(w)));
+    published[w].publish(state_of(*nf, name, ports, engine.counters(w)));
     gate.pass();
-    engine.serve(w, *nf, source, ports, [&](const WorkerCounters& counters) { published[w].store(state_of(*nf, name, ports, counters)); });
+    if (!stop.load(std::memory_order_relaxed)) {
+      engine.serve(w, *nf, source, ports, [&](const WorkerCounters& counters) { published[w].publish(state_of(*nf, name, ports, counters)); });
+    }
     ports.close();
-    published[w].store(state_of(*nf, name, ports, engine.counters(w)));
+    published[w].publish(state_of(*nf, name, ports, engine.counters(w)));
     unregister_from_eal();
   };
   // The health checks' transitions go to every worker as pool changes, posted from the checks' thread
@@ -338,10 +325,13 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
       for (unsigned w = 0; w < engine.workers(); ++w) engine.mailbox(w).post(change);
     });
   }
-  ControlPlane control(engine, published, setup.socket, std::move(setup.rules), health ? &*health : nullptr, o.plane, observer);
+  ControlPlane control(name, engine, published, setup.socket, std::move(setup.rules), health ? &*health : nullptr, o.plane,
+                       observer);
+  bool stopped_during_start = false;
   const std::function<void(StartGate&)> beside[] = {[&](StartGate& gate) {
     unpin_current_thread();  // the thread that started the EAL is pinned to its main lcore; this one sleeps in poll()
-    gate.pass();
+    gate.pass();  // every worker has built its instance (or, stopped, skipped it)
+    stopped_during_start = stop.load(std::memory_order_relaxed);
     control.run(stop);
   }};
   const Nanos start = DpdkPorts::now();
@@ -349,7 +339,8 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
   LiveReport report;
   report.seconds = static_cast<double>(DpdkPorts::now() - start) / 1e9;
   report.workers = o.workers;
-  for (const PublishedCounters& p : published) report.counters += p.load();
+  report.stopped_during_start = stopped_during_start;
+  for (const CounterBoard& p : published) report.counters += p.read();
   if (health) add_health(health->snapshot(), report.counters);
   report.counters.nf = name;
   live_counter_board().publish(report.counters);
@@ -415,9 +406,19 @@ LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>
     if (scheduled) throw std::runtime_error("a control socket takes pool changes through it: no [[change]] schedule with it");
     socket = std::make_unique<ControlSocket>(o.plane.control_socket, o.plane.control_group);
   }
+  // A stop during the start ends it after the step under way (each can take a second or more).
+  const auto stopped = [&] { return stop.load(std::memory_order_relaxed); };
+  LiveReport unstarted{.counters = {}, .workers = o.workers, .seconds = 0, .mbufs_missing = 0, .stopped_during_start = true};
+  unstarted.counters.nf = nf_kind_name(o.nf);
+  if (stopped()) return unstarted;
   start_dpdk_eal(o.eal_arguments);
+  if (stopped()) return unstarted;
   const FunctionAddresses addresses = addresses_of(o);
   DpdkPortGroup group(o.plane, o.workers, owner_of(o, addresses));
+  if (stopped()) {
+    unstarted.mbufs_missing = group.close();
+    return unstarted;
+  }
   CounterBoard& board = live_counter_board();
   LiveCounters initial;
   initial.nf = nf_kind_name(o.nf);

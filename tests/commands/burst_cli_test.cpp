@@ -11,8 +11,8 @@
 #include <tuple>
 #include <vector>
 
-#include "flowtrack/table/registry.hpp"
 #include "campus_configs.hpp"
+#include "flowtrack/lab/registry.hpp"
 #include "support/cli_runner.hpp"
 #include "support/scratch_suite.hpp"
 
@@ -101,7 +101,13 @@ TEST_P(StatefulBurstCli, WritesTheSameCaptureInBurstsOfOneAndOf32OnEveryTable) {
                                           " --aging " + aging + " --workers " + workers);
     }
   }
+  // The representative grid at least: our cuckoo and chained tables, abseil's swiss table, and with DPDK
+  // its rte_hash (labkit/CMakeLists.txt).
+#ifdef FLOWTRACK_WITH_DPDK
   EXPECT_GE(tables, 4u);
+#else
+  EXPECT_GE(tables, 3u);
+#endif
 }
 
 INSTANTIATE_TEST_SUITE_P(FunctionsAndAgings, StatefulBurstCli,

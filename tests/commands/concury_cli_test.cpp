@@ -18,9 +18,9 @@
 #include <tuple>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/io/packet_store.hpp"
 #include "flowtrack/packet/parser.hpp"
+#include "flowtrack/util/time.hpp"
 #include "support/cli_runner.hpp"
 
 namespace flowtrack {

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "flowtrack/io/random.hpp"
 #include "flowtrack/nf/concury_lb.hpp"
-#include "flowtrack/packet/frame_builder.hpp"
 #include "flowtrack/nf/lb_consistency.hpp"
+#include "flowtrack/packet/frame_builder.hpp"
+#include "flowtrack/util/random.hpp"
 
 namespace flowtrack {
 namespace {

@@ -14,15 +14,17 @@
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
-#include "flowtrack/runtime/scale_run.hpp"
+#include "flowtrack/lab/libcuckoo_table.hpp"
+#include "flowtrack/lab/map_adapter.hpp"
+#include "flowtrack/lab/scale_run.hpp"
 #include "flowtrack/sync/lock_free_table.hpp"
 #include "flowtrack/sync/locked_table.hpp"
 #include "flowtrack/table/chained.hpp"
 #include "flowtrack/table/cuckoo.hpp"
-#include "flowtrack/table/dpdk_table.hpp"
-#include "flowtrack/table/libcuckoo_table.hpp"
-#include "flowtrack/table/map_adapter.hpp"
 #include "flowtrack/table/robin_hood.hpp"
+#ifdef FLOWTRACK_WITH_DPDK
+#include "flowtrack/lab/dpdk_table.hpp"
+#endif
 
 namespace flowtrack {
 namespace {
@@ -89,14 +91,16 @@ using V4 = FlowKeyV4;
 using RuntimeCases = ::testing::Types<
     RuntimeCase<Placement::sharded, CuckooTable<V4>, Steering::hardware, 2>,
     RuntimeCase<Placement::sharded, ChainedTable<V4>, Steering::software, 2>,
-    RuntimeCase<Placement::sharded, DpdkTable<V4>, Steering::hardware, 1>,
     RuntimeCase<Placement::shared, SpinlockTable<CuckooTable<V4>>, Steering::hardware, 2>,
     RuntimeCase<Placement::shared, PacketSpinlockTable<RobinHoodTable<V4>>, Steering::hardware, 2>,
     RuntimeCase<Placement::shared, RwLockTable<SwissTable<V4>>, Steering::software, 2>,
     RuntimeCase<Placement::shared, ChainedTable<V4, ChainLocking::striped>, Steering::hardware, 2>,
     RuntimeCase<Placement::shared, LockFreeTable<CuckooTable<V4, CuckooPrefetch::secondary_on_demand, CuckooReaders::optimistic>>,
                 Steering::hardware, 2>,
+#ifdef FLOWTRACK_WITH_DPDK
+    RuntimeCase<Placement::sharded, DpdkTable<V4>, Steering::hardware, 1>,
     RuntimeCase<Placement::shared, LockFreeTable<DpdkTable<V4, DpdkMode::lock_free>>, Steering::software, 2>,
+#endif
     RuntimeCase<Placement::shared, LibcuckooTable<V4>, Steering::hardware, 2>>;
 
 struct RuntimeCaseName {

@@ -15,13 +15,13 @@
 #include <set>
 #include <vector>
 
+#include "flowtrack/io/dpdk_eal_start.hpp"
 #include "flowtrack/nf/nat44.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
-#include "flowtrack/packet/parser.hpp"
 #include "flowtrack/packet/frame_builder.hpp"
+#include "flowtrack/packet/parser.hpp"
 #include "flowtrack/runtime/burst_loop.hpp"
 #include "flowtrack/table/cuckoo.hpp"
-#include "flowtrack/table/dpdk_eal_start.hpp"
 #include "support/addresses.hpp"
 
 namespace flowtrack {

@@ -43,6 +43,7 @@ cat > "$work/nat.toml" << 'CONF'
 [nat]
 inside = "10.20.1.0/24"
 pool = ["10.20.2.100"]
+below_rfc_minimums = true           # 2 s timeouts: the test watches mappings end
 [timeouts]
 udp_unreplied = 2
 udp_replied = 2

@@ -381,7 +381,7 @@ TEST_P(ConcuryLbInBothLayouts, ADatagramFlowIsKeptWhileItSendsAndForgottenTheUdp
 }
 
 // The known-connection cache's tags hold a service in 15 bits beside the client endpoint and its
-// half-open bit (nf/concury_learning.hpp): a configuration with more services is refused before any is
+// half-open bit (nf/internal/concury_learning.hpp): a configuration with more services is refused before any is
 // built, with a message that says so. (One service fewer is taken: every other Concury test, at a size
 // too slow to build here.)
 TEST(ConcuryLbConfig, MoreServicesThanTheCacheTagsHoldAreRefused) {

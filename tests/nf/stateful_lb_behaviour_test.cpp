@@ -7,13 +7,13 @@
 #include <unordered_map>
 
 #include "flowtrack/hash/crc32c.hpp"
-#include "flowtrack/io/random.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
 #include "flowtrack/nf/nf_config.hpp"
-#include "support/temp_config.hpp"
 #include "flowtrack/packet/rewrite.hpp"
+#include "flowtrack/util/random.hpp"
 #include "nf/lb_rig.hpp"
+#include "support/temp_config.hpp"
 
 namespace flowtrack {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "flowtrack/hash/crc32c.hpp"
-#include "flowtrack/io/random.hpp"
+#include "flowtrack/util/random.hpp"
 #include "lb_rig.hpp"
 
 namespace flowtrack {

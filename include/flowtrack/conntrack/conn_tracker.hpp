@@ -77,6 +77,11 @@ struct CreateResult {
 
 struct NoPayload {};
 
+// The timer wheel a tracker ages its connections on unless told otherwise (the functions' trackers
+// all do): ticks of 100 ms, against timeouts of seconds, so a connection leaves less than a tick after
+// its timeout; four levels reach 256^4 ticks (13.6 years) ahead. `start`: the clock when it starts.
+constexpr TimerWheelConfig connection_wheel(Nanos start = 0) { return {.tick = 100 * kNanosPerMilli, .levels = 4, .start = start}; }
+
 // ConnTracker::update's default: nothing to do when a TCP state moves.
 struct IgnoreTcpChange {
   void operator()(TcpState, TcpState) const {}
@@ -111,7 +116,7 @@ class ConnTracker {
   // link packs a connection id with a direction bit). `wheel` configures the timer wheel; other
   // policies need no configuration. Throws std::invalid_argument for 2^31 connections or more.
   explicit ConnTracker(std::size_t max_connections, const ConntrackTimeouts& timeouts = {},
-                       TimerWheelConfig wheel = {.tick = 100 * kNanosPerMilli, .levels = 4, .start = 0})
+                       TimerWheelConfig wheel = connection_wheel())
       : table_(2 * checked_capacity(max_connections)),
         links_(kNamedEntries ? 0 : table_.capacity()),
         conn_ids_(max_connections),
@@ -302,14 +307,6 @@ class ConnTracker {
       case ipproto::kIcmp:
       case ipproto::kIcmpV6: return timeouts_.icmp;
       default: return timeouts_.other;
-    }
-  }
-
-  // Visits every live connection: visit(conn, connection).
-  template <class Visit>
-  void for_each(Visit&& visit) const {
-    for (std::size_t id = 0; id < connections_.size(); ++id) {
-      if (live(static_cast<ConnId>(id))) visit(static_cast<ConnId>(id), connections_[id]);
     }
   }
 

@@ -24,11 +24,11 @@
 #include <vector>
 
 #include "flowtrack/conntrack/tcp_state.hpp"
-#include "flowtrack/io/random.hpp"
 #include "flowtrack/nf/health_config.hpp"
 #include "flowtrack/nf/maglev.hpp"
 #include "flowtrack/nf/tunnel.hpp"
 #include "flowtrack/packet/flow_key.hpp"
+#include "flowtrack/util/random.hpp"
 
 namespace flowtrack {
 
@@ -102,7 +102,11 @@ class Service {
  public:
   static constexpr std::uint32_t kNoBackend = MaglevTable::kNoBackend;
 
-  Service(ServiceConfig config, std::uint32_t maglev_size = MaglevTable::kDefaultSize);
+  // `same_pool`: a service of the same pool, whose Maglev table this one takes instead of building its
+  // own when their backends are the same (names, weights, removals, in order) — services of one name
+  // (one [[service]] on several VIPs or ports) are, and a 16M-entry table is then built once, not once
+  // per VIP and port. Otherwise, or without it, the table is built.
+  Service(ServiceConfig config, std::uint32_t maglev_size = MaglevTable::kDefaultSize, const Service* same_pool = nullptr);
 
   // A backend for a new connection whose flow hash is `hash`, or kNoBackend.
   std::uint32_t choose(LbPolicy policy, std::uint32_t hash, Random& rng);
@@ -114,18 +118,20 @@ class Service {
 
   // Control plane. Names are unique within a service; false when the name is unknown (or, for add,
   // already present and not removed). A backend added where it was removed from (its name, address and
-  // port) takes its entry back: its index, and its counts of connections.
-  bool add_backend(const BackendConfig& backend);
-  bool set_weight(const std::string& name, std::uint32_t weight);
-  bool set_down(const std::string& name, bool down);
-  bool remove_backend(const std::string& name);
+  // port) takes its entry back: its index, and its counts of connections. `same_pool` as for the
+  // constructor: a service that has just taken the same change.
+  bool add_backend(const BackendConfig& backend, const Service* same_pool = nullptr);
+  bool set_weight(const std::string& name, std::uint32_t weight, const Service* same_pool = nullptr);
+  bool set_down(const std::string& name, bool down, const Service* same_pool = nullptr);
+  bool remove_backend(const std::string& name, const Service* same_pool = nullptr);
 
   const ServiceConfig& config() const { return config_; }
   std::vector<Backend>& backends() { return backends_; }
   const std::vector<Backend>& backends() const { return backends_; }
 
  private:
-  void rebuild();
+  void rebuild(const Service* same_pool);
+  bool has_pool_of(const Service& other) const;
   Backend* find(const std::string& name);
 
   ServiceConfig config_;  // as configured at start (backends_ is the live list)
@@ -133,5 +139,9 @@ class Service {
   MaglevTable maglev_;
   std::vector<std::uint32_t> maglev_index_;  // Maglev's backend i -> index in backends_
 };
+
+// Appends a service built from `config`, taking the Maglev table of the one before it when their pools
+// are the same (Service's same_pool): the services of one [[service]] are listed one after another.
+void append_service(std::vector<Service>& services, const ServiceConfig& config, std::uint32_t maglev_size);
 
 }  // namespace flowtrack

@@ -7,7 +7,7 @@
 // uniform because the arrays' free cells are random, hence a backend with odds following the weights,
 // and all its packets the same backend while the arrays do not change.
 //
-// The control plane (compact/concury_control.hpp: an OthelloMap per service, nf/concury_learning.hpp)
+// The control plane (compact/concury_control.hpp: an OthelloMap per service, nf/internal/concury_learning.hpp)
 // learns connections from this data plane's own reports, since flowtrack sees both directions where the
 // thesis needed an agent on every backend; it ignores those of connections it knows already:
 //   - the cold path: a packet that may open a connection (TCP SYN without ACK; any UDP packet, UDP
@@ -72,10 +72,11 @@
 
 #include "flowtrack/compact/concury_lookup.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
-#include "flowtrack/nf/concury_learning.hpp"
-#include "flowtrack/nf/lb_plan.hpp"
+#include "flowtrack/nf/internal/concury_learning.hpp"
+#include "flowtrack/nf/internal/lb_plan.hpp"
 #include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
+#include "flowtrack/nf/service_index.hpp"
 #include "flowtrack/nf/stateful_lb_config.hpp"
 
 namespace flowtrack {
@@ -141,7 +142,7 @@ class ConcuryLb {
   // now: the arrays' answer, which is the control plane's for every connection it knows.
   std::uint16_t backend_for(std::uint32_t service, std::uint32_t client_addr, std::uint16_t client_port) const;
   // The service a packet to (address, port, protocol) is for, or kNoService.
-  static constexpr std::uint32_t kNoService = ~std::uint32_t{0};
+  static constexpr std::uint32_t kNoService = ServiceIndex::kNone;
   std::uint32_t service_of(std::uint32_t address, std::uint16_t port, std::uint8_t protocol) const;
   // A pool change (TakesPoolChanges) that has passed check_pool_changes and check_listing against the
   // changes applied before it: the control plane learns what was handed over, then the service's
@@ -221,7 +222,7 @@ class ConcuryLb {
   void settle();
 
   std::vector<Service> services_;
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_index_;  // endpoint_key(vip, port, protocol) -> service
+  ServiceIndex service_index_;
   // endpoint_key(backend address, port, protocol) -> every (service, backend) listing it
   absl::flat_hash_map<std::uint64_t, ServiceListing> backend_index_;
   // The control plane, and when it has a thread of its own, that thread (declared after it, so that

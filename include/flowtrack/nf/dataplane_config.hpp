@@ -23,9 +23,10 @@
 #include <string_view>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
+#include "flowtrack/nf/config_text.hpp"
 #include "flowtrack/nf/port_role.hpp"
 #include "flowtrack/packet/mac_address.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 
@@ -62,7 +63,9 @@ struct DataplaneConfig {
 std::vector<PortRole> port_roles_of(std::string_view nf);
 
 // Reads [dataplane] of the file for function `nf` (ConfigError, nf_config.hpp, naming file, line and
-// key, if it is missing or wrong: a role the function does not take, or one it needs and is not given).
+// key, if it is missing or wrong: a role the function does not take, or one it needs and is not given;
+// ports that overlap or a gateway on no port's network, nf_config.hpp).
+DataplaneConfig load_dataplane_config(const ConfigText& text, std::string_view nf);
 DataplaneConfig load_dataplane_config(const std::string& path, std::string_view nf);
 
 }  // namespace flowtrack

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "flowtrack/aging/clock.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

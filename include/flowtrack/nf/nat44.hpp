@@ -70,12 +70,12 @@
 #include "flowtrack/conntrack/conn_tracker.hpp"
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/nf/burst_matches.hpp"
-#include "flowtrack/nf/fragment_cache.hpp"
-#include "flowtrack/nf/fragment_hold.hpp"
 #include "flowtrack/nf/icmp_answer.hpp"
+#include "flowtrack/nf/internal/fragment_cache.hpp"
+#include "flowtrack/nf/internal/fragment_hold.hpp"
+#include "flowtrack/nf/internal/port_allocator.hpp"
 #include "flowtrack/nf/nat44_config.hpp"
 #include "flowtrack/nf/network_function.hpp"
-#include "flowtrack/nf/port_allocator.hpp"
 #include "flowtrack/packet/bytes.hpp"
 #include "flowtrack/packet/rewrite.hpp"
 #include "flowtrack/table/huge_page_allocator.hpp"
@@ -261,4 +261,4 @@ class Nat44 {
 
 }  // namespace flowtrack
 
-#include "flowtrack/nf/nat44_impl.hpp"
+#include "flowtrack/nf/internal/nat44_impl.hpp"

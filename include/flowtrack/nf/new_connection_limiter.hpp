@@ -22,7 +22,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "flowtrack/aging/clock.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

@@ -7,9 +7,9 @@
 #include <span>
 #include <string_view>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/nf/port_role.hpp"
 #include "flowtrack/packet/parser.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

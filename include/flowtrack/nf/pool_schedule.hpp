@@ -20,10 +20,11 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 
@@ -55,9 +56,6 @@ struct PoolChangeProblem {
 // its pool at any time.
 std::optional<PoolChangeProblem> check_pool_changes(std::span<const PoolChange> changes,
                                                     std::span<const ServiceConfig> services, std::uint32_t maglev_size);
-
-// Stable sort by time: changes at the same time keep the order they were given in.
-void sort_pool_changes(std::vector<PoolChange>& changes);
 
 // Applies one change to every service of its name. The change must have passed check_pool_changes.
 void apply_pool_change(const PoolChange& change, std::span<Service> services);

@@ -54,8 +54,6 @@
 // closing, tcp_state.hpp), following each connection's TCP state as its packets move it.
 #pragma once
 
-#include <absl/container/flat_hash_map.h>
-
 #include <array>
 #include <span>
 #include <string>
@@ -65,10 +63,11 @@
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
 #include "flowtrack/nf/burst_matches.hpp"
-#include "flowtrack/nf/lb_plan.hpp"
+#include "flowtrack/nf/internal/lb_plan.hpp"
 #include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/nf/new_connection_limiter.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
+#include "flowtrack/nf/service_index.hpp"
 #include "flowtrack/nf/stateful_lb_config.hpp"
 #include "flowtrack/packet/rewrite.hpp"
 
@@ -93,12 +92,12 @@ class StatefulLb {
  public:
   explicit StatefulLb(const StatefulLbConfig& config, Nanos start = 0)
       : config_(config),
-        tracker_(config.max_connections, config.timeouts, {.tick = 100 * kNanosPerMilli, .levels = 4, .start = start}),
+        tracker_(config.max_connections, config.timeouts, connection_wheel(start)),
         rng_(config.seed),
         limiter_(config.new_connection_rate, config.burst_or_default()) {
     for (const ServiceConfig& s : config.services) {
-      service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), static_cast<std::uint32_t>(services_.size()));
-      services_.emplace_back(s, config.maglev_size);
+      service_index_.add(s);
+      append_service(services_, s, config.maglev_size);
     }
   }
 
@@ -304,8 +303,7 @@ class StatefulLb {
   }
 
   std::uint32_t service_of(const FlowKeyV4& key) const {
-    const auto it = service_index_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
-    return it == service_index_.end() ? kNoService : it->second;
+    return service_index_.find(key.dst_addr, key.dst_port, key.protocol);
   }
 
   // Whether connections may go without state: a full table's (stateless_when_full), or those above the
@@ -336,7 +334,7 @@ class StatefulLb {
   StatefulLbConfig config_;
   Tracker tracker_;
   std::vector<Service> services_;
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_index_;  // endpoint_key(vip, port, protocol) -> service
+  ServiceIndex service_index_;
   Random rng_;
   NewConnectionLimiter limiter_;
   NfCounters counters_;

@@ -14,10 +14,11 @@
 #include <span>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
 #include "flowtrack/nf/network_function.hpp"
+#include "flowtrack/nf/service_index.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 
@@ -54,7 +55,7 @@ class StatelessLb {
 
   StatelessSelection selection_;
   std::vector<Service> services_;
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_of_vip_;  // endpoint_key(vip, port, proto)
+  ServiceIndex service_of_vip_;
   // endpoint_key(backend, port, proto) -> (service, backend index)
   absl::flat_hash_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> service_of_backend_;
   NfCounters counters_;

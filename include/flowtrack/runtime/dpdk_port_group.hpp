@@ -31,7 +31,7 @@ namespace flowtrack {
 
 class DpdkPortGroup {
  public:
-  // Starts every port of `config` for `workers` workers (EAL must be up: table/dpdk_eal.hpp). A stateless
+  // Starts every port of `config` for `workers` workers (EAL must be up: io/dpdk_eal.hpp). A stateless
   // function's owner (PacketOwner::spread) becomes "where received" when every worker has an RX queue.
   // Throws std::runtime_error naming the port and the problem (such as a PMD with fewer TX queues than
   // workers: net_af_packet takes qpairs=N).

@@ -5,9 +5,10 @@
 // when the source is DPDK ports, started together) and on each runs the burst loop
 // (runtime/burst_loop.hpp) over any source into any output, in ticks:
 //
-//   source   ReplaySource (a worker's own arena), PassReplay (passes, pacing, the run's clock),
-//            RingSource (fed by the one Dispatcher), ScheduledSource (a replay's pool changes), DpdkPorts
-//   output   VerdictLog (a replay's verdicts), DiscardingOutput, DpdkPorts, ConsistencyCheck (wraps any)
+//   source   ReplaySource (a worker's own arena), RingSource (fed by the one Dispatcher), ScheduledSource
+//            (a replay's pool changes), DpdkPorts; the lab's PassReplay (passes, pacing, the run's clock)
+//   output   VerdictLog (a replay's verdicts), DpdkPorts, ConsistencyCheck (wraps any); the lab's
+//            DiscardingOutput
 //
 // Each worker has one counter record (worker_counters.hpp) and a mailbox (mailbox.hpp), the only way
 // anything reaches it while it runs: between two bursts it applies pool changes (to a function that

@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
-#include "flowtrack/io/random.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
+#include "flowtrack/util/random.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

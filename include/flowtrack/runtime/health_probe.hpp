@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/runtime/health_monitor.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

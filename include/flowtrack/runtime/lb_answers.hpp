@@ -4,8 +4,7 @@
 // the balancer tracks (it never saw it open, or forwarded it without state) reached it as captured.
 #pragma once
 
-#include <absl/container/flat_hash_set.h>
-
+#include "flowtrack/nf/service_index.hpp"
 #include "flowtrack/nf/stateful_lb.hpp"
 #include "flowtrack/runtime/replay_rehearsal.hpp"
 
@@ -14,14 +13,14 @@ namespace flowtrack {
 class LbAnswers {
  public:
   LbAnswers(const StatefulLbConfig& config, LinkType link) : link_(link) {
-    for (const ServiceConfig& s : config.services) services_.insert(endpoint_key(s.vip, s.port, s.protocol));
+    for (const ServiceConfig& s : config.services) services_.add(s);
   }
 
   template <class Lb>
   Presented operator()(NfPacket& packet, const Lb& lb) const {
     const ParsedPacket& p = packet.parsed;
     if (p.ip_version != 4 || !p.has_ports || p.icmp_is_error ||
-        !services_.contains(endpoint_key(p.key4.src_addr, p.key4.src_port, p.key4.protocol))) {
+        !services_.contains(p.key4.src_addr, p.key4.src_port, p.key4.protocol)) {
       return Presented::as_captured;
     }
     // An answer's reversed tuple is the connection's original tuple (client -> VIP).
@@ -36,7 +35,7 @@ class LbAnswers {
   }
 
  private:
-  absl::flat_hash_set<std::uint64_t> services_;  // (VIP, port, protocol) of every service
+  ServiceIndex services_;
   LinkType link_;
 };
 

@@ -59,6 +59,8 @@ struct LiveCounters {
 // The counters as one JSON object: what `flowtrack ctl counters` answers, and a live report starts from.
 std::string live_counters_json(const LiveCounters& counters);
 
+// One LiveCounters behind a lock: the process-wide board the scrapers read (live_counter_board()), and
+// the copy each worker leaves for the control plane.
 class CounterBoard {
  public:
   void publish(const LiveCounters& counters) {

@@ -26,7 +26,9 @@
 //
 // Stop: when `stop` turns true (a signal), every worker ends at its next tick (within kTick), closes its
 // view of the ports, and leaves its last counters; the ports stop, the mbufs are counted back into their
-// pool, and the report is returned.
+// pool, and the report is returned. `stop` is read during the start too, after each of its steps (the
+// EAL, the ports, each worker's function instance: a large Maglev table or connection table takes
+// seconds): once it is true no further step begins, no worker serves, and the report says so.
 #pragma once
 
 #include <atomic>
@@ -75,6 +77,7 @@ struct LiveReport {
   unsigned workers = 0;
   double seconds = 0;
   std::size_t mbufs_missing = 0;  // mbufs that did not come back to their pool: 0 unless one leaked
+  bool stopped_during_start = false;  // `stop` came before the workers served: nothing was forwarded
 };
 
 // Runs until `stop` turns true or a worker fails. Throws std::runtime_error naming the problem when it

@@ -1,0 +1,399 @@
+// Nat44's member functions (the class and its contract are in nat44.hpp).
+#pragma once
+
+#include <stdexcept>
+
+namespace flowtrack {
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+Nat44<Table, Aging>::Nat44(const NatConfig& config, unsigned core, unsigned cores, Nanos start)
+    : config_(config),
+      inside_mask_(config.inside_prefix_length == 0 ? 0 : ~std::uint32_t{0} << (32 - config.inside_prefix_length)),
+      sessions_(config.max_sessions, config.timeouts, connection_wheel(start)),
+      mappings_(config.max_mappings),
+      mapping_ids_(config.max_mappings),
+      fragments_(config.fragment_datagrams, config.fragment_timeout),
+      held_(config.fragments_held, config.fragment_timeout) {
+  inside_net_ = to_host32(config.inside_network) & inside_mask_;
+  if (config.pool.empty()) throw std::invalid_argument("nat: the public pool is empty");
+  const unsigned range = static_cast<unsigned>(config.port_last) - config.port_first + 1;
+  if (config.port_first == 0 || config.port_first > config.port_last || range < cores || core >= cores) {
+    throw std::invalid_argument("nat: the port range must hold at least one port per core");
+  }
+  const unsigned slice = range / cores;
+  slice_first_ = static_cast<std::uint16_t>(config.port_first + core * slice);
+  slice_last_ = core + 1 == cores ? config.port_last : static_cast<std::uint16_t>(slice_first_ + slice - 1);
+  by_inside_.reserve(config.max_mappings);
+  remotes_.reserve(config.filtering == NatFiltering::address_dependent ? config.max_sessions : 0);
+  subscriber_mappings_.reserve(config.port_quota != 0 ? config.max_mappings : 0);
+  for (std::size_t p = 0; p < config.pool.size(); ++p) {
+    pool_index_.try_emplace(config.pool[p], p);  // a duplicated address: its first place
+    for (unsigned protocol = 0; protocol < 3; ++protocol) {
+      allocators_.emplace_back(slice_first_, slice_last_, config.port_quarantine, config.seed * 977 + p * 3 + protocol + core * 7919);
+    }
+  }
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+const NatMapping* Nat44<Table, Aging>::mapping_of(std::uint32_t inside_addr, std::uint16_t inside_port, std::uint8_t protocol) const {
+  const auto it = by_inside_.find(endpoint_key(inside_addr, inside_port, protocol));
+  return it == by_inside_.end() ? nullptr : &mappings_[it->second];
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+void Nat44<Table, Aging>::prefetch_mappings(std::span<const NfPacket> burst) const {
+  std::size_t openings = 0;
+  for (std::size_t i = 0; i < burst.size(); ++i) {
+    if (!matches_.looked_up(i)) continue;
+    const FlowKeyV4& key = burst[i].parsed.key4;
+    if (const ConnMatch found = matches_.prefetch_hint(i)) {
+      __builtin_prefetch(&mappings_[sessions_.payload(found.conn).mapping]);
+    } else if (is_outbound(key)) {
+      prefetch_outbound_opening(key, openings++);
+    } else {
+      if (const std::size_t pool = pool_index(key.dst_addr); pool != kNotInPool) {
+        ports_of(pool, key.protocol).prefetch_holder(to_host16(key.dst_port));
+      }
+    }
+  }
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+void Nat44<Table, Aging>::prefetch_outbound_opening(const FlowKeyV4& key, std::size_t nth) const {
+  by_inside_.prefetch(endpoint_key(key.src_addr, key.src_port, key.protocol));
+  // If the inside endpoint has no mapping yet: the record of the id its mapping will take, and the
+  // external endpoint it most likely gets (the inside port on the paired address: port_allocator.hpp
+  // keeps the inside port when it is free), whose allocator entries and reply tuple's buckets the
+  // opening then writes.
+  if (const FlowId id = mapping_ids_.peek(nth); id != kNoFlow) __builtin_prefetch(&mappings_[id], 1);
+  if (key.protocol != ipproto::kTcp && key.protocol != ipproto::kUdp) {
+    sessions_.prefetch_create(nth);
+    return;
+  }
+  const std::size_t pool = pool_of(key.src_addr);
+  ports_of(pool, key.protocol).prefetch(to_host16(key.src_port));
+  const std::uint32_t external = config_.pool[pool];
+  const FlowKeyV4 reply{.src_addr = key.dst_addr, .dst_addr = external, .src_port = key.dst_port,
+                        .dst_port = key.src_port, .protocol = key.protocol};
+  sessions_.prefetch_create(nth, flow_hash(reply));
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+std::optional<NfDrop> Nat44<Table, Aging>::refused_by_port(const ParsedPacket& p, PortRole arrival, ConnMatch match) const {
+  if (arrival != PortRole::inside && arrival != PortRole::outside) return std::nullopt;
+  if (p.ip_version != 4) return NfDrop::untranslatable;
+  const FlowKeyV4& key = p.key4;
+  if (arrival == PortRole::inside) {
+    if (!is_inside(key.src_addr)) return NfDrop::spoofed_source;
+    return std::nullopt;
+  }
+  if (is_inside(key.src_addr)) return NfDrop::spoofed_source;
+  // A session's answer: from the remote it was opened with (never the pool: checked below when it
+  // opened), to its mapping's external address. Every original tuple has an inside source, refused above.
+  if (match && match.direction == Direction::reply) return std::nullopt;
+  if (is_public(key.src_addr)) return NfDrop::spoofed_source;
+  if (!is_public(key.dst_addr)) return NfDrop::not_to_pool;
+  return std::nullopt;
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+Verdict Nat44<Table, Aging>::translate_packet(NfPacket& packet, std::size_t i) {
+  const ParsedPacket& p = packet.parsed;
+  const ConnMatch match = matches_.looked_up(i) ? matches_.match(sessions_, i, packet) : ConnMatch{};
+  if (packet.arrival != PortRole::unknown) {
+    if (const std::optional<NfDrop> refusal = refused_by_port(p, packet.arrival, match)) return counters_.drop(*refusal);
+  }
+  const Side side = side_of(p, match);
+  if (side == Side::none) return counters_.pass();
+  if (p.fragment_offset != 0) return later_fragment(packet, packet.time);
+  Verdict verdict;
+  if (p.icmp_is_error) verdict = icmp_error(packet);
+  else if (!p.has_ports) return counters_.drop(NfDrop::untranslatable);
+  else verdict = translate_connection(packet, match, side);
+  if (verdict != Verdict::forward) return verdict;
+  if (p.is_fragment && !remember_first_fragment(packet, packet.time)) return counters_.drop(NfDrop::fragment_full);
+  return counters_.rewrite();
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+void Nat44<Table, Aging>::rewrite_addresses(std::span<std::uint8_t> frame, const ParsedPacket& p, const FragmentTranslation& t) {
+  if (t.src_addr != p.key4.src_addr) rewrite_ipv4_src(frame, p, t.src_addr);
+  if (t.dst_addr != p.key4.dst_addr) rewrite_ipv4_dst(frame, p, t.dst_addr);
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+Verdict Nat44<Table, Aging>::later_fragment(NfPacket& packet, Nanos now) {
+  const FragmentKey key = FragmentKey::of(packet.parsed);
+  if (const FragmentTranslation* t = fragments_.find(key, now)) {
+    rewrite_addresses(packet.frame, packet.parsed, *t);
+    return counters_.rewrite();
+  }
+  if (!held_.hold(packet, key, now)) return counters_.drop(NfDrop::fragment_full);
+  return Verdict::held;
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+bool Nat44<Table, Aging>::remember_first_fragment(const NfPacket& packet, Nanos now) {
+  const FragmentKey key = FragmentKey::of(packet.parsed);  // the key as it arrived: parsed is not rewritten
+  const std::uint8_t* ip = packet.frame.data() + packet.parsed.l3_offset;
+  const FragmentTranslation t{load_raw<std::uint32_t>(ip + 12), load_raw<std::uint32_t>(ip + 16)};
+  if (!fragments_.remember(key, t, now)) return false;
+  held_.resolve(key, [&](std::span<std::uint8_t> frame, const ParsedPacket& p) { rewrite_addresses(frame, p, t); });
+  return true;
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+std::uint32_t Nat44<Table, Aging>::find_or_create_mapping(const FlowKeyV4& key, Nanos now, NfDrop& refusal) {
+  // One probe of the inside map for both the lookup and the insert: the slot is claimed at once and
+  // given back if no mapping can be made (nothing is inserted into the map in between).
+  const auto [slot, claimed] = by_inside_.try_emplace(endpoint_key(key.src_addr, key.src_port, key.protocol), kNone);
+  if (!claimed) return slot->second;
+  const std::uint32_t id = create_mapping(key, now, refusal);
+  if (id == kNone) {
+    by_inside_.erase(slot);
+  } else {
+    slot->second = id;
+  }
+  return id;
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+std::uint32_t Nat44<Table, Aging>::create_mapping(const FlowKeyV4& key, Nanos now, NfDrop& refusal) {
+  const std::uint64_t subscriber = endpoint_key(key.src_addr, 0, key.protocol);
+  if (config_.port_quota != 0) {
+    const auto it = subscriber_mappings_.find(subscriber);
+    if (it != subscriber_mappings_.end() && it->second >= config_.port_quota) {
+      refusal = NfDrop::port_quota;
+      return kNone;
+    }
+  }
+  refusal = NfDrop::no_port;
+  const FlowId id = mapping_ids_.allocate();
+  if (id == kNoFlow) return kNone;
+  const std::size_t pool = pool_of(key.src_addr);
+  const std::uint16_t port = ports_of(pool, key.protocol).allocate(to_host16(key.src_port), now, id);
+  if (port == 0) {
+    mapping_ids_.release(id);
+    return kNone;
+  }
+  mappings_[id] = {key.src_addr, config_.pool[pool], key.src_port, to_network16(port), key.protocol, 0};
+  if (config_.port_quota != 0) ++subscriber_mappings_[subscriber];
+  return id;
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+Verdict Nat44<Table, Aging>::refuse(NfPacket& packet, NfDrop refusal) {
+  const Verdict dropped = counters_.drop(refusal);
+  if (!config_.icmp_on_exhaustion) return dropped;
+  const std::uint32_t source = config_.pool[pool_of(packet.parsed.key4.src_addr)];
+  return answer_with_icmp_error(packet, icmp4::kDestinationUnreachable, icmp4::kAdministrativelyProhibited, source)
+             ? Verdict::reply
+             : dropped;
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+void Nat44<Table, Aging>::drop_mapping_if_unused(std::uint32_t id, Nanos now) {
+  NatMapping& m = mappings_[id];
+  if (m.sessions != 0) return;
+  by_inside_.erase(endpoint_key(m.inside_addr, m.inside_port, m.protocol));
+  ports_of(pool_index(m.external_addr), m.protocol).release(to_host16(m.external_port), now);
+  mapping_ids_.release(id);
+  if (config_.port_quota != 0) {
+    const auto it = subscriber_mappings_.find(endpoint_key(m.inside_addr, 0, m.protocol));
+    if (--it->second == 0) subscriber_mappings_.erase(it);
+  }
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+void Nat44<Table, Aging>::translate(NfPacket& packet, const NatSession& s, Direction direction) {
+  const NatMapping& own = mappings_[s.mapping];
+  if (direction == Direction::original) {
+    rewrite_ipv4_endpoint(packet.frame, packet.parsed, Endpoint::source, own.external_addr, own.external_port);
+    if (s.hairpin_mapping != kNone) {
+      const NatMapping& peer = mappings_[s.hairpin_mapping];
+      rewrite_ipv4_endpoint(packet.frame, packet.parsed, Endpoint::destination, peer.inside_addr, peer.inside_port);
+    }
+  } else {
+    if (s.hairpin_mapping != kNone) {
+      const NatMapping& peer = mappings_[s.hairpin_mapping];
+      rewrite_ipv4_endpoint(packet.frame, packet.parsed, Endpoint::source, peer.external_addr, peer.external_port);
+    }
+    rewrite_ipv4_endpoint(packet.frame, packet.parsed, Endpoint::destination, own.inside_addr, own.inside_port);
+  }
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+Verdict Nat44<Table, Aging>::translate_connection(NfPacket& packet, ConnMatch match, Side side) {
+  if (!match) {
+    Verdict refused = Verdict::drop;
+    const FlowKeyV4& key = packet.parsed.key4;
+    match = side == Side::out ? open_outbound(packet, key, packet.hash, packet.time, refused)
+                              : open_inbound(packet, key, packet.hash, packet.time, refused);
+    if (!match) return refused;
+  }
+  translate(packet, sessions_.payload(match.conn), match.direction);
+  sessions_.update(match, packet.parsed, packet.wire_length, packet.time);
+  return Verdict::forward;
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+ConnMatch Nat44<Table, Aging>::open_outbound(NfPacket& packet, const FlowKeyV4& key, std::uint32_t hash, Nanos now,
+                                            Verdict& refused) {
+  // Hairpinning: the destination is a public endpoint of this NAT; the session leads to its inside host.
+  std::uint32_t peer = kNone;
+  if (is_public(key.dst_addr)) {
+    peer = mapping_at(key.dst_addr, key.dst_port, key.protocol);
+    if (peer == kNone) {
+      refused = counters_.drop(NfDrop::no_mapping);
+      return {};
+    }
+  }
+  NfDrop refusal = NfDrop::no_port;
+  const std::uint32_t id = find_or_create_mapping(key, now, refusal);
+  if (id == kNone) {
+    refused = refuse(packet, refusal);
+    return {};
+  }
+  const NatMapping& m = mappings_[id];
+  FlowKeyV4 reply = key;  // what the remote (or the hairpinned peer) sends back
+  if (peer != kNone) {
+    reply.src_addr = mappings_[peer].inside_addr;
+    reply.src_port = mappings_[peer].inside_port;
+  } else {
+    reply.src_addr = key.dst_addr;
+    reply.src_port = key.dst_port;
+  }
+  reply.dst_addr = m.external_addr;
+  reply.dst_port = m.external_port;
+  if (packet.parsed.icmp_is_query) {
+    // A query has one identifier for both ends: the one its answerer sees, which is the external
+    // identifier, or for a hairpin the peer's inside identifier (the last one translate() writes).
+    reply.src_port = reply.dst_port = peer != kNone ? mappings_[peer].inside_port : m.external_port;
+  }
+  const CreateResult created = sessions_.create(key, hash, reply, flow_hash(reply), key.protocol, now);
+  if (created.status != CreateStatus::created) {
+    drop_mapping_if_unused(id, now);
+    refused = counters_.drop(created.status == CreateStatus::full ? NfDrop::table_full : NfDrop::tuple_conflict);
+    return {};
+  }
+  sessions_.payload(created.match.conn) = {id, peer};
+  ++mappings_[id].sessions;
+  if (peer != kNone) ++mappings_[peer].sessions;
+  if (config_.filtering == NatFiltering::address_dependent) ++remotes_[remote_key(id, reply.src_addr)];
+  ++counters_.connections_created;
+  return created.match;
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+ConnMatch Nat44<Table, Aging>::open_inbound(const NfPacket& packet, const FlowKeyV4& key, std::uint32_t hash, Nanos now,
+                                           Verdict& refused) {
+  const std::uint32_t id = mapping_at(key.dst_addr, key.dst_port, key.protocol);
+  if (id == kNone) {
+    refused = counters_.drop(NfDrop::no_mapping);
+    return {};
+  }
+  if (config_.filtering == NatFiltering::address_dependent && !remotes_.contains(remote_key(id, key.src_addr))) {
+    refused = counters_.drop(NfDrop::filtered);
+    return {};
+  }
+  const NatMapping& m = mappings_[id];
+  FlowKeyV4 original = key;  // the session as if the inside host had opened it
+  original.src_addr = m.inside_addr;
+  original.src_port = m.inside_port;
+  original.dst_addr = key.src_addr;
+  original.dst_port = packet.parsed.icmp_is_query ? m.inside_port : key.src_port;
+  const CreateResult created = sessions_.create(original, flow_hash(original), key, hash, key.protocol, now);
+  if (created.status != CreateStatus::created) {
+    refused = counters_.drop(created.status == CreateStatus::full ? NfDrop::table_full : NfDrop::tuple_conflict);
+    return {};
+  }
+  sessions_.payload(created.match.conn) = {id, kNone};
+  ++mappings_[id].sessions;
+  if (config_.filtering == NatFiltering::address_dependent) ++remotes_[remote_key(id, key.src_addr)];
+  ++counters_.connections_created;
+  return {created.match.conn, Direction::reply};
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+Verdict Nat44<Table, Aging>::icmp_error(NfPacket& packet) {
+  const ParsedPacket& p = packet.parsed;
+  if (!p.has_embedded) return counters_.drop(NfDrop::untranslatable);
+  // The quoted packet travelled the other way: its reversed tuple is the one this error's direction uses.
+  const FlowKeyV4 quoted_reversed = p.embedded_key4.reversed();
+  const ConnMatch match = sessions_.find(quoted_reversed, flow_hash(quoted_reversed));
+  if (!match) return counters_.drop(NfDrop::untranslatable);
+  const NatSession& s = sessions_.payload(match.conn);
+  const NatMapping& own = mappings_[s.mapping];
+  const bool hairpin = s.hairpin_mapping != kNone;
+  // An error comes from the side its quoted packet went to: about a packet sent out (a reply-direction
+  // match), addressed to the external address and, unless hairpinned, from outside; about a packet
+  // delivered inside (original direction), from inside. Anything else is forged or misrouted.
+  const bool from_inside = is_inside(p.key4.src_addr);
+  if (match.direction == Direction::reply ? p.key4.dst_addr != own.external_addr || (from_inside && !hairpin) : !from_inside) {
+    return counters_.drop(NfDrop::untranslatable);
+  }
+  // For a quoted ICMP query both endpoints name the one identifier: the destination is rewritten first
+  // so that the quoted sender's identifier, the one the error's receiver knows, is the one left.
+  if (match.direction == Direction::reply) {
+    // About a packet `own` sent (translated): back to its inside host, quote restored; for a hairpin, from
+    // the peer's external address, the quote's destination as `own` addressed it.
+    if (hairpin) {
+      const NatMapping& peer = mappings_[s.hairpin_mapping];
+      rewrite_ipv4_src(packet.frame, p, peer.external_addr);
+      rewrite_quoted_endpoint(packet.frame, p, QuotedEndpoint::destination, peer.external_addr, peer.external_port);
+    }
+    rewrite_ipv4_dst(packet.frame, p, own.inside_addr);
+    rewrite_quoted_endpoint(packet.frame, p, QuotedEndpoint::source, own.inside_addr, own.inside_port);
+  } else {
+    // About a packet delivered to `own`'s inside host: from its external endpoint, quote translated; for
+    // a hairpin, to the peer's inside host, the quote's source as the peer sent it.
+    rewrite_ipv4_src(packet.frame, p, own.external_addr);
+    rewrite_quoted_endpoint(packet.frame, p, QuotedEndpoint::destination, own.external_addr, own.external_port);
+    if (hairpin) {
+      const NatMapping& peer = mappings_[s.hairpin_mapping];
+      rewrite_ipv4_dst(packet.frame, p, peer.inside_addr);
+      rewrite_quoted_endpoint(packet.frame, p, QuotedEndpoint::source, peer.inside_addr, peer.inside_port);
+    }
+  }
+  return Verdict::forward;  // no session timer is touched: errors neither refresh nor end a mapping
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+std::size_t Nat44<Table, Aging>::expire(Nanos now, std::size_t budget) {
+  const std::size_t n = sessions_.expire(now, budget, [&](ConnId, const auto& connection) {
+    const NatSession& s = connection.payload;
+    if (config_.filtering == NatFiltering::address_dependent) {
+      const std::uint64_t remote = remote_key(s.mapping, connection.reply.src_addr);
+      if (auto it = remotes_.find(remote); it != remotes_.end() && --it->second == 0) remotes_.erase(it);
+    }
+    for (const std::uint32_t id : {s.mapping, s.hairpin_mapping}) {
+      if (id == kNone) continue;
+      --mappings_[id].sessions;
+      drop_mapping_if_unused(id, now);
+    }
+  });
+  counters_.connections_expired += n;
+  counters_.drops[static_cast<std::size_t>(NfDrop::fragment_timeout)] += held_.expire(now);
+  return n;
+}
+
+}  // namespace flowtrack
