@@ -18,6 +18,11 @@
 # as too_big and answered with ICMP "fragmentation needed" naming 1480, which the client's kernel takes
 # as the path's MTU; every mbuf back at the end.
 #
+# The counters, exactly: each TCP VIP's packets and bytes as the client's link carried them, each
+# backend's as the backends' link did (less the tunnel's headers), its connections as curl's answers
+# name their backend, no answer counted through flowtrack; 200 UDP datagrams of 20 to 1400 bytes in 20
+# flows to dns, as the client and each backend's server count them (live_udp_counted).
+#
 # Usage: lb_tunnel.sh path/to/flowtrack (flowtrack-decap beside it). Exit 77: skipped.
 set -uo pipefail
 bin=${1:?usage: lb_tunnel.sh path/to/flowtrack}
@@ -46,6 +51,7 @@ for b in 1 2 3; do
   live_nginx b$b b$b 0.0.0.0 b$b
 done
 ip netns exec "$tag-client" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.r0.rp_filter=0
+live_udp_servers 53 10.10.1.100  # dns's backends answer from the VIP, straight to the client
 
 cat > "$work/lb.toml" << CONF
 [lb]
@@ -87,7 +93,12 @@ fetch() {  # N requests to URL, one connection each; got[b] counts backend b's a
   echo "  $3: $ok of $1 answered; b1 ${got[1]}, b2 ${got[2]}, b3 ${got[3]} (weights 1:2:3)"
 }
 fetch "$requests" http://10.10.1.100/ ipip
+ipip_got="(${got[1]}, ${got[2]}, ${got[3]})"  # each backend's answers, by curl: its connections
 fetch "$requests" http://10.10.1.101/ gue
+gue_got="(${got[1]}, ${got[2]}, ${got[3]})"
+live_udp_exchange 10.10.1.100 53 20
+# Read before the DF datagram below, whose flow dns tracks too.
+live_udp_counted "$("$bin" ctl --socket "$work/ctl.sock" counters)" 10.10.1.100:53/udp dns-b 1
 
 # A datagram that fits the client's link but not the path once in IPIP (1500 + 20), with DF: answered
 # with the MTU that fits, which the client's kernel then holds for the VIP.
@@ -110,14 +121,17 @@ python3 - "$work" "$mtu" "$counters" << 'PY' || live_fail "the tunnels' packets 
 import json, struct, sys
 work, mtu, counters = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
 
-def packets(path):  # the IP packets of a pcap file of Ethernet frames (tcpdump's), as captured
+def frames(path):  # (the IP packet as captured, the frame's length on the wire) of a pcap file of Ethernet frames
     data = open(path, "rb").read()
     at, out = 24, []
     while at + 16 <= len(data):
-        captured = struct.unpack_from("<I", data, at + 8)[0]
-        out.append(data[at + 30:at + 16 + captured])
+        captured, wire = struct.unpack_from("<II", data, at + 8)
+        out.append((data[at + 30:at + 16 + captured], wire))
         at += 16 + captured
     return out
+
+def packets(path):
+    return [ip for ip, _ in frames(path)]
 
 # What the client sent to the VIPs, by its first 40 bytes (the IP and TCP headers up to the window:
 # the IP identification and the sequence numbers make them unique).
@@ -148,6 +162,31 @@ if mtu != 1480:
 if counters["drops"].get("too_big") != 1:
     problems.append(f"too_big counted {counters['drops'].get('too_big')} times")
 # The function was given the client's packets to the VIPs and nothing else: no answer passed it.
+# Per VIP and per backend, packets and bytes exactly as the client's link and the backends' carried
+# them (a backend's bytes are the client's packet's, without the tunnel's headers): the final report's.
+report = json.load(open(f"{work}/report.json"))
+expected = {}
+for ip, wire in frames(f"{work}/client.pcap"):
+    if ip[9] == 6 and ip[22:24] == b"\x00\x50":
+        vip = f"10.10.1.{ip[19]}:80/tcp"
+        figures = expected.setdefault(vip, [0, 0])
+        figures[0] += 1
+        figures[1] += wire
+for ip in packets(f"{work}/backends.pcap"):
+    inner = ip[20 if ip[9] == 4 else 28:]
+    if inner[9] == 6:
+        backend = ("web" if inner[19] == 100 else "web-gue") + f"-b{ip[19] - 10}"
+        figures = expected.setdefault(backend, [0, 0])
+        figures[0] += 1
+        figures[1] += struct.unpack_from("!H", inner, 2)[0] + 14
+counted = {name: [f["packets"], f["bytes"]] for kind in ("vips", "backend_traffic") for name, f in report[kind].items()
+           if name in expected}
+if counted != expected:
+    problems.append(f"TCP packets and bytes per VIP and backend: flowtrack {counted}, the captures {expected}")
+if any(f["reply_packets"] or f["reply_bytes"] for f in report["vips"].values()):
+    problems.append(f"answers counted through flowtrack in tunnel mode: {report['vips']}")
+print(f"  TCP per VIP and backend, (packets, bytes) as the captures count them: {counted == expected}: "
+      + ", ".join(f"{name} {f[0]} {f[1]}" for name, f in sorted(expected.items()) if ":" in name))
 if counters["packets_to_function"] != len(from_client):
     problems.append(f"the function was given {counters['packets_to_function']} packets; the client sent {len(from_client)} to the VIPs")
 print(f"  {tcp} tunnelled TCP packets captured, each as the client sent it; GUE: {len(ports)} flows, {distinct} distinct "
@@ -157,5 +196,7 @@ for p in problems[:5]:
     print("  " + p)
 sys.exit(1 if problems else 0)
 PY
-live_report_check 'r["mbufs_missing"] == 0' "r['connections'] >= 2 * $requests"
+live_report_check 'r["mbufs_missing"] == 0' "r['connections'] >= 2 * $requests" \
+  "r['vips']['10.10.1.100:80/tcp']['connections'] == $requests" "r['vips']['10.10.1.101:80/tcp']['connections'] == $requests" \
+  "all(r['backend_traffic'][f'{s}-b{b}']['connections'] == n for s in ('web', 'web-gue') for b, n in zip((1, 2, 3), ($ipip_got, $gue_got)[s == 'web-gue']))"
 echo "PASS"
