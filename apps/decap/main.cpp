@@ -11,12 +11,8 @@
 // device must not filter them by their source (rp_filter 0 on it and on "all") and the VIP must be a
 // local address (`ip addr add VIP/32 dev lo`). Stops on SIGINT or SIGTERM and prints what it counted as
 // one JSON line: {"received": n, "decapsulated": n, "malformed": n, "write_errors": n}.
-#include <fcntl.h>
-#include <linux/if.h>
-#include <linux/if_tun.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -34,6 +30,7 @@
 #include <vector>
 
 #include "flowtrack/nf/tunnel.hpp"
+#include "flowtrack/runtime/tun_device.hpp"
 
 namespace {
 
@@ -59,23 +56,6 @@ class Fd {
  private:
   int fd_;
 };
-
-// The TUN device `name` (IFF_TUN without the packet information header: what is written is an IP
-// packet), up.
-Fd open_tun(const std::string& name) {
-  Fd tun(open("/dev/net/tun", O_RDWR | O_CLOEXEC));
-  if (tun.get() < 0) fail("open /dev/net/tun");
-  ifreq request{};
-  request.ifr_flags = IFF_TUN | IFF_NO_PI;
-  if (name.size() >= IFNAMSIZ) throw std::runtime_error("--tun: a device name has at most 15 characters");
-  std::memcpy(request.ifr_name, name.c_str(), name.size());
-  if (ioctl(tun.get(), TUNSETIFF, &request) != 0) fail("TUNSETIFF " + name);
-  Fd control(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (control.get() < 0 || ioctl(control.get(), SIOCGIFFLAGS, &request) != 0) fail("SIOCGIFFLAGS " + name);
-  request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP);
-  if (ioctl(control.get(), SIOCSIFFLAGS, &request) != 0) fail("SIOCSIFFLAGS " + name);
-  return tun;
-}
 
 Fd open_ipip() {
   Fd s(socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_IPIP));
@@ -135,7 +115,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const Fd tun = open_tun(tun_name);
+    const flowtrack::TunDevice tun(tun_name);
     std::vector<Fd> sockets;
     std::vector<bool> is_gue;
     if (ipip) {
@@ -157,9 +137,9 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < sockets.size(); ++i) {
         if ((waiting[i].revents & POLLIN) == 0) continue;
         if (is_gue[i]) {
-          relay(sockets[i].get(), tun.get(), flowtrack::gue_inner, counts);
+          relay(sockets[i].get(), tun.fd(), flowtrack::gue_inner, counts);
         } else {
-          relay(sockets[i].get(), tun.get(), flowtrack::ipip_inner, counts);
+          relay(sockets[i].get(), tun.fd(), flowtrack::ipip_inner, counts);
         }
       }
     }

@@ -68,6 +68,21 @@ std::uint16_t gue_source_port(std::uint32_t flow_hash) {
   return to_network16(static_cast<std::uint16_t>(0x8000u | (h & 0x7fffu)));
 }
 
+void write_tunnel_headers(std::uint8_t* out, const TunnelConfig& tunnel, std::uint32_t source, std::uint32_t backend,
+                          std::size_t inner_length, std::uint8_t tos, std::uint32_t flow_hash) {
+  const std::size_t outer_length = inner_length + tunnel_overhead(tunnel.mode);
+  if (tunnel.mode == ForwardMode::gue) {
+    write_outer_ipv4(out, tos, outer_length, ipproto::kUdp, source, backend);
+    std::uint8_t* const udp = out + kOuterIpHeader;
+    store_raw(udp, gue_source_port(flow_hash));
+    store_raw(udp + 2, tunnel.gue_port);
+    store_be16(udp + 4, static_cast<std::uint16_t>(kOuterUdpHeader + inner_length));
+    store_be16(udp + 6, 0);  // no checksum (RFC 768 over IPv4): the inner packet has its own
+  } else {
+    write_outer_ipv4(out, tos, outer_length, kIpInIp, source, backend);
+  }
+}
+
 TunnelOutcome encapsulate(NfPacket& packet, const TunnelConfig& tunnel, std::uint32_t backend, std::uint32_t flow_hash) {
   const ParsedPacket& p = packet.parsed;
   const std::size_t overhead = tunnel_overhead(tunnel.mode);
@@ -81,17 +96,7 @@ TunnelOutcome encapsulate(NfPacket& packet, const TunnelConfig& tunnel, std::uin
   const std::uint8_t tos = f[l3 + 1];
   // The IP packet moves up first (with whatever the capture holds after it): the outer headers take its place.
   std::memmove(f + l3 + overhead, f + l3, packet.frame.size() - l3);
-  const std::size_t outer_length = inner_length + overhead;
-  if (tunnel.mode == ForwardMode::gue) {
-    write_outer_ipv4(f + l3, tos, outer_length, ipproto::kUdp, tunnel.source, backend);
-    std::uint8_t* const udp = f + l3 + kOuterIpHeader;
-    store_raw(udp, gue_source_port(flow_hash));
-    store_raw(udp + 2, tunnel.gue_port);
-    store_be16(udp + 4, static_cast<std::uint16_t>(kOuterUdpHeader + inner_length));
-    store_be16(udp + 6, 0);  // no checksum (RFC 768 over IPv4): the inner packet has its own
-  } else {
-    write_outer_ipv4(f + l3, tos, outer_length, kIpInIp, tunnel.source, backend);
-  }
+  write_tunnel_headers(f + l3, tunnel, tunnel.source, backend, inner_length, tos, flow_hash);
   packet.frame = {f, grown};
   packet.wire_length += static_cast<std::uint32_t>(overhead);
   return TunnelOutcome::sent;

@@ -3,9 +3,24 @@
 #include <algorithm>
 
 namespace flowtrack {
+namespace {
+
+// The probe tunnel into the VIPs of the tunnel-mode targets, or none when there is none.
+std::unique_ptr<ProbeTunnel> tunnel_for(std::span<const HealthTarget> targets) {
+  std::vector<std::uint32_t> vips;
+  for (const HealthTarget& t : targets) {
+    if (t.tunnel.tunnels() && std::ranges::find(vips, t.vip) == vips.end()) vips.push_back(t.vip);
+  }
+  return vips.empty() ? nullptr : std::make_unique<ProbeTunnel>(vips);
+}
+
+}  // namespace
 
 HealthChecker::HealthChecker(std::span<const ServiceConfig> services, OnChange on_change, std::uint64_t seed)
-    : monitor_(services, HealthProbes::steady_now(), seed), on_change_(std::move(on_change)), thread_([this] { run(); }) {}
+    : monitor_(services, HealthProbes::steady_now(), seed),
+      tunnel_(tunnel_for(monitor_.targets())),
+      on_change_(std::move(on_change)),
+      thread_([this] { run(); }) {}
 
 HealthChecker::~HealthChecker() {
   stop_.store(true, std::memory_order_relaxed);
@@ -22,7 +37,7 @@ HealthSnapshot HealthChecker::snapshot() const {
 void HealthChecker::run() {
   // Every wait ends within this, so that a stop is seen soon.
   constexpr Nanos kLongestWait = 100 * kNanosPerMilli;
-  HealthProbes probes;
+  HealthProbes probes(tunnel_.get());
   std::vector<PoolChange> changes;
   while (!stop_.load(std::memory_order_relaxed)) {
     const Nanos now = HealthProbes::steady_now();

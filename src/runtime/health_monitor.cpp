@@ -17,7 +17,7 @@ HealthMonitor::HealthMonitor(std::span<const ServiceConfig> services, Nanos star
       if (!seen.emplace(s.name, b.name).second) continue;
       // The probe's port: the check's own, else the backend's, else the service's (its first VIP and port).
       const std::uint16_t port = s.health->port != 0 ? s.health->port : b.port != 0 ? b.port : s.port;
-      targets_.push_back({s.name, b.name, b.address, port, *s.health});
+      targets_.push_back({s.name, b.name, b.address, port, *s.health, s.vip, s.tunnel});
       service_of_.push_back(index);
       in_pool_.push_back(true);
       TargetHealth h;

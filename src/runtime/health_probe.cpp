@@ -31,18 +31,33 @@ void HealthProbes::start(std::size_t id, const HealthTarget& target, Nanos deadl
   Probe& p = probes_.emplace_back(Probe{id, -1, Phase::connecting, deadline, &target.check, {}, {}});
   p.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (p.fd < 0) return finish(p, false);
+  if (target.tunnel.tunnels() && !through_tunnel(p.fd, target)) return finish(p, false);
   sockaddr_in address{};
   address.sin_family = AF_INET;
-  address.sin_addr.s_addr = target.address;
+  address.sin_addr.s_addr = target.destination();
   address.sin_port = target.port;
   if (target.check.probe == HealthProbe::http) {
     char text[INET_ADDRSTRLEN];
-    inet_ntop(AF_INET, &target.address, text, sizeof(text));
+    inet_ntop(AF_INET, &address.sin_addr, text, sizeof(text));
     p.request = fmt::format("GET {} HTTP/1.0\r\nHost: {}\r\nUser-Agent: flowtrack-health\r\nConnection: close\r\n\r\n",
                             target.check.path, text);
   }
   if (connect(p.fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0) return connected(p);
   if (errno != EINPROGRESS) finish(p, false);  // refused at once (a local port nobody listens on)
+}
+
+bool HealthProbes::through_tunnel(int fd, const HealthTarget& target) {
+  if (tunnel_ == nullptr) return false;
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  local.sin_addr.s_addr = local_address_towards(target.address);  // the backend answers the VIP's clients there
+  socklen_t length = sizeof(local);
+  if (local.sin_addr.s_addr == 0 || bind(fd, reinterpret_cast<const sockaddr*>(&local), sizeof(local)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) != 0) {
+    return false;
+  }
+  tunnel_->routes().set(local.sin_port, target.address, target.tunnel);
+  return true;
 }
 
 void HealthProbes::poll_until(Nanos until) {
@@ -65,13 +80,15 @@ void HealthProbes::poll_until(Nanos until) {
       of.push_back(i);
     }
     if (now >= until) return;
+    if (tunnel_ != nullptr) waiting.push_back({tunnel_->fd(), POLLIN, 0});  // last: no probe's
     // At least 1 ms: a deadline a few microseconds away is met at the next round, not spun on.
     const int timeout_ms = static_cast<int>(std::max<Nanos>((wake - now + kNanosPerMilli - 1) / kNanosPerMilli, 1));
     const int ready = poll(waiting.data(), waiting.size(), timeout_ms);
     if (ready < 0 && errno != EINTR) return;
-    for (std::size_t k = 0; ready > 0 && k < waiting.size(); ++k) {
+    for (std::size_t k = 0; ready > 0 && k < of.size(); ++k) {
       if (waiting[k].revents != 0) on_ready(probes_[of[k]], waiting[k].revents);
     }
+    if (tunnel_ != nullptr && ready > 0 && waiting.back().revents != 0) tunnel_->relay();
   }
 }
 

@@ -36,7 +36,19 @@ live_lb_network
 live_veth client r0 lan lr
 ip -n "$tag-client" addr add 10.10.2.2/24 dev r0
 ip -n "$tag-lan" link set lr master br0
-for b in 1 2 3; do
+# The health checks' management interface beside the DPDK ports. Their answers come from the VIPs,
+# which the probe tunnel routes: its reverse-path filter is loose.
+live_veth nf m0 lan lm
+ip -n "$tag-nf" addr add 10.10.2.250/24 dev m0
+ip -n "$tag-lan" link set lm master br0
+ip netns exec "$tag-nf" sysctl -qw net.ipv4.conf.all.rp_filter=2 net.ipv4.conf.m0.rp_filter=2
+# b4 runs and takes the tunnels' packets out, but does not serve the VIPs: its nginx listens on its own
+# address only.
+live_ns b4
+live_veth b4 e0 lan l4
+ip -n "$tag-lan" link set l4 master br0
+ip -n "$tag-b4" addr add 10.10.2.14/24 dev e0
+for b in 1 2 3 4; do
   ns=$tag-b$b
   ip -n "$ns" addr add 10.10.1.100/32 dev lo
   ip -n "$ns" addr add 10.10.1.101/32 dev lo
@@ -48,7 +60,7 @@ for b in 1 2 3; do
   ip -n "$ns" tuntap add dev ftd0 mode tun
   ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.ftd0.rp_filter=0
   live_spawn b$b "$decap" --tun ftd0 --ipip --gue 6080 > "$work/decap-b$b.json"
-  live_nginx b$b b$b 0.0.0.0 b$b
+  if ((b == 4)); then live_nginx b4 b4 10.10.2.14 b4; else live_nginx b$b b$b 0.0.0.0 b$b; fi
 done
 ip netns exec "$tag-client" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.r0.rp_filter=0
 live_udp_servers 53 10.10.1.100  # dns's backends answer from the VIP, straight to the client
@@ -60,20 +72,47 @@ $(for svc in "web 100 80 ipip tcp" "web-gue 101 80 gue tcp" "dns 100 53 ipip udp
   set -- $svc
   printf '[[service]]\nname = "%s"\nvip = "10.10.1.%s"\nport = %s\nprotocol = "%s"\nforward = "%s"\ntunnel_source = "10.10.2.1"\n' \
     "$1" "$2" "$3" "$5" "$4"
+  # The web services are checked through their tunnels, and list b4 too.
+  [[ $5 == tcp ]] && printf '[service.health]\nprobe = "http"\ninterval = 0.2\ntimeout = 0.1\nfall = 3\nrise = 2\n'
   for b in 1 2 3; do printf '  [[service.backend]]\n  name = "%s-b%s"\n  address = "10.10.2.1%s"\n  weight = %s\n' "$1" $b $b $b; done
+  [[ $5 == tcp ]] && printf '  [[service.backend]]\n  name = "%s-b4"\n  address = "10.10.2.14"\n' "$1"
 done)
 [dataplane]
 control_socket = "$work/ctl.sock"
 $(live_lb_ports)
 CONF
 # What flowtrack sends to the backends, captured on its side of the bridge.
-ip netns exec "$tag-lan" tcpdump -i l0 -w "$work/backends.pcap" -U -s 200 'ip proto 4 or udp port 6080' 2> /dev/null &
+ip netns exec "$tag-lan" tcpdump -i l0 -Q in -w "$work/backends.pcap" -U -s 200 'ip proto 4 or udp port 6080' 2> /dev/null &
 captures=($!)
 ip netns exec "$tag-client" tcpdump -i c0 -w "$work/client.pcap" -U -s 200 'ip and dst net 10.10.1.100/31' 2> /dev/null &
 captures+=($!)
 live_pids+=("${captures[@]}")
 sleep 1
 live_start_flowtrack nf lb "$work/lb.toml" f0 f1
+# The health checks through the tunnels: b1-b3 up, b4 down, though it answers at its own address.
+python3 - "$work/ctl.sock" << 'PY' || live_fail "the health checks through the tunnels"
+import json, socket, sys, time
+def counters():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    s.sendall(b"counters\n")
+    answer = b""
+    while not answer.endswith(b"\n") and (chunk := s.recv(65536)):
+        answer += chunk
+    return json.loads(answer)
+want = {f"{service}/{service}-b{b}": "down" if b == 4 else "up" for service in ("web", "web-gue") for b in (1, 2, 3, 4)}
+start = time.time()
+while time.time() < start + 3:  # the first probe within an interval, then fall x interval + timeout
+    health = {name: h["state"] for name, h in counters().get("backend_health", {}).items()}
+    if health == want:
+        print(f"  health checks through IPIP and GUE to the VIPs: b1-b3 up, b4 (no VIP served) down, {time.time() - start:.2f} s after the start")
+        sys.exit(0)
+    time.sleep(0.05)
+print(f"  health after 3 s: {health}")
+sys.exit(1)
+PY
+[[ $(ip netns exec "$tag-nf" curl -s --max-time 2 http://10.10.2.14/) == b4 ]] || live_fail "b4 does not answer at its own address"
+echo "  b4 answers at its own address: a check of its address would have kept it up"
 
 declare -A got
 fetch() {  # N requests to URL, one connection each; got[b] counts backend b's answers

@@ -3,7 +3,8 @@
 // within fall x interval + timeout and brought back within rise x interval; one flapping faster than
 // `fall` probes sees no transition; every backend down keeps the last pool (fail_open) or empties it
 // (drop), both counted; jitter spreads the probes within its bounds; a service with several VIPs is
-// probed once per backend.
+// probed once per backend; a tunnel-mode service's backend is probed at the VIP, through its tunnel,
+// and one that runs but does not serve the VIP goes down there while its NAT-mode probes pass.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -37,9 +38,9 @@ struct Change {
   PoolChange change;
 };
 
-// Runs the monitor from 0 to `until` in 1 ms steps; `serving(backend, t)` says whether a backend answers
-// a probe started at t (a probe of a serving backend ends 1 ms later, of another at its timeout).
-std::vector<Change> simulate(HealthMonitor& monitor, Nanos until, const std::function<bool(const std::string&, Nanos)>& serving) {
+// Runs the monitor from 0 to `until` in 1 ms steps; `answers(probe, t)` says whether a probe of target
+// `probe` started at t is answered (then it ends 1 ms later, else at its timeout).
+std::vector<Change> simulate(HealthMonitor& monitor, Nanos until, const std::function<bool(const HealthTarget&, Nanos)>& answers) {
   std::multimap<Nanos, std::pair<std::size_t, bool>> results;  // when a started probe ends: (target, ok)
   std::vector<Change> out;
   std::vector<PoolChange> changes;
@@ -50,11 +51,16 @@ std::vector<Change> simulate(HealthMonitor& monitor, Nanos until, const std::fun
       for (const PoolChange& c : changes) out.push_back({t, c});
     }
     monitor.start_due(t, [&](std::size_t target, const HealthTarget& h) {
-      const bool ok = serving(h.backend, t);
+      const bool ok = answers(h, t);
       results.emplace(t + (ok ? kMs : h.check.timeout), std::pair{target, ok});
     });
   }
   return out;
+}
+
+// The same where `serving(backend, t)` says whether a backend, by its name, answers at t whatever the probe.
+std::vector<Change> simulate(HealthMonitor& monitor, Nanos until, const std::function<bool(const std::string&, Nanos)>& serving) {
+  return simulate(monitor, until, [&](const HealthTarget& probe, Nanos t) { return serving(probe.backend, t); });
 }
 
 TEST(HealthMonitor, AStoppedBackendGoesDownWithinFallIntervalsAndComesBackWithinRise) {
@@ -79,6 +85,35 @@ TEST(HealthMonitor, AStoppedBackendGoesDownWithinFallIntervalsAndComesBackWithin
   EXPECT_EQ(b2.transitions, 2u);
   EXPECT_GE(b2.failures, 3u);
   EXPECT_EQ(monitor.health()[0].failures, 0u);
+}
+
+TEST(HealthMonitor, ATunnelModeBackendIsProbedAtTheVipThroughItsTunnelAndDownWhenItDoesNotServeIt) {
+  // One pool in NAT mode and in IPIP: b2 runs (its own address answers) but does not hold the VIP.
+  ServiceConfig nat = checked_service(), ipip = checked_service();
+  ipip.name = "web-ipip";
+  ipip.vip = to_network32(0x0a0a0165);
+  ipip.tunnel.mode = ForwardMode::ipip;
+  const std::vector<ServiceConfig> services = {nat, ipip};
+  HealthMonitor monitor(services, 0);
+  ASSERT_EQ(monitor.targets().size(), 6u);
+  for (const HealthTarget& t : monitor.targets()) {
+    EXPECT_EQ(t.destination(), t.service == "web" ? t.address : ipip.vip) << t.service << "/" << t.backend;
+    EXPECT_EQ(t.tunnel.mode, t.service == "web" ? ForwardMode::nat : ForwardMode::ipip);
+  }
+  // A backend answers a probe at its own address, and one at the VIP when it holds the VIP.
+  const auto changes = simulate(monitor, 2 * kNanosPerSecond, [&](const HealthTarget& probe, Nanos) {
+    return probe.destination() == probe.address || (probe.destination() == ipip.vip && probe.backend != "b2");
+  });
+  // Down once its first probe (within the first interval) and two more have failed, each at its timeout.
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].change.service, "web-ipip");
+  EXPECT_EQ(changes[0].change.backend.name, "b2");
+  EXPECT_EQ(changes[0].change.action, PoolAction::down);
+  EXPECT_LE(changes[0].at, 200 * kMs + 2 * 200 * kMs + 100 * kMs);
+  for (std::size_t t = 0; t < monitor.targets().size(); ++t) {
+    const HealthTarget& target = monitor.targets()[t];
+    EXPECT_EQ(monitor.health()[t].up, target.service == "web" || target.backend != "b2") << target.service << "/" << target.backend;
+  }
 }
 
 TEST(HealthMonitor, ABackendFlappingFasterThanFallMakesNoTransition) {

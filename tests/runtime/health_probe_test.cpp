@@ -1,7 +1,8 @@
 // The health checks' probes (runtime/health_probe.hpp) against servers on this host's loopback: a TCP
 // probe passes on a listening port and fails on a closed one; an HTTP probe passes on the expected
 // status and body and fails on another status, a missing body text, or a server that never answers
-// (at its deadline); and the answers' check (nf/health_answer.hpp) on its own.
+// (at its deadline); a tunnel-mode target is not probed outside its tunnel; and the answers' check
+// (nf/health_answer.hpp) on its own.
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -63,6 +64,19 @@ TEST(HealthProbes, HttpPassesOnTheExpectedStatusAndBodyOnly) {
   EXPECT_FALSE(results.at(2));  // the body lacks the text
   EXPECT_FALSE(results.at(3));  // another status
   EXPECT_FALSE(results.at(4));  // no answer by the deadline
+}
+
+TEST(HealthProbes, ATunnelModeTargetIsNeverProbedOutsideItsTunnel) {
+  // Its VIP answers on this host; without the probe tunnel the probe fails rather than ask the VIP
+  // directly, which would prove nothing of the backend.
+  LoopbackServer vip("x");
+  HealthTarget t = target(vip.port(), HealthProbe::tcp);
+  t.address = htonl(0x0a0a020c);
+  t.vip = htonl(INADDR_LOOPBACK);
+  t.tunnel.mode = ForwardMode::ipip;
+  const auto results = probe({t});
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_FALSE(results.at(0));
 }
 
 TEST(HealthAnswer, TheStatusLineAndTheBodyAfterTheHeaders) {

@@ -70,6 +70,13 @@ enum class TunnelOutcome : std::uint8_t {
   no_room,  // the buffer has no room for the outer headers; the frame is untouched
 };
 
+// Writes the outer headers of `tunnel`'s mode (tunnel_overhead(mode) bytes at `out`) for an inner IPv4
+// packet of `inner_length` bytes whose TOS byte is `tos`, from `source` to `backend` (network order),
+// with `flow_hash` for GUE's source port: what encapsulate() puts before a client's packet, and the
+// health checks before a probe's (runtime/probe_tunnel.hpp).
+void write_tunnel_headers(std::uint8_t* out, const TunnelConfig& tunnel, std::uint32_t source, std::uint32_t backend,
+                          std::size_t inner_length, std::uint8_t tos, std::uint32_t flow_hash);
+
 // Puts the IPv4 packet of `packet` (parsed: IPv4) in the tunnel to `backend` (network order), with
 // `flow_hash` for GUE's source port. `packet.parsed` still describes the inner packet afterwards.
 TunnelOutcome encapsulate(NfPacket& packet, const TunnelConfig& tunnel, std::uint32_t backend, std::uint32_t flow_hash);

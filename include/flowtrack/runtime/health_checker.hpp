@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <thread>
@@ -14,6 +15,7 @@
 
 #include "flowtrack/runtime/health_monitor.hpp"
 #include "flowtrack/runtime/health_probe.hpp"
+#include "flowtrack/runtime/probe_tunnel.hpp"
 
 namespace flowtrack {
 
@@ -29,6 +31,8 @@ class HealthChecker {
   using OnChange = std::function<void(const PoolChange&)>;
 
   // Starts the thread over the checked services of `services` (none: it does nothing but wait to stop).
+  // With tunnel-mode services checked, opens the probe tunnel first (probe_tunnel.hpp), and throws
+  // std::runtime_error when it cannot.
   HealthChecker(std::span<const ServiceConfig> services, OnChange on_change, std::uint64_t seed = 1);
   HealthChecker(const HealthChecker&) = delete;
   HealthChecker& operator=(const HealthChecker&) = delete;
@@ -40,6 +44,7 @@ class HealthChecker {
   void run();
 
   HealthMonitor monitor_;  // the thread's alone; snapshot() reads it under mutex_
+  std::unique_ptr<ProbeTunnel> tunnel_;  // the thread's alone; none when no tunnel-mode service is checked
   OnChange on_change_;
   mutable std::mutex mutex_;
   std::atomic<bool> stop_{false};

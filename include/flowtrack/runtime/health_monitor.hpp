@@ -3,8 +3,10 @@
 // probe, what each result does to the backend's state, and which pool changes follow.
 //
 // Each backend of a checked service (one per service name and backend name: a [[service]] with several
-// VIPs or ports is several services of one name, probed once) is a target: probed every `interval`
-// (drawn within +- jitter, from a seeded generator so that tests are repeatable), never twice at once.
+// VIPs or ports is several services of one name, probed once, at its first VIP and port) is a target
+// (HealthTarget: probed at the backend's address, or in a tunnel-mode service's tunnel at the VIP):
+// probed every `interval` (drawn within +- jitter, from a seeded generator so that tests are
+// repeatable), never twice at once.
 // States: up (as configured at start) and down. An up target that fails `fall` probes in a row goes down;
 // a down one that succeeds `rise` in a row comes up. A transition becomes a pool change (PoolAction::down
 // or up, nf/pool_schedule.hpp) for the data plane, which applies it to every service of the name.
@@ -28,13 +30,20 @@
 
 namespace flowtrack {
 
-// What a probe connects to and checks.
+// What a probe connects to and checks. A NAT-mode service's backend is probed at its own address; a
+// tunnel-mode service's at the VIP, inside the service's tunnel to the backend's address, as its clients
+// reach it (probe_tunnel.hpp).
 struct HealthTarget {
   std::string service;  // the service's name
   std::string backend;  // the backend's name
-  std::uint32_t address = 0;  // network order
+  std::uint32_t address = 0;  // network order: the backend's
   std::uint16_t port = 0;     // network order
   HealthCheckConfig check;
+  std::uint32_t vip = 0;  // network order: the service's (its first, for a service of several VIPs)
+  TunnelConfig tunnel;    // the service's way to its backends
+
+  // The address the probe connects to.
+  std::uint32_t destination() const { return tunnel.tunnels() ? vip : address; }
 };
 
 // A target's state and what it counted.

@@ -4,7 +4,9 @@
 // deadline. Many at once, driven by one poll() over their sockets; nothing here blocks but that poll.
 //
 // The probes leave by this host's routes, from the namespace the process runs in: on DPDK ports the
-// kernel does not see, that is a management interface beside them (operating.md, "Health checks").
+// kernel does not see, that is a management interface beside them (operating.md, "Health checks"). A
+// tunnel-mode service's probes connect to the VIP through the probe tunnel (probe_tunnel.hpp), whose
+// packets the wait for the probes relays.
 #pragma once
 
 #include <cstddef>
@@ -13,13 +15,15 @@
 #include <vector>
 
 #include "flowtrack/runtime/health_monitor.hpp"
+#include "flowtrack/runtime/probe_tunnel.hpp"
 #include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 
 class HealthProbes {
  public:
-  HealthProbes() = default;
+  // `tunnel`: the way to tunnel-mode targets (none: their probes fail).
+  explicit HealthProbes(ProbeTunnel* tunnel = nullptr) : tunnel_(tunnel) {}
   HealthProbes(const HealthProbes&) = delete;
   HealthProbes& operator=(const HealthProbes&) = delete;
   ~HealthProbes();  // closes what is still in flight
@@ -29,7 +33,8 @@ class HealthProbes {
   void start(std::size_t id, const HealthTarget& target, Nanos deadline);
 
   // Waits for the probes until `until` at most (a time of steady_now()), returning early when one is
-  // done; calls done(id, passed) for each probe done, or past its deadline (failed), and forgets it.
+  // done, and relays the probe tunnel's packets meanwhile; calls done(id, passed) for each probe done,
+  // or past its deadline (failed), and forgets it.
   template <class Done>
   void wait(Nanos until, Done&& done) {
     poll_until(until);
@@ -57,12 +62,16 @@ class HealthProbes {
   };
 
   void poll_until(Nanos until);
+  // Binds a tunnel-mode target's socket to the address towards its backend and routes its port into the
+  // backend's tunnel; false when that cannot be done.
+  bool through_tunnel(int fd, const HealthTarget& target);
   void on_ready(Probe& p, short events);
   void connected(Probe& p);
   void receive(Probe& p);
   void finish(Probe& p, bool passed);
   void forget_finished();
 
+  ProbeTunnel* tunnel_;
   std::vector<Probe> probes_;
 };
 
