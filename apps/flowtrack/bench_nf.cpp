@@ -16,9 +16,11 @@
 // --forwards runs the load balancers in each forwarding mode (nat, ipip, gue: nf/tunnel.hpp; in a tunnel
 // the trace's answers are left out, as the backends send them to the clients directly), and reports
 // each tunnel mode's cycles a packet against NAT mode's of the same run. --syn-flood N measures every
-// configuration once more on the trace with N spoofed SYNs mixed in (syn_flood_mix.hpp) and reports its
-// cycles a packet against the trace's own; --new-connection-rate sets the stateful LB's limit
-// (new_connection_limiter.hpp).
+// configuration once more on the trace with N spoofed SYNs mixed in (syn_flood_mix.hpp);
+// --new-connection-rate measures the stateful LB at each limit given (new_connection_limiter.hpp; 0: no
+// limit, always measured too). Each limited or flooded configuration's cycles a packet are reported
+// against the same LB without a limit on the same trace, and against the anchor: the LB without a limit
+// on the trace without the flood, all in the same run.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -66,6 +68,7 @@ struct Row {
   std::size_t burst = 0;
   std::string forward = "nat";  // the load balancers' mode ("-" for the others)
   bool flood = false;           // on the trace with the SYN flood mixed in
+  std::uint64_t rate = 0;       // lb: the new-connection limit (0: none)
   std::vector<double> mpps, cycles;
   std::size_t live = 0;
   std::map<std::string, std::uint64_t> drop_reasons;
@@ -73,11 +76,27 @@ struct Row {
 };
 
 const Row* find_row(const std::vector<Row>& rows, const NfChoice& choice, std::size_t burst, std::string_view forward,
-                    bool flood) {
+                    bool flood, std::uint64_t rate = 0) {
   const auto it = std::ranges::find_if(rows, [&](const Row& r) {
-    return r.burst == burst && r.choice == choice && r.forward == forward && r.flood == flood;
+    return r.burst == burst && r.choice == choice && r.forward == forward && r.flood == flood && r.rate == rate;
   });
   return it == rows.end() ? nullptr : &*it;
+}
+
+// The rows a row's cycles a packet are set against: NAT mode (a tunnel mode's), no limit on the same
+// trace (a limited row's), and the anchor of a flood: no limit on the trace without the flood.
+struct Anchors {
+  const Row* nat_mode = nullptr;
+  const Row* no_limit = nullptr;
+  const Row* no_flood = nullptr;
+};
+
+Anchors anchors_of(const std::vector<Row>& rows, const Row& r) {
+  Anchors a;
+  if (r.forward != "nat" && r.forward != "-") a.nat_mode = find_row(rows, r.choice, r.burst, "nat", r.flood, r.rate);
+  if (r.rate != 0) a.no_limit = find_row(rows, r.choice, r.burst, r.forward, r.flood);
+  if (r.flood) a.no_flood = find_row(rows, r.choice, r.burst, r.forward, false);
+  return a;
 }
 
 // Whether a function has forwarding modes: the load balancers.
@@ -118,7 +137,7 @@ unsigned windows_for(std::uint32_t flows, std::size_t connections) {
 void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t burst) {
   std::vector<const Row*> lb_rows;
   for (const Row& r : rows) {
-    if (r.choice.nf == NfKind::lb && r.choice.workers == workers && r.burst == burst && r.forward == "nat" && !r.flood) {
+    if (r.choice.nf == NfKind::lb && r.choice.workers == workers && r.burst == burst && r.forward == "nat" && !r.flood && r.rate == 0) {
       lb_rows.push_back(&r);
     }
   }
@@ -138,7 +157,8 @@ void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t b
       const NfChoice& a = shared.choice;
       const NfChoice& b = sharded.choice;
       if (b.scaling != "sharded" || a.nf != b.nf || a.table != b.table || a.aging != b.aging || a.workers != b.workers ||
-          shared.burst != sharded.burst || shared.forward != sharded.forward || shared.flood != sharded.flood) {
+          shared.burst != sharded.burst || shared.forward != sharded.forward || shared.flood != sharded.flood ||
+          shared.rate != sharded.rate) {
         continue;
       }
       if (!header) fmt::print("\none shared instance under a spinlock / one instance per worker (Mpps, same run):\n");
@@ -149,16 +169,22 @@ void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t b
   }
   header = false;
   for (const Row& r : rows) {
-    const Row* nat = r.forward == "nat" ? nullptr : find_row(rows, r.choice, r.burst, "nat", r.flood);
-    const Row* calm = r.flood ? find_row(rows, r.choice, r.burst, r.forward, false) : nullptr;
-    if (nat == nullptr && calm == nullptr) continue;
-    if (!header) fmt::print("\ncycles a packet against NAT mode and against the trace without the flood (paired, same run):\n");
+    const Anchors a = anchors_of(rows, r);
+    if (a.nat_mode == nullptr && a.no_limit == nullptr && a.no_flood == nullptr) continue;
+    if (!header) {
+      fmt::print("\ncycles a packet against NAT mode, against no limit on the same trace, and against no limit without the "
+                 "flood (paired, same run):\n");
+    }
     header = true;
-    fmt::print("  {:<7} {:<12} {:<6} {:<9} {} worker(s), bursts of {}, {:<4}{}:", nf_kind_name(r.choice.nf), r.choice.table, r.choice.aging,
-               r.choice.scaling, r.choice.workers, r.burst, r.forward, r.flood ? " + SYN flood" : "");
-    if (nat != nullptr) fmt::print(" {:.3f}x NAT mode", paired_cycles_ratio(r, *nat));
-    if (calm != nullptr) fmt::print(" {:.3f}x without the flood", paired_cycles_ratio(r, *calm));
-    fmt::print("\n");
+    fmt::print("  {:<7} {:<12} {:<6} {:<9} {} worker(s), bursts of {}, {}{}{}:", nf_kind_name(r.choice.nf), r.choice.table,
+               r.choice.aging, r.choice.scaling, r.choice.workers, r.burst, r.forward, r.flood ? " + SYN flood" : "",
+               r.rate != 0 ? fmt::format(", limit {}/s", r.rate) : "");
+    if (a.nat_mode != nullptr) fmt::print(" {:.3f}x NAT mode", paired_cycles_ratio(r, *a.nat_mode));
+    if (a.no_limit != nullptr) fmt::print(" {:.3f}x no limit", paired_cycles_ratio(r, *a.no_limit));
+    if (a.no_flood != nullptr) fmt::print(" {:.3f}x no limit without the flood", paired_cycles_ratio(r, *a.no_flood));
+    std::uint64_t drops = 0;
+    for (const auto& [reason, n] : r.drop_reasons) drops += n;
+    fmt::print(" ({} connections live at most, {} over the rate, {} dropped)\n", r.live, r.over_rate, drops);
   }
 }
 
@@ -217,7 +243,10 @@ void run_nf_bench(NfBenchOptions o) {
   for (std::uint32_t i = 1; i <= pool; ++i) configs.nat.pool.push_back(to_network32(0xcb007100 + i));  // 203.0.113.1-
   configs.nat.max_sessions = configs.lb.max_connections;
   configs.nat.max_mappings = configs.lb.max_connections;
-  configs.lb.new_connection_rate = o.new_connection_rate;
+  if (std::ranges::find(o.new_connection_rates, 0) == o.new_connection_rates.end()) o.new_connection_rates.push_back(0);
+  std::ranges::sort(o.new_connection_rates);  // no limit first: the anchor
+  const auto [repeated, end] = std::ranges::unique(o.new_connection_rates);
+  o.new_connection_rates.erase(repeated, end);
   // The same functions in each forwarding mode asked for: the services in a tunnel from one source.
   std::map<std::string, NfConfigs> configs_by_forward;
   for (const std::string& forward : o.forwards) {
@@ -260,8 +289,8 @@ void run_nf_bench(NfBenchOptions o) {
     fmt::print("flowtrack bench nf: campus {} connections x {} windows = {} packets, median of {} reps\n",
                o.flows, o.windows, trace.size(), o.reps);
     if (o.syn_flood != 0) fmt::print("  and the same with {} spoofed SYNs mixed in ({} packets)\n", o.syn_flood, flooded.size());
-    fmt::print("\n{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>4} {:>5} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7}\n", "nf", "table", "aging",
-               "scaling", "wrk", "burst", "fwd", "flood", "Mpps", "cyc/pkt", "vs fwd", "vs 1/bst", "live", "drops");
+    fmt::print("\n{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>4} {:>5} {:>7} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7}\n", "nf", "table",
+               "aging", "scaling", "wrk", "burst", "fwd", "flood", "limit", "Mpps", "cyc/pkt", "vs fwd", "vs 1/bst", "live", "drops");
   }
   std::map<std::pair<unsigned, bool>, PacketPartition> partitions;  // by worker count and trace (flooded or not)
   std::vector<Row> rows;
@@ -273,13 +302,16 @@ void run_nf_bench(NfBenchOptions o) {
         partitions.emplace(std::pair{choice.workers, flood}, partition_by_rss(t, RssSteering(choice.workers)));
       }
       for (const std::string& forward : forwards(choice.nf) ? o.forwards : std::vector<std::string>{"-"}) {
-        for (const std::size_t burst : o.bursts) rows.push_back({choice, burst, forward, flood});
+        for (const std::uint64_t rate : choice.nf == NfKind::lb ? o.new_connection_rates : std::vector<std::uint64_t>{0}) {
+          for (const std::size_t burst : o.bursts) rows.push_back({choice, burst, forward, flood, rate});
+        }
       }
     }
   }
   const auto run = [&](const Row& row, const NfChoice& choice, const ReplayOptions& options) {
-    return run_nf(choice, configs_by_forward.at(row.forward == "-" ? "nat" : row.forward), row.flood ? flooded : trace,
-                  partitions.at({choice.workers, row.flood}), options);
+    NfConfigs c = configs_by_forward.at(row.forward == "-" ? "nat" : row.forward);
+    c.lb.new_connection_rate = row.rate;
+    return run_nf(choice, c, row.flood ? flooded : trace, partitions.at({choice.workers, row.flood}), options);
   };
   // Repetition r of every row runs before repetition r + 1 of any, so that the rows a ratio compares (a
   // function and the forwarder, bursts and bursts of one) ran minutes apart at most, not a whole row's
@@ -318,9 +350,8 @@ void run_nf_bench(NfBenchOptions o) {
     }
     const double mpps = median(row.mpps);
     const Row* fwd = find_row(rows, {NfKind::fwd, "-", "-", "sharded", choice.workers}, burst, "-", row.flood);
-    const Row* per_packet = find_row(rows, choice, 1, row.forward, row.flood);
-    const Row* nat_mode = row.forward == "nat" || row.forward == "-" ? nullptr : find_row(rows, choice, burst, "nat", row.flood);
-    const Row* no_flood = row.flood ? find_row(rows, choice, burst, row.forward, false) : nullptr;
+    const Row* per_packet = find_row(rows, choice, 1, row.forward, row.flood, row.rate);
+    const Anchors anchors = anchors_of(rows, row);
     const double vs_fwd = fwd != nullptr ? paired_ratio(row, *fwd) : 0;
     const double vs_per_packet = per_packet != nullptr ? paired_ratio(row, *per_packet) : 0;
     if (o.json) {
@@ -342,15 +373,16 @@ void run_nf_bench(NfBenchOptions o) {
           .set("drops", drops)
           .set("drop_reasons", row.drop_reasons)
           .set("reps", o.reps)
-          .set("packets", trace.size())
+          .set("packets", row.flood ? flooded.size() : trace.size())
           .set("own_backends", o.own_backends)
           .set("windows", o.windows)
           .set("forward", row.forward)
           .set("syn_flood", row.flood ? o.syn_flood : 0)
-          .set("new_connection_rate", choice.nf == NfKind::lb ? o.new_connection_rate : 0)
+          .set("new_connection_rate", row.rate)
           .set("over_rate", row.over_rate);
-      if (nat_mode != nullptr) j.set("cycles_vs_nat_mode", paired_cycles_ratio(row, *nat_mode));
-      if (no_flood != nullptr) j.set("cycles_vs_no_flood", paired_cycles_ratio(row, *no_flood));
+      if (anchors.nat_mode != nullptr) j.set("cycles_vs_nat_mode", paired_cycles_ratio(row, *anchors.nat_mode));
+      if (anchors.no_limit != nullptr) j.set("cycles_vs_no_limit", paired_cycles_ratio(row, *anchors.no_limit));
+      if (anchors.no_flood != nullptr) j.set("cycles_vs_no_flood", paired_cycles_ratio(row, *anchors.no_flood));
       if (!checked.empty()) {
         j.set("violations", checked["violations"]).set("false_hits", checked["false_hits"]).set("repairs", checked["repairs"]);
         j.set("syncs", checked["syncs"]);
@@ -363,9 +395,10 @@ void run_nf_bench(NfBenchOptions o) {
     } else {
       // Concury has no table: its column tells where its control plane learns.
       const std::string table = choice.nf == NfKind::concury ? "cp:" + choice.control_plane : choice.table;
-      fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>4} {:>5} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9} {:>7}\n",
+      fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>4} {:>5} {:>7} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9} {:>7}\n",
                  nf_kind_name(choice.nf), table, choice.aging, choice.scaling, choice.workers, burst, row.forward,
-                 row.flood ? "yes" : "no", mpps, median(row.cycles), vs_fwd, vs_per_packet, row.live, drops);
+                 row.flood ? "yes" : "no", row.rate != 0 ? std::to_string(row.rate) : "-", mpps, median(row.cycles), vs_fwd,
+                 vs_per_packet, row.live, drops);
       if (!checked.empty()) {
         fmt::print("      concury's check (one more run): {} violations, {} false hits, {} repairs, {} syncs\n",
                    checked["violations"], checked["false_hits"], checked["repairs"], checked["syncs"]);
