@@ -80,7 +80,7 @@ test-release: deps
 # runs them too): flowtrack on veth ports between namespaces it creates.
 test-live: deps
 	$(CONFIGURE_RELEASE_TESTS) > /dev/null
-	ninja -C build -j $(BUILD_JOBS) flowtrack_cli
+	ninja -C build -j $(BUILD_JOBS) flowtrack_cli flowtrack_decap
 	ctest --test-dir build -L live --output-on-failure
 
 # Every lab test file on its tiny grid through NPF into a throw-away report, the converter's failures,

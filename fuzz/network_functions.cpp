@@ -11,7 +11,9 @@
 // meets its own boundary rules and the other functions' roles. Must never crash, never read or write out of
 // bounds, and forwarded, answered (reply) and released (held fragments) frames must still parse.
 // Concury runs twice, its control plane on the worker and on a thread of its own: both must give every
-// packet the same verdict and frame, and expire the same connections.
+// packet the same verdict and frame, and expire the same connections. The load balancers run again with
+// their services in tunnel mode (GUE, a small MTU: packets too big for it are answered), with and without
+// room for the outer headers.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -29,12 +31,16 @@ namespace {
 
 using namespace flowtrack;
 
-std::vector<ServiceConfig> services() {
+std::vector<ServiceConfig> services(ForwardMode forward = ForwardMode::nat) {
   std::vector<ServiceConfig> out;
   for (const auto& [port, protocol] : {std::pair{443, ipproto::kTcp}, std::pair{53, ipproto::kUdp}}) {
     ServiceConfig s{"svc", to_network32(0xc6120001), to_network16(static_cast<std::uint16_t>(port)), protocol, {}};
     s.backends.push_back({"a", to_network32(0x0a000101), to_network16(8080), 1});
     s.backends.push_back({"b", to_network32(0x0a000102), 0, 2});
+    if (forward != ForwardMode::nat) {
+      s.tunnel = {forward, to_network32(0x0a000164), to_network16(kDefaultGuePort), 576};
+      for (BackendConfig& b : s.backends) b.port = 0;  // a tunnel keeps the client's destination port
+    }
     out.push_back(s);
   }
   return out;
@@ -77,6 +83,15 @@ struct Functions {
     c.max_connections = 64;  // small: the fuzzer fills it and meets the full-table paths
     c.maglev_size = 251;
     c.timeouts.tcp.fill(5 * kNanosPerSecond);
+    return c;
+  }()};
+  StatelessLb slb_tunnel{StatelessLbConfig{services(ForwardMode::gue), StatelessSelection::maglev, 251}};
+  StatefulLb<CuckooTable<FlowKeyV4>> lb_tunnel{[] {
+    StatefulLbConfig c;
+    c.services = services(ForwardMode::ipip);
+    c.max_connections = 64;
+    c.stateless_when_full = true;  // first packets of a full table through the tunnel too
+    c.maglev_size = 251;
     return c;
   }()};
   ConcuryLb concury{concury_config(), ControlPlanePlace::worker};
@@ -211,6 +226,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   through(functions.fwd, frame, link, control, functions.now);
   through(functions.slb, frame, link, control, functions.now);
   through(functions.lb, frame, link, control, functions.now);
+  // Room for the outer headers or not, as the input's length says.
+  const std::size_t tunnel_room = size % 2 == 0 ? 64 : 0;
+  through(functions.slb_tunnel, frame, link, control, functions.now, tunnel_room);
+  through(functions.lb_tunnel, frame, link, control, functions.now, tunnel_room);
   apply_due_changes(functions.concury_schedule, functions.concury, functions.now);
   apply_due_changes(functions.concury_own_thread_schedule, functions.concury_own_thread, functions.now);
   through_both_places(functions.concury, functions.concury_own_thread, frame, link, control, functions.now);

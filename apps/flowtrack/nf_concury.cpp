@@ -21,6 +21,9 @@ NfRun run_concury(const NfChoice& choice, const NfConfigs& configs, const Packet
             report.backends[pool[b].config.name] += nf.new_connections(s, static_cast<std::uint16_t>(b));
           }
         }
+        report.lb_stats += lb_stats(nf.services(), [&](std::uint32_t s, std::uint32_t b) {
+          return nf.new_connections(s, static_cast<std::uint16_t>(b));
+        });
         const ConcuryStats& st = nf.stats();
         report.function_counts = {{"rewrites", st.rewrites}, {"repairs", st.repairs}, {"rehomed", st.rehomed}, {"syncs", st.syncs}};
       });

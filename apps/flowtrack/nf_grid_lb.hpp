@@ -23,6 +23,8 @@ NfRun run_stateful_lb(const NfChoice& choice, bool shared, const NfConfigs& conf
           for (const Service& s : nf.services()) {
             for (const Backend& b : s.backends()) report.backends[b.config.name] += b.total_connections;
           }
+          report.lb_stats += lb_stats(nf.services());
+          report.function_counts["over_rate"] += nf.stats().over_rate;
         });
     run = {r.workers, r.unpresentable};
   });

@@ -5,12 +5,15 @@
 #include <stdexcept>
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "flowtrack/aging/heap_aging.hpp"
 #include "flowtrack/aging/timer_wheel.hpp"
 #include "flowtrack/nf/forwarder.hpp"
 #include "flowtrack/nf/nf_config.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
 #include "flowtrack/runtime/sharing.hpp"
+#include "direct_returns.hpp"
 #include "nf_grid.hpp"
 #include "flowtrack/util/available_memory.hpp"
 
@@ -29,12 +32,8 @@ bool one_instance(const NfChoice& c) {
 }
 
 void collect_stateless(const StatelessLb& nf, WorkerReport& r) {
-  for (std::size_t s = 0; s < nf.services().size(); ++s) {
-    const auto& backends = nf.services()[s].backends();
-    for (std::size_t b = 0; b < backends.size() && b < nf.sent()[s].size(); ++b) {
-      r.backends[backends[b].config.name] += nf.sent()[s][b];
-    }
-  }
+  r.lb_stats += lb_stats(nf.services());
+  for (const auto& [name, traffic] : r.lb_stats.backends) r.backends[name] = traffic.packets;
 }
 
 // A stateless function over the trace as captured, one instance per worker.
@@ -50,6 +49,32 @@ NfRun run_stateful(const NfChoice& c, bool shared, const NfConfigs& configs, con
                    const PacketPartition& partition, const ReplayOptions& options) {
   return c.nf == NfKind::lb ? run_stateful_lb<Aging>(c, shared, configs, trace, partition, options)
                             : run_nat<Aging>(c, shared, configs, trace, partition, options);
+}
+
+NfRun run_function(const NfChoice& c, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
+                   const ReplayOptions& options) {
+  const bool shared = one_instance(c);
+  if (options.check && !keeps_connections_on_backends(c.nf)) {
+    throw std::invalid_argument(fmt::format("--check checks a load balancer's backends: {} has none", nf_kind_name(c.nf)));
+  }
+  if (options.check && shared) throw std::invalid_argument("--check follows one instance per worker: use --scaling sharded");
+  switch (c.nf) {
+    case NfKind::fwd:
+      return replay_stateless(
+          trace, partition, options, [](unsigned, unsigned, Nanos) { return std::make_unique<Forwarder>(); },
+          [](const Forwarder&, WorkerReport&) {});
+    case NfKind::slb:
+      return replay_stateless(
+          trace, partition, options, [&](unsigned, unsigned, Nanos) { return std::make_unique<StatelessLb>(configs.slb); },
+          collect_stateless);
+    case NfKind::concury: return run_concury(c, configs, trace, partition, options);
+    case NfKind::lb:
+    case NfKind::nat:
+      if (c.aging == TimerWheel::kName) return run_stateful<TimerWheel>(c, shared, configs, trace, partition, options);
+      if (c.aging == HeapAging::kName) return run_stateful<HeapAging>(c, shared, configs, trace, partition, options);
+      throw std::invalid_argument(fmt::format("unknown aging '{}' (wheel, heap)", c.aging));
+  }
+  throw std::invalid_argument("unknown function");
 }
 
 }  // namespace
@@ -85,28 +110,17 @@ void announce_slow_build(NfKind nf, const Footprint& footprint) {
 
 NfRun run_nf(const NfChoice& c, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
              const ReplayOptions& options) {
-  const bool shared = one_instance(c);
-  if (options.check && !keeps_connections_on_backends(c.nf)) {
-    throw std::invalid_argument(fmt::format("--check checks a load balancer's backends: {} has none", nf_kind_name(c.nf)));
+  const std::span<const ServiceConfig> services = c.nf == NfKind::slb ? std::span<const ServiceConfig>(configs.slb.services)
+                                                  : keeps_connections_on_backends(c.nf) ? std::span<const ServiceConfig>(configs.lb.services)
+                                                                                         : std::span<const ServiceConfig>();
+  if (std::ranges::none_of(services, [](const ServiceConfig& s) { return s.tunnel.tunnels(); })) {
+    return run_function(c, configs, trace, partition, options);
   }
-  if (options.check && shared) throw std::invalid_argument("--check follows one instance per worker: use --scaling sharded");
-  switch (c.nf) {
-    case NfKind::fwd:
-      return replay_stateless(
-          trace, partition, options, [](unsigned, unsigned, Nanos) { return std::make_unique<Forwarder>(); },
-          [](const Forwarder&, WorkerReport&) {});
-    case NfKind::slb:
-      return replay_stateless(
-          trace, partition, options, [&](unsigned, unsigned, Nanos) { return std::make_unique<StatelessLb>(configs.slb); },
-          collect_stateless);
-    case NfKind::concury: return run_concury(c, configs, trace, partition, options);
-    case NfKind::lb:
-    case NfKind::nat:
-      if (c.aging == TimerWheel::kName) return run_stateful<TimerWheel>(c, shared, configs, trace, partition, options);
-      if (c.aging == HeapAging::kName) return run_stateful<HeapAging>(c, shared, configs, trace, partition, options);
-      throw std::invalid_argument(fmt::format("unknown aging '{}' (wheel, heap)", c.aging));
-  }
-  throw std::invalid_argument("unknown function");
+  PacketPartition replayed = partition;
+  const std::uint64_t direct_return = leave_out_direct_returns(trace, services, replayed);
+  NfRun run = run_function(c, configs, trace, replayed, options);
+  run.direct_return = direct_return;
+  return run;
 }
 
 std::map<std::string, std::uint64_t> NfRun::drops_by_reason() const {

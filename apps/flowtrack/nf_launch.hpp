@@ -37,11 +37,13 @@ struct NfConfigs {
 };
 
 // What a replay of a function gives: each worker's report (backends: lb connections per backend, slb
-// packets per backend; live and peak connections), and the answers of the trace that could not be
-// presented to the function and were left out (replay_rehearsal.hpp).
+// packets per backend; live and peak connections), the answers of the trace that could not be presented
+// to the function and were left out (replay_rehearsal.hpp), and those that tunnel-mode backends send
+// straight to the clients, which were left out too (direct_returns.hpp).
 struct NfRun {
   std::vector<WorkerReport> workers;
   std::uint64_t unpresentable = 0;
+  std::uint64_t direct_return = 0;
 
   // Every dropped packet of the run once, by reason: the parser's, the function's, replay_unpresentable,
   // and a dispatched run's ring_full; reasons that counted nothing are left out.
@@ -62,7 +64,8 @@ void announce_slow_build(NfKind nf, const Footprint& footprint);
 // Throws UserError naming the problem when a name does not apply (a many_writers table, spinlock
 // scaling of a stateless function, a check of a function without backends). The stateful LB and Concury
 // replay a trace captured on their client side (lb_answers.hpp), the NAT one captured on its inside link
-// (nat_answers.hpp); the LB's [[change]] schedule is the replay's (options.changes).
+// (nat_answers.hpp); the LB's [[change]] schedule is the replay's (options.changes). The load balancers
+// leave out the answers of their tunnel-mode services (direct_returns.hpp).
 NfRun run_nf(const NfChoice& choice, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
              const ReplayOptions& options);
 

@@ -2,7 +2,8 @@
 // bursts of --burst packets, and writes what it forwards, merged back in time order, into --out. The
 // report gives Mpps per worker (TSC time of the burst loop: parse, function, expiry), packets in and
 // out, drops by reason (a captured answer that no state of the function explains is not replayed:
-// replay_unpresentable, replay_rehearsal.hpp), connections, and for the load balancers what each
+// replay_unpresentable, replay_rehearsal.hpp; the answers a tunnel-mode service's backends send straight
+// to the clients are left out too, and reported: direct_returns.hpp), connections, and for the load balancers what each
 // backend received. With --dispatch rss|laps a dispatcher thread picks each packet's worker during the
 // run; the report then adds the packets dropped at full rings (ring_full), LAPS's migrations, and the
 // packets delivered out of their flow's order (runtime/reordering.hpp). With --check, the load balancers'
@@ -24,12 +25,39 @@
 namespace flowtrack::cli {
 namespace {
 
-void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_trace) {
+// A load balancer's per-VIP or per-backend figures (nf/lb_stats.hpp), the rate of new connections over
+// the trace's `seconds`.
+std::map<std::string, JsonObject> traffic_json(const std::map<std::string, LbTraffic>& figures, double seconds) {
+  std::map<std::string, JsonObject> out;
+  for (const auto& [name, t] : figures) {
+    out[name]
+        .set("packets", t.packets)
+        .set("bytes", t.bytes)
+        .set("reply_packets", t.reply_packets)
+        .set("reply_bytes", t.reply_bytes)
+        .set("connections", t.connections)
+        .set("connections_live", t.connections_live)
+        .set("connections_per_second", seconds > 0 ? static_cast<double>(t.connections) / seconds : 0.0);
+  }
+  return out;
+}
+
+void print_traffic(std::string_view title, const std::map<std::string, LbTraffic>& figures, double seconds) {
+  fmt::print("  {} (packets and bytes to the backends, answers through the balancer, connections: new, live, new a second):\n", title);
+  for (const auto& [name, t] : figures) {
+    fmt::print("    {:<24} {:>10} {:>13} {:>10} {:>13} {:>9} {:>9} {:>10.1f}\n", name, t.packets, t.bytes, t.reply_packets,
+               t.reply_bytes, t.connections, t.connections_live, seconds > 0 ? static_cast<double>(t.connections) / seconds : 0.0);
+  }
+}
+
+// `seconds`: the trace's, first packet to last (the rates' time).
+void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_trace, double seconds) {
   const std::vector<WorkerReport>& results = run.workers;
   std::uint64_t packets = run.unpresentable, forwarded = 0, replied = 0, created = 0, live = 0;
   std::uint64_t migrations = 0, out_of_order = 0;
   const std::map<std::string, std::uint64_t> drops = run.drops_by_reason();
   std::map<std::string, std::uint64_t> backends, function_counts;
+  LbStats stats;
   std::vector<double> worker_mpps;
   std::vector<std::uint64_t> worker_packets;
   ConsistencyCounts check;
@@ -44,6 +72,7 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
     for (const auto& [name, n] : r.backends) backends[name] += n;
     worker_packets.push_back(r.counters.packets);
     for (const auto& [name, n] : r.function_counts) function_counts[name] += n;
+    stats += r.lb_stats;
     worker_mpps.push_back(r.counters.mpps());
     check.violations += r.check.violations;
     check.false_hits += r.check.false_hits;
@@ -65,11 +94,13 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
         .set("packets_in", packets)
         .set("packets_out", forwarded)
         .set("packets_replied", replied)
+        .set("packets_direct_return", run.direct_return)
         .set("drops", drops)
         .set("connections", created)
         .set("connections_live", live);
     if (lb) j.set("backends", backends);
     if (o.nf == NfKind::slb) j.set("backend_packets", backends);
+    if (lb || o.nf == NfKind::slb) j.set("vips", traffic_json(stats.vips, seconds)).set("backend_stats", traffic_json(stats.backends, seconds));
     j.set("dispatch", o.dispatch);
     if (o.dispatch != "partition") {
       j.set("worker_packets", worker_packets).set("ring", o.ring).set("slow_worker_ns", o.slow_worker_ns).set("migrations", migrations).set("out_of_order", out_of_order);
@@ -83,6 +114,9 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
              o.aging, o.scaling, o.burst);
   fmt::print("  packets in {}, out {}, answered {}, {:.2f} Mpps ({:.2f})\n", packets, forwarded, replied, mpps,
              fmt::join(worker_mpps, " + "));
+  if (run.direct_return != 0) {
+    fmt::print("  answers from tunnel-mode backends straight to the clients, not replayed: {}\n", run.direct_return);
+  }
   if (o.dispatch != "partition") {
     fmt::print("  dispatch {} (rings of {}, worker 0 slowed by {} ns a packet): {} migrations, {} packets out of order\n",
                o.dispatch, o.ring, o.slow_worker_ns, migrations, out_of_order);
@@ -95,6 +129,10 @@ void report(const RunCommandOptions& o, const NfRun& run, std::size_t flows_in_t
   if (!backends.empty()) {
     fmt::print("  {}:\n", lb ? "connections per backend" : "packets per backend");
     for (const auto& [name, n] : backends) fmt::print("    {:<24} {}\n", name, n);
+  }
+  if (lb || o.nf == NfKind::slb) {
+    print_traffic("per VIP", stats.vips, seconds);
+    print_traffic("per backend", stats.backends, seconds);
   }
   if (!function_counts.empty()) {
     fmt::print("  {}:\n", nf);
@@ -166,7 +204,8 @@ void run_command(const RunCommandOptions& o) {
     const PacketStore merged = merge_in_time_order(run.workers, trace.link_type());
     merged.save_pcap(o.out, o.out_format == "pcapng" ? CaptureFormat::pcapng : CaptureFormat::pcap);
   }
-  report(o, run, flows);
+  const double seconds = trace.empty() ? 0 : static_cast<double>(trace[trace.size() - 1].timestamp_ns - trace[0].timestamp_ns) / 1e9;
+  report(o, run, flows, seconds);
 }
 
 }  // namespace flowtrack::cli

@@ -27,14 +27,19 @@ constexpr std::uint32_t ipv4(std::uint32_t a, std::uint32_t b, std::uint32_t c, 
 }
 
 StatefulLbConfig web_balancer() {
-  const std::vector<BackendConfig> backends = {{"web-1", ipv4(10, 200, 0, 1), to_network16(8080), 2},
-                                               {"web-2", ipv4(10, 200, 0, 2), to_network16(8080), 1},
-                                               {"web-3", ipv4(10, 200, 0, 3), to_network16(8080), 1}};
+  ServiceConfig web;  // forwarded in NAT mode (its `tunnel`'s default), without health checks (`health`)
+  web.name = "web";
+  web.protocol = ipproto::kTcp;
+  web.backends = {{"web-1", ipv4(10, 200, 0, 1), to_network16(8080), 2},
+                  {"web-2", ipv4(10, 200, 0, 2), to_network16(8080), 1},
+                  {"web-3", ipv4(10, 200, 0, 3), to_network16(8080), 1}};
   StatefulLbConfig config;  // Maglev, conntrack's timeouts, 2^20 connections per worker
   for (std::uint32_t host = 1; host <= 4; ++host) {
     for (const std::uint16_t port : {443, 80}) {
       // One service per VIP and port; a pool change applies to every service of its name.
-      config.services.push_back({"web", ipv4(198, 18, 0, host), to_network16(port), ipproto::kTcp, backends});
+      web.vip = ipv4(198, 18, 0, host);
+      web.port = to_network16(port);
+      config.services.push_back(web);
     }
   }
   config.changes.push_back({.at = 300 * kNanosPerMilli, .service = "web", .action = PoolAction::add,

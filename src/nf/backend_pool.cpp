@@ -28,11 +28,13 @@ Service::Service(ServiceConfig config, std::uint32_t maglev_size, const Service*
   rebuild(same_pool);
 }
 
-// The table depends on the live backends' names and weights in order, and on its size only.
+// The table depends on the backends taking new connections, their names and weights in order, and on
+// its size only.
 bool Service::has_pool_of(const Service& other) const {
   return maglev_.size() == other.maglev_.size() &&
          std::ranges::equal(backends_, other.backends_, [](const Backend& a, const Backend& b) {
-           return a.removed == b.removed && a.config.name == b.config.name && a.config.weight == b.config.weight;
+           return a.removed == b.removed && a.down == b.down && a.config.name == b.config.name &&
+                  a.config.weight == b.config.weight;
          });
 }
 
@@ -140,6 +142,17 @@ bool Service::set_weight(const std::string& name, std::uint32_t weight, const Se
   b->config.weight = weight;
   b->smooth_weight = 0;
   rebuild(same_pool);
+  return true;
+}
+
+bool Service::set_down(const std::string& name, bool down, const Service* same_pool) {
+  Backend* b = find(name);
+  if (b == nullptr) return false;
+  if (b->down != down) {
+    b->down = down;
+    b->smooth_weight = 0;
+    rebuild(same_pool);
+  }
   return true;
 }
 

@@ -162,6 +162,7 @@ void ConcuryLb::index_backends() {
   backend_index_.clear();
   for (std::uint32_t s = 0; s < services_.size(); ++s) {
     const ServiceConfig& c = services_[s].config();
+    if (c.tunnel.tunnels()) continue;  // its backends answer the clients directly, never through here
     const std::vector<Backend>& pool = services_[s].backends();
     for (std::size_t b = 0; b < pool.size(); ++b) {
       const std::uint16_t port = pool[b].config.port != 0 ? pool[b].config.port : c.port;
@@ -302,8 +303,11 @@ LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
     report({{.key = key, .vip = service, .dcode = arrays.dcode}, packet.time, backend, close_met(p, Met::client_fin)});
   }
   if (backend == compact::ConcuryControl::kNoDip) return {.verdict = counters_.drop(NfDrop::no_backend)};
-  const BackendConfig& b = services_[service].backends()[backend].config;
-  return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port};
+  Service& svc = services_[service];
+  if (reaches_backend(packet, svc.config().tunnel)) svc.backends()[backend].count(Direction::original, packet.wire_length);
+  const BackendConfig& b = svc.backends()[backend].config;
+  const TunnelConfig& tunnel = svc.config().tunnel;
+  return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port, .tunnel = tunnel.tunnels() ? &tunnel : nullptr};
 }
 
 std::uint16_t ConcuryLb::open(std::uint32_t service, std::uint64_t key, compact::ConcuryLookup::Answer arrays, Met met, Nanos now) {
@@ -372,7 +376,7 @@ LbPlan ConcuryLb::answer(NfPacket& packet, std::size_t i) {
   }
   if (sender == listing.size()) return answer_at_sync(packet, i, listing, looked);
   report({{.key = key, .vip = listing[sender].first, .dcode = sender_dcode}, packet.time, listing[sender].second, answer_met(p)});
-  return restore_service(listing[sender].first);
+  return restore_service(listing[sender], packet.wire_length);
 }
 
 std::optional<std::uint32_t> ConcuryLb::claim(std::size_t i, const ServiceListing& listing, std::size_t k, std::uint64_t key,
@@ -393,7 +397,7 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
     if (!dcode) continue;
     if (control.dip_of(listing[k].first, key)) {
       report({{.key = key, .vip = listing[k].first, .dcode = *dcode}, packet.time, listing[k].second, answer_met(p)});  // it is answered
-      return restore_service(listing[k].first);
+      return restore_service(listing[k], packet.wire_length);
     }
     claimed_.emplace_back(k, *dcode);
   }
@@ -403,7 +407,7 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
   // first one's address.
   if (!claimed_.empty()) {
     for (const auto& [k, dcode] : claimed_) report({{.key = key, .vip = listing[k].first, .dcode = dcode}, packet.time, listing[k].second, answer_met(p)});
-    return restore_service(listing[claimed_.front().first].first);
+    return restore_service(listing[claimed_.front().first], packet.wire_length);
   }
   // None does: a rewrite came between the connection's packets (it was met mid-stream and not known
   // then). The first service listing the backend learns it there, and its arrays are refilled so that
@@ -413,11 +417,12 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
   kept({{.key = key, .vip = chosen.first, .dcode = 0}, packet.time, chosen.second, answer_met(p)}, true);
   publish_kept(chosen.first, key, row_changed);
   ++stats_.repairs;
-  return restore_service(chosen.first);
+  return restore_service(chosen, packet.wire_length);
 }
 
-LbPlan ConcuryLb::restore_service(std::uint32_t service) const {
-  const ServiceConfig& c = services_[service].config();
+LbPlan ConcuryLb::restore_service(const ServiceBackend& answering, std::uint32_t wire_length) {
+  services_[answering.first].backends()[answering.second].count(Direction::reply, wire_length);
+  const ServiceConfig& c = services_[answering.first].config();
   return {.rewrites = true, .to_backend = false, .address = c.vip, .port = c.port};
 }
 

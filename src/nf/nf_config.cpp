@@ -178,6 +178,79 @@ Value parse(const ConfigText& config) {
   }
 }
 
+// How a [[service]] table's packets reach its backends (nf/tunnel.hpp): `forward`, and for a tunnel its
+// source address, MTU and (GUE) port. A key that only a tunnel or only GUE takes is an error elsewhere.
+TunnelConfig tunnel_of(const Value& s) {
+  TunnelConfig tunnel;
+  const std::string forward = string_at(s, "service", "forward", "nat");
+  const auto mode = forward_mode_from_name(forward);
+  if (!mode) fail(*find(s, "forward"), "service.forward", "expected \"nat\", \"ipip\" or \"gue\"");
+  tunnel.mode = *mode;
+  if (!tunnel.tunnels()) {
+    for (const char* key : {"tunnel_source", "mtu", "gue_port"}) {
+      if (find(s, key) != nullptr) fail(*find(s, key), fmt::format("service.{}", key), "only a tunnel (forward = \"ipip\" or \"gue\") takes it");
+    }
+    return tunnel;
+  }
+  tunnel.source = address_at(s, "service", "tunnel_source");
+  tunnel.mtu = static_cast<std::uint16_t>(integer_at(s, "service", "mtu", kDefaultTunnelMtu, 576, 65535));
+  if (tunnel.mode != ForwardMode::gue && find(s, "gue_port") != nullptr) {
+    fail(*find(s, "gue_port"), "service.gue_port", "only forward = \"gue\" takes it");
+  }
+  tunnel.gue_port = to_network16(static_cast<std::uint16_t>(integer_at(s, "service", "gue_port", kDefaultGuePort, 1, 65535)));
+  return tunnel;
+}
+
+// A number of seconds (integer or not) in [low, high] at `key` of `table`, or `fallback` when absent.
+Nanos seconds_at(const Value& table, const std::string& where, const std::string& key, Nanos fallback, double low, double high) {
+  const Value* v = find(table, key);
+  if (v == nullptr) return fallback;
+  const double seconds = v->is_integer() ? static_cast<double>(v->as_integer()) : v->is_floating() ? v->as_floating() : -1;
+  if (!(seconds >= low && seconds <= high)) fail(*v, where + "." + key, fmt::format("expected seconds in {}..{}, such as 0.5", low, high));
+  return static_cast<Nanos>(seconds * 1e9 + 0.5);
+}
+
+// A [[service]]'s [service.health] table: how its backends are checked (nf/health_config.hpp).
+HealthCheckConfig health_of(const Value& h) {
+  if (!h.is_table()) fail(h, "service.health", "expected a table");
+  only_keys(h, "service.health");
+  const std::string where = "service.health";
+  HealthCheckConfig c;
+  const std::string probe = string_at(h, where, "probe", "tcp");
+  if (probe == "tcp") c.probe = HealthProbe::tcp;
+  else if (probe == "http") c.probe = HealthProbe::http;
+  else fail(*find(h, "probe"), where + ".probe", "expected \"tcp\" or \"http\"");
+  if (c.probe != HealthProbe::http) {
+    for (const char* key : {"path", "status", "body"}) {
+      if (find(h, key) != nullptr) fail(*find(h, key), fmt::format("{}.{}", where, key), "only probe = \"http\" takes it");
+    }
+  }
+  c.port = to_network16(static_cast<std::uint16_t>(integer_at(h, where, "port", 0, 0, 65535)));
+  c.path = string_at(h, where, "path", c.path);
+  // The path goes into the request line as it is: nothing that would end it or the line.
+  if (c.path.empty() || c.path[0] != '/' || c.path.size() > 1024 || c.path.find_first_of(" \r\n\t") != std::string::npos) {
+    fail(*find(h, "path"), where + ".path", "expected a path such as \"/health\": starting with '/', without spaces, at most 1024 bytes");
+  }
+  c.status = static_cast<std::uint16_t>(integer_at(h, where, "status", c.status, 100, 599));
+  c.body = string_at(h, where, "body", "");
+  if (c.body.size() > 1024) fail(*find(h, "body"), where + ".body", "at most 1024 bytes");
+  c.interval = seconds_at(h, where, "interval", c.interval, 0.01, 3600);
+  c.timeout = seconds_at(h, where, "timeout", std::min(c.timeout, c.interval), 0.001, 3600);
+  if (c.timeout > c.interval) fail(*find(h, "timeout"), where + ".timeout", "a probe must end before the next begins: at most the interval");
+  c.rise = static_cast<std::uint32_t>(integer_at(h, where, "rise", c.rise, 1, 100));
+  c.fall = static_cast<std::uint32_t>(integer_at(h, where, "fall", c.fall, 1, 100));
+  if (const Value* jitter = find(h, "jitter")) {
+    const double j = jitter->is_integer() ? static_cast<double>(jitter->as_integer()) : jitter->is_floating() ? jitter->as_floating() : -1;
+    if (!(j >= 0 && j <= 0.5)) fail(*jitter, where + ".jitter", "expected a share of the interval in 0..0.5");
+    c.jitter = j;
+  }
+  const std::string all_down = string_at(h, where, "all_down", "fail_open");
+  if (all_down == "fail_open") c.all_down = AllDown::fail_open;
+  else if (all_down == "drop") c.all_down = AllDown::drop;
+  else fail(*find(h, "all_down"), where + ".all_down", "expected \"fail_open\" or \"drop\"");
+  return c;
+}
+
 // maglev_size_key names the option that sets the table size, for the error when a service has more
 // backends than the table can share evenly.
 std::vector<ServiceConfig> services_of(const Value& root, std::uint32_t maglev_size, const std::string& maglev_size_key) {
@@ -205,6 +278,8 @@ std::vector<ServiceConfig> services_of(const Value& root, std::uint32_t maglev_s
     else fail(*find(s, "protocol"), "service.protocol", "expected \"tcp\" or \"udp\"");
     const std::vector<std::uint32_t> vips = addresses_at(s, "service", "vip");
     const std::vector<std::uint16_t> ports = ports_at(s, "service", "port");
+    service.tunnel = tunnel_of(s);
+    if (const Value* health = find(s, "health")) service.health = health_of(*health);
     const Value* backends = find(s, "backend");
     if (backends == nullptr || !backends->is_array() || backends->as_array().empty()) {
       fail(s, "service.backend", "missing: each service needs [[service.backend]] tables");
@@ -218,6 +293,9 @@ std::vector<ServiceConfig> services_of(const Value& root, std::uint32_t maglev_s
       if (!names.insert(backend.name).second) fail(b, "service.backend.name", fmt::format("'{}' appears twice", backend.name));
       backend.address = address_at(b, "service.backend", "address");
       backend.port = to_network16(static_cast<std::uint16_t>(integer_at(b, "service.backend", "port", 0, 0, 65535)));
+      if (backend.port != 0 && service.tunnel.tunnels()) {
+        fail(*find(b, "port"), "service.backend.port", "a tunnel delivers the client's packet as it is, to the service's port");
+      }
       backend.weight = static_cast<std::uint32_t>(integer_at(b, "service.backend", "weight", 1, 0, 1'000'000));
       service.backends.push_back(backend);
     }
@@ -454,6 +532,11 @@ StatefulLbConfig load_stateful_lb_config(const ConfigText& text) {
     config.maglev_size = static_cast<std::uint32_t>(integer_at(*lb, "lb", "maglev_size", config.maglev_size, 3, 1 << 24));
     if (!is_prime(config.maglev_size)) fail(*find(*lb, "maglev_size"), "lb.maglev_size", "must be a prime");
     config.seed = static_cast<std::uint64_t>(integer_at(*lb, "lb", "seed", 1, 0, INT64_MAX));
+    config.new_connection_rate = static_cast<std::uint64_t>(integer_at(*lb, "lb", "new_connection_rate", 0, 0, 100'000'000));
+    config.new_connection_burst = static_cast<std::uint64_t>(integer_at(*lb, "lb", "new_connection_burst", 0, 0, 10'000'000));
+    if (config.new_connection_burst != 0 && config.new_connection_rate == 0) {
+      fail(*find(*lb, "new_connection_burst"), "lb.new_connection_burst", "there is no new_connection_rate to burst above");
+    }
   }
   config.timeouts = timeouts_of(root);
   config.services = services_of(root, config.maglev_size, "lb.maglev_size");

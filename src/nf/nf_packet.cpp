@@ -20,6 +20,8 @@ std::string_view nf_drop_name(NfDrop drop) {
     case NfDrop::not_to_pool: return "not_to_pool";
     case NfDrop::spoofed_source: return "spoofed_source";
     case NfDrop::not_to_service: return "not_to_service";
+    case NfDrop::too_big: return "too_big";
+    case NfDrop::no_room: return "no_room";
     case NfDrop::not_ipv4: return "not_ipv4";
     case NfDrop::count_: break;
   }

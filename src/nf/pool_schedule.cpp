@@ -16,6 +16,8 @@ std::optional<PoolAction> pool_action_from_name(std::string_view name) {
   if (name == "remove") return PoolAction::remove;
   if (name == "drain") return PoolAction::drain;
   if (name == "weight") return PoolAction::weight;
+  if (name == "down") return PoolAction::down;
+  if (name == "up") return PoolAction::up;
   return std::nullopt;
 }
 
@@ -25,10 +27,12 @@ std::optional<PoolChangeProblem> check_pool_changes(std::span<const PoolChange> 
   // port), so the replay keeps one name set per service name (by name: a configuration may list tens of
   // thousands of services).
   std::map<std::string, std::set<std::string>, std::less<>> pools;
+  std::set<std::string, std::less<>> tunnelled;  // services whose backends take no port (nf/tunnel.hpp)
   for (const ServiceConfig& s : services) {
     const auto [pool, fresh] = pools.try_emplace(s.name);
     if (!fresh) continue;
     for (const BackendConfig& b : s.backends) pool->second.insert(b.name);
+    if (s.tunnel.tunnels()) tunnelled.insert(s.name);
   }
   for (std::size_t i = 0; i < changes.size(); ++i) {
     const PoolChange& c = changes[i];
@@ -38,6 +42,9 @@ std::optional<PoolChangeProblem> check_pool_changes(std::span<const PoolChange> 
     std::set<std::string>& names = pool->second;
     const bool present = names.contains(c.backend.name);
     if (c.action == PoolAction::add) {
+      if (c.backend.port != 0 && tunnelled.contains(c.service)) {
+        return PoolChangeProblem{i, "port", fmt::format("service '{}' tunnels the client's packet as it is: its backends take no port", c.service)};
+      }
       if (present) {
         return PoolChangeProblem{i, "backend", fmt::format("'{}' is already in service '{}'", c.backend.name, c.service)};
       }
@@ -76,6 +83,8 @@ void apply_pool_change(const PoolChange& change, std::span<Service> services) {
       case PoolAction::remove: s.remove_backend(change.backend.name, changed); break;
       case PoolAction::drain: s.set_weight(change.backend.name, 0, changed); break;
       case PoolAction::weight: s.set_weight(change.backend.name, change.backend.weight, changed); break;
+      case PoolAction::down: s.set_down(change.backend.name, true, changed); break;
+      case PoolAction::up: s.set_down(change.backend.name, false, changed); break;
     }
     if (changed == nullptr) changed = &s;
   }

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <variant>
 
@@ -21,6 +24,7 @@
 #include "flowtrack/runtime/dpdk_ports.hpp"
 #include "flowtrack/runtime/dpdk_threads.hpp"
 #include "flowtrack/runtime/engine.hpp"
+#include "flowtrack/runtime/health_checker.hpp"
 #include "flowtrack/runtime/metrics_server.hpp"
 #include "flowtrack/runtime/prometheus_text.hpp"
 #include "flowtrack/runtime/scheduled_source.hpp"
@@ -59,7 +63,7 @@ FunctionAddresses addresses_of(const std::vector<ServiceConfig>& services) {
 
 // What each function knows of its own, for the counters.
 void add_function_state(const Forwarder&, LiveCounters&) {}
-void add_function_state(const StatelessLb&, LiveCounters&) {}
+void add_function_state(const StatelessLb& nf, LiveCounters& s) { s.traffic += lb_stats(nf.services()); }
 void add_function_state(const LiveNat& nf, LiveCounters& s) { s.connections_live = nf.sessions().size(); }
 void add_function_state(const LiveLb& nf, LiveCounters& s) {
   s.connections_live = nf.tracker().size();
@@ -70,6 +74,8 @@ void add_function_state(const LiveLb& nf, LiveCounters& s) {
       for (std::size_t phase = 0; phase < kConnectionPhaseCount; ++phase) phases[phase] += b.by_phase[phase];
     }
   }
+  s.traffic += lb_stats(nf.services());
+  s.over_rate = nf.stats().over_rate;
 }
 void add_function_state(const ConcuryLb& nf, LiveCounters& s) {
   s.connections_live = nf.known_connections();
@@ -79,6 +85,9 @@ void add_function_state(const ConcuryLb& nf, LiveCounters& s) {
       s.backends[pool[b].config.name] += nf.new_connections(service, static_cast<std::uint16_t>(b));
     }
   }
+  s.traffic += lb_stats(nf.services(), [&](std::uint32_t service, std::uint32_t b) {
+    return nf.new_connections(service, static_cast<std::uint16_t>(b));
+  });
 }
 
 template <class Nf>
@@ -137,13 +146,55 @@ class PoolChangeRules {
   std::vector<PoolChange> applied_;
 };
 
+// What the health checks say, into the counters.
+void add_health(const HealthSnapshot& snapshot, LiveCounters& counters) {
+  for (std::size_t t = 0; t < snapshot.targets.size(); ++t) {
+    const TargetHealth& h = snapshot.health[t];
+    counters.backend_health[snapshot.targets[t].service + "/" + snapshot.targets[t].backend] = {h.up, h.probes, h.failures, h.transitions};
+  }
+  for (const ServiceHealth& s : snapshot.services) counters.all_down_events[s.name] = s.all_down_events;
+}
+
+// New connections a second per VIP and per backend, over at least a second between two readings.
+class ConnectionRates {
+ public:
+  // Sets the counters' rates: new ones once a second has passed since the last, else the last ones.
+  void update(LiveCounters& counters, Nanos now) {
+    if (now - since_ >= kNanosPerSecond) {
+      vip_rate_ = per_second(counters.traffic.vips, base_.vips, now - since_);
+      backend_rate_ = per_second(counters.traffic.backends, base_.backends, now - since_);
+      base_ = counters.traffic;
+      since_ = now;
+    }
+    counters.vip_rate = vip_rate_;
+    counters.backend_rate = backend_rate_;
+  }
+
+ private:
+  static std::map<std::string, std::uint64_t> per_second(const std::map<std::string, LbTraffic>& now,
+                                                         const std::map<std::string, LbTraffic>& before, Nanos interval) {
+    std::map<std::string, std::uint64_t> rates;
+    for (const auto& [name, t] : now) {
+      const auto it = before.find(name);
+      const std::uint64_t given = t.connections - (it == before.end() ? 0 : it->second.connections);
+      rates[name] = static_cast<std::uint64_t>(static_cast<double>(given) * 1e9 / static_cast<double>(interval) + 0.5);
+    }
+    return rates;
+  }
+
+  LbStats base_;
+  Nanos since_ = DpdkPorts::now();
+  std::map<std::string, std::uint64_t> vip_rate_, backend_rate_;
+};
+
 // The control plane's work, on its own thread, until the run stops.
 class ControlPlane {
  public:
   ControlPlane(std::string nf_name, Engine& engine, std::vector<CounterBoard>& published, ControlSocket* socket,
-               std::optional<PoolChangeRules> rules, const DataplaneConfig& plane, LiveObserver& observer)
+               std::optional<PoolChangeRules> rules, const HealthChecker* health, const DataplaneConfig& plane,
+               LiveObserver& observer)
       : nf_name_(std::move(nf_name)), engine_(engine), published_(published), socket_(socket), rules_(std::move(rules)),
-        plane_(plane), observer_(observer) {}
+        health_(health), plane_(plane), observer_(observer) {}
 
   void run(const std::atomic<bool>& stop) {
     const Nanos start = DpdkPorts::now();
@@ -195,6 +246,8 @@ class ControlPlane {
     LiveCounters sum;
     sum.nf = nf_name_;
     for (const CounterBoard& p : published_) sum += p.read();
+    if (health_ != nullptr) add_health(health_->snapshot(), sum);
+    rates_.update(sum, DpdkPorts::now());
     live_counter_board().publish(sum);
   }
 
@@ -218,6 +271,8 @@ class ControlPlane {
   std::vector<CounterBoard>& published_;
   ControlSocket* socket_;
   std::optional<PoolChangeRules> rules_;
+  const HealthChecker* health_;  // none when no service is checked
+  ConnectionRates rates_;
   const DataplaneConfig& plane_;
   LiveObserver& observer_;
 };
@@ -230,6 +285,7 @@ struct LiveSetup {
   ControlSocket* socket;
   std::optional<PoolChangeRules> rules;
   PoolChangeSchedule schedule;
+  std::span<const ServiceConfig> checked;  // the services, when any of them has health checks
 };
 
 // The workers of function Nf, each made by make(worker), and the control plane beside them.
@@ -261,7 +317,16 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
     published[w].publish(state_of(*nf, name, ports, engine.counters(w)));
     unregister_from_eal();
   };
-  ControlPlane control(name, engine, published, setup.socket, std::move(setup.rules), o.plane, observer);
+  // The health checks' transitions go to every worker as pool changes, posted from the checks' thread
+  // without waiting: down and up only mark a backend, so they need no check against the changes made.
+  std::optional<HealthChecker> health;
+  if (!setup.checked.empty()) {
+    health.emplace(setup.checked, [&engine](const PoolChange& change) {
+      for (unsigned w = 0; w < engine.workers(); ++w) engine.mailbox(w).post(change);
+    });
+  }
+  ControlPlane control(name, engine, published, setup.socket, std::move(setup.rules), health ? &*health : nullptr, o.plane,
+                       observer);
   bool stopped_during_start = false;
   const std::function<void(StartGate&)> beside[] = {[&](StartGate& gate) {
     unpin_current_thread();  // the thread that started the EAL is pinned to its main lcore; this one sleeps in poll()
@@ -276,6 +341,7 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
   report.workers = o.workers;
   report.stopped_during_start = stopped_during_start;
   for (const CounterBoard& p : published) report.counters += p.read();
+  if (health) add_health(health->snapshot(), report.counters);
   report.counters.nf = name;
   live_counter_board().publish(report.counters);
   report.mbufs_missing = setup.group.close();
@@ -313,6 +379,14 @@ std::optional<PoolChangeRules> change_rules_of(const LiveServiceOptions& o) {
     case NfKind::nat: return std::nullopt;
   }
   return std::nullopt;
+}
+
+std::span<const ServiceConfig> checked_services(const LiveServiceOptions& o) {
+  const std::span<const ServiceConfig> services = o.nf == NfKind::slb                 ? std::span<const ServiceConfig>(o.slb.services)
+                                                  : keeps_connections_on_backends(o.nf) ? std::span<const ServiceConfig>(o.lb.services)
+                                                                                        : std::span<const ServiceConfig>();
+  if (std::ranges::none_of(services, [](const ServiceConfig& s) { return s.health.has_value(); })) return {};
+  return services;
 }
 
 }  // namespace
@@ -360,7 +434,8 @@ LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>
   observer.started(ports, group.workers(), group.rx_queues());
 
   LiveSetup setup{o, group, addresses, socket.get(), change_rules_of(o),
-                  scheduled ? PoolChangeSchedule(o.lb.changes, o.lb.services, o.lb.maglev_size) : PoolChangeSchedule()};
+                  scheduled ? PoolChangeSchedule(o.lb.changes, o.lb.services, o.lb.maglev_size) : PoolChangeSchedule(),
+                  checked_services(o)};
   const Nanos now = DpdkPorts::now();
   switch (o.nf) {
     case NfKind::fwd: return serve(setup, [](unsigned) { return std::make_unique<Forwarder>(); }, stop, observer);

@@ -11,7 +11,10 @@
 # must get its weight's share (1:2:3, round_robin) within 2 % of the requests; a long transfer must go
 # on untouched while its backend is drained and removed through `flowtrack ctl`, which must refuse bad
 # requests; the counters read through DPDK telemetry and as Prometheus text must agree with `flowtrack
-# ctl counters`; and flowtrack must stop cleanly on SIGINT with every mbuf back in its pool.
+# ctl counters`; and flowtrack must stop cleanly on SIGINT with every mbuf back in its pool. Its counters
+# are the clients' own, exactly: the web VIP's packets and bytes each way as the client's link carried
+# them, its connections as many as curl made; 200 UDP datagrams in 20 flows to an echo service, per VIP
+# and per backend, as the client and each backend's server counted them (live_udp_counted).
 #
 # The boundary: the client then routes the backends' network via the LB's port, as a client could; its
 # pings, SYNs and datagrams at a backend must not arrive (a capture on the backend counts them) and are
@@ -33,24 +36,16 @@ bin=${1:?usage: lb_end_to_end.sh path/to/flowtrack}
 requests=${REQUESTS:-1000}
 nf=${LIVE_NF:-lb}
 source "$(dirname "$0")/live_lib.sh"
-live_init nginx curl iperf3 dpdk-telemetry.py
+live_init nginx curl iperf3 dpdk-telemetry.py tcpdump
 
-live_ns client nf lan b1 b2 b3
-live_veth client c0 nf f0
-live_veth nf f1 lan l0
-ip -n "$tag-client" addr add 10.10.1.2/24 dev c0
-ip -n "$tag-lan" link add br0 type bridge
-ip -n "$tag-lan" link set br0 up
-ip -n "$tag-lan" link set l0 master br0
+live_lb_network
 for b in 1 2 3; do
-  live_veth b$b e0 lan l$b
-  ip -n "$tag-lan" link set l$b master br0
-  ip -n "$tag-b$b" addr add 10.10.2.1$b/24 dev e0
   ip -n "$tag-b$b" route add default via 10.10.2.1
   mkdir -p "$work/b$b"
   head -c 20971520 /dev/zero > "$work/b$b/big"  # 20 MiB, for the long transfer
   live_nginx b$b b$b 10.10.2.1$b b$b
 done
+live_udp_servers 7
 
 # The example with its control socket in this run's directory, and a service for iperf3.
 sed "s|/run/flowtrack-lb.sock|$work/ctl.sock|" "$(dirname "$0")/../../examples/live-lb.toml" > "$work/lb.toml"
@@ -62,7 +57,17 @@ port = 5201
   [[service.backend]]
   name = "b1_iperf"
   address = "10.10.2.11"
+[[service]]
+name = "echo"
+vip = "10.10.1.100"
+port = 7
+protocol = "udp"
 CONF
+for b in 1 2 3; do printf '  [[service.backend]]\n  name = "echo-b%s"\n  address = "10.10.2.1%s"\n  weight = %s\n' $b $b $b; done >> "$work/lb.toml"
+# What the client's link carries to and from the web service, for its counters.
+ip netns exec "$tag-client" tcpdump -i c0 -B 8192 -s 64 -w "$work/web.pcap" 'tcp port 80 and host 10.10.1.100' 2> /dev/null &
+web_capture=$!
+live_pids+=("$web_capture")
 live_start_flowtrack nf "$nf" "$work/lb.toml" f0 f1
 
 # N requests, one connection each (Connection: close), each answered by the backend's name, then the
@@ -93,6 +98,9 @@ for b in 1 2 3; do
   ((diff < 0)) && diff=$((-diff))
   ((diff <= tolerance)) || live_fail "backend b$b got ${got[$b]} requests, expected $expected +- $tolerance"
 done
+
+live_udp_exchange 10.10.1.100 7 20
+live_udp_counted "$("$bin" ctl --socket "$work/ctl.sock" counters)" 10.10.1.100:7/udp echo-b 0
 
 # N sequential requests: how many were answered ($answered), the slowest in ms ($slowest).
 slowest_of() {
@@ -172,13 +180,34 @@ echo "  long transfer from $victim: $big_result (code, bytes) while $victim was 
 echo "  ctl counters: $counters"
 live_counters_agree nf
 live_stop_flowtrack
+kill -INT "$web_capture"
+wait "$web_capture" 2> /dev/null
 ((live_workers > 1)) && live_handoff_summary "$work/iperf3-tcp.json"
+# The web VIP's packets and bytes each way, exactly as the client's link carried them.
+python3 - "$work" << 'PY' || live_fail "the web VIP's packets and bytes are not the client's"
+import json, struct, sys
+work = sys.argv[1]
+data = open(f"{work}/web.pcap", "rb").read()
+to_vip, from_vip, at = [0, 0], [0, 0], 24
+while at + 16 <= len(data):
+    captured, wire = struct.unpack_from("<II", data, at + 8)
+    way = to_vip if data[at + 16 + 30:at + 16 + 34] == bytes([10, 10, 1, 100]) else from_vip
+    way[0] += 1
+    way[1] += wire
+    at += 16 + captured
+vip = json.load(open(f"{work}/report.json"))["vips"]["10.10.1.100:80/tcp"]
+counted = [[vip["packets"], vip["bytes"]], [vip["reply_packets"], vip["reply_bytes"]]]
+print(f"  web VIP: the client's link carried {to_vip[0]} packets ({to_vip[1]} bytes) to it and {from_vip[0]} ({from_vip[1]} "
+      f"bytes) from it; flowtrack counted {counted[0][0]} ({counted[0][1]}) and {counted[1][0]} ({counted[1][1]})")
+sys.exit(0 if counted == [to_vip, from_vip] else 1)
+PY
 [[ $big_result == "200 20971520" ]] || live_fail "the long transfer was cut: $big_result"
 [[ $reached_backend == 0 ]] || live_fail "$reached_backend probes from the client reached a backend"
 ((drained == 0 && removed == 0)) || live_fail "new requests still reached $victim"
 ((refusals == 3)) || live_fail "only $refusals of 3 bad requests were refused"
 python3 -c 'import json, sys; c = json.loads(sys.argv[1]); sys.exit(0 if c["connections"] >= '"$requests"' + 261 else 1)' "$counters" ||
   live_fail "ctl counters: $counters"
-live_report_check 'r["mbufs_missing"] == 0' "sum(n for b, n in r['backends'].items() if b != 'b1_iperf') == $requests + 321" \
+live_report_check 'r["mbufs_missing"] == 0' "sum(r['backends'][b] for b in ('b1', 'b2', 'b3')) == $requests + 321" \
+  "r['vips']['10.10.1.100:80/tcp']['connections'] == $requests + 321" \
   'r["arp_answered"] > 0' 'r["drops"].get("not_to_service", 0) >= 15' '"handoff_full" not in r["drops"]'
 echo "PASS"

@@ -9,6 +9,24 @@
 #   live_nat_network           the NAT's network: namespace client (10.20.1.2 on c0, gateway 10.20.1.1)
 #                              and namespace server (10.20.2.2 on s0), on either side of namespace nf
 #                              (f0 towards the client, f1 towards the server)
+#   live_lb_network            the load balancer's network: namespace client (10.10.1.2 on c0) on f0 of
+#                              namespace nf, whose f1 is on bridge br0 of namespace lan with the
+#                              backends b1, b2, b3 (10.10.2.11, .12, .13 on their e0)
+#   live_lb_ports              the [[dataplane.port]] tables of that network, for a configuration:
+#                              net_af_packet0 10.10.1.1/24 (clients), net_af_packet1 10.10.2.1/24 (backends)
+#   live_udp_servers PORT [ADDRESS]   on each backend b1, b2, b3 a UDP server on ADDRESS:PORT (default:
+#                              the backend's own address, 10.10.2.1N) answering each datagram with its
+#                              name (bN) padded to half the datagram's length, and counting the
+#                              datagrams and wire bytes it received and sent in $work/udp-bN.json
+#   live_udp_exchange VIP PORT FLOWS   from the client, FLOWS source ports (40000 up), each exchanging 10
+#                              datagrams of 20 to 1400 bytes with VIP:PORT one at a time (a datagram without
+#                              an answer within 0.3 s is sent again, and counted again); what it sent and
+#                              what each backend answered, in wire bytes, in $work/udp-client.json
+#   live_udp_counted COUNTERS VIP BACKEND_PREFIX DIRECT   the counters (JSON: a report or `ctl counters`)
+#                              of virtual service VIP ("10.10.1.100:7/udp") and of its backends
+#                              BACKEND_PREFIX1..3 agree exactly with what the client and the servers
+#                              counted: packets, bytes and flows to each backend, and the answers through
+#                              the balancer (DIRECT=1, tunnel mode: none, the answers go to the client directly)
 #   live_nginx NS NAME ADDRESS BODY   nginx on ADDRESS:80 answering BODY (and header X-Backend: BODY),
 #                              $work/NAME/big at /big if it is there; log in $work/NAME/access.log
 #   live_spawn NS COMMAND...   COMMAND in the background in namespace NS, killed at exit
@@ -217,6 +235,125 @@ live_nat_network() {
   ip -n "$tag-server" addr add 10.20.2.2/24 dev s0
 }
 
+live_lb_network() {
+  live_ns client nf lan b1 b2 b3
+  live_veth client c0 nf f0
+  live_veth nf f1 lan l0
+  ip -n "$tag-client" addr add 10.10.1.2/24 dev c0
+  ip -n "$tag-lan" link add br0 type bridge
+  ip -n "$tag-lan" link set br0 up
+  ip -n "$tag-lan" link set l0 master br0
+  local b
+  for b in 1 2 3; do
+    live_veth b$b e0 lan l$b
+    ip -n "$tag-lan" link set l$b master br0
+    ip -n "$tag-b$b" addr add 10.10.2.1$b/24 dev e0
+  done
+}
+
+live_lb_ports() {
+  printf '[[dataplane.port]]\ndevice = "net_af_packet0"\naddress = "10.10.1.1/24"\nrole = "clients"\n'
+  printf '[[dataplane.port]]\ndevice = "net_af_packet1"\naddress = "10.10.2.1/24"\nrole = "backends"\n'
+}
+
+live_udp_servers() {
+  local port=$1 address=${2:-} b server
+  # Given by -c: a command put in the background reads no here-document.
+  IFS= read -r -d '' server << 'PY'
+import json, os, socket, sys
+address, port, name, out = sys.argv[1], int(sys.argv[2]), sys.argv[3].encode(), sys.argv[4]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((address, port))
+counts = {"received": 0, "received_bytes": 0, "sent": 0, "sent_bytes": 0}
+WIRE = 14 + 20 + 8  # Ethernet, IPv4 and UDP headers around a payload
+while True:
+    data, peer = s.recvfrom(65536)
+    answer = name.ljust(len(data) // 2, b".")
+    counts["received"] += 1
+    counts["received_bytes"] += len(data) + WIRE
+    counts["sent"] += 1
+    counts["sent_bytes"] += len(answer) + WIRE
+    # Written before the answer goes: once the client has its last answer, the counts are all here.
+    with open(out + ".new", "w") as f:  # whole, then renamed: a reader never sees half of it
+        json.dump(counts, f)
+    os.replace(out + ".new", out)
+    s.sendto(answer, peer)
+PY
+  for b in 1 2 3; do
+    live_spawn b$b python3 -c "$server" "${address:-10.10.2.1$b}" "$port" "b$b" "$work/udp-b$b.json"
+  done
+}
+
+live_udp_exchange() {
+  ip netns exec "$tag-client" python3 - "$1" "$2" "$3" "$work/udp-client.json" << 'PY' || live_fail "the UDP exchange failed"
+import json, socket, sys
+vip, port, flows, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+WIRE = 14 + 20 + 8
+sent = sent_bytes = 0
+answers, flow_of = {}, {}  # backend: [datagrams, wire bytes]; client port: the backend that answered it
+for f in range(flows):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", 40000 + f))
+    s.connect((vip, port))
+    s.settimeout(0.3)
+    for d in range(10):
+        size = 20 + (f * 10 + d) * 97 % 1381
+        for attempt in range(10):
+            s.send(bytes(size))
+            sent += 1
+            sent_bytes += size + WIRE
+            try:
+                answer = s.recv(65536)
+                break
+            except socket.timeout:
+                continue
+        else:
+            sys.exit(f"no answer from {vip}:{port} to client port {40000 + f} after 10 tries")
+        backend = answer.rstrip(b".").decode()
+        count = answers.setdefault(backend, [0, 0])
+        count[0] += 1
+        count[1] += len(answer) + WIRE
+        flow_of.setdefault(40000 + f, set()).add(backend)
+    s.close()
+json.dump({"sent": sent, "sent_bytes": sent_bytes, "answers": answers,
+           "flows": {port: sorted(b) for port, b in flow_of.items()}}, open(out, "w"))
+PY
+}
+
+live_udp_counted() {
+  python3 - "$work" "$@" << 'PY' || live_fail "the UDP exchange's counters disagree with the client's and the servers' counts"
+import json, sys
+work, counters, vip, prefix, direct = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5] == "1"
+client = json.load(open(f"{work}/udp-client.json"))
+servers = {b: json.load(open(f"{work}/udp-b{b}.json")) for b in (1, 2, 3)}
+problems = []
+def same(what, counted, expected):
+    if counted != expected:
+        problems.append(f"{what}: flowtrack {counted}, expected {expected}")
+v = counters["vips"][vip]
+same(f"{vip} packets", v["packets"], client["sent"])
+same(f"{vip} bytes", v["bytes"], client["sent_bytes"])
+same(f"{vip} connections", v["connections"], len(client["flows"]))
+for b, server in servers.items():
+    t = counters["backend_traffic"][f"{prefix}{b}"]
+    answered = client["answers"].get(f"b{b}", [0, 0])
+    same(f"{prefix}{b} packets", t["packets"], server["received"])
+    same(f"{prefix}{b} bytes", t["bytes"], server["received_bytes"])
+    same(f"{prefix}{b} reply packets", t["reply_packets"], 0 if direct else server["sent"])
+    same(f"{prefix}{b} reply bytes", t["reply_bytes"], 0 if direct else server["sent_bytes"])
+    same(f"b{b}'s answers the client received", answered, [server["sent"], server["sent_bytes"]])
+    same(f"{prefix}{b} connections", t["connections"], sum(1 for answered_by in client["flows"].values() if answered_by == [f"b{b}"]))
+if any(len(answered_by) != 1 for answered_by in client["flows"].values()):
+    problems.append(f"a flow was answered by several backends: {client['flows']}")
+print(f"  UDP to {vip}: the client sent {client['sent']} datagrams ({client['sent_bytes']} bytes) in {len(client['flows'])} flows; "
+      f"flowtrack counted {v['packets']} ({v['bytes']} bytes), {v['connections']} connections, answers through it "
+      f"{v['reply_packets']}; each backend's as its server counted" + ("" if problems else ", exactly"))
+for p in problems:
+    print("  " + p)
+sys.exit(1 if problems else 0)
+PY
+}
+
 live_nginx() {
   local ns=$1 name=$2 address=$3 body=$4
   mkdir -p "$work/$name"
@@ -303,7 +440,7 @@ live_counters_agree() {
   local ns=$1 _
   for _ in 1 2 3 4 5; do
     "$bin" ctl --socket "$work/ctl.sock" counters > "$work/agree.ctl1" || live_fail "ctl counters was refused"
-    printf '/flowtrack/counters\n/flowtrack/drops\n/flowtrack/backends\n/flowtrack/backend_connections\n' |
+    printf '/flowtrack/counters\n/flowtrack/drops\n/flowtrack/backends\n/flowtrack/backend_connections\n/flowtrack/vips\n/flowtrack/backend_traffic\n' |
       dpdk-telemetry.py -f "$tag" > "$work/agree.telemetry"
     ip netns exec "$tag-$ns" curl -s --max-time 2 http://127.0.0.1:9469/metrics > "$work/agree.prometheus"
     "$bin" ctl --socket "$work/ctl.sock" counters > "$work/agree.ctl2" || live_fail "ctl counters was refused"
@@ -333,11 +470,15 @@ if telemetry.get("/flowtrack/drops") != ctl["drops"] or counters.get("drops") !=
     wrong.append("telemetry drops")
 if {r: n for (name, r, _), n in prometheus.items() if name == "flowtrack_drops_total"} != ctl["drops"]:
     wrong.append("prometheus drops")
-if telemetry.get("/flowtrack/backends") != ctl.get("backends", {}):
+def telemetry_key(name):  # DPDK telemetry's dictionary keys take letters, digits, '_' and '/' only
+    return re.sub(r"[^A-Za-z0-9_/]", "_", name)
+def by_telemetry_key(figures):
+    return {telemetry_key(name): f for name, f in figures.items()}
+if telemetry.get("/flowtrack/backends") != by_telemetry_key(ctl.get("backends", {})):
     wrong.append("telemetry backends")
 if {b: n for (name, b, _), n in prometheus.items() if name == "flowtrack_backend_connections_total"} != ctl.get("backends", {}):
     wrong.append("prometheus backends")
-if telemetry.get("/flowtrack/backend_connections") != ctl.get("backend_connections", {}):
+if telemetry.get("/flowtrack/backend_connections") != by_telemetry_key(ctl.get("backend_connections", {})):
     wrong.append("telemetry backend_connections")
 phases = {}
 for (name, b, phase), n in prometheus.items():
@@ -345,6 +486,22 @@ for (name, b, phase), n in prometheus.items():
         phases.setdefault(b, {})[phase] = n
 if phases != ctl.get("backend_connections", {}):
     wrong.append("prometheus backend_connections")
+# Per VIP and per backend (the load balancers'): every figure three ways, and the VIPs' sums the backends'.
+for what, label in (("vips", "vip"), ("backend_traffic", "backend")):
+    series = [("packets", "packets_total"), ("bytes", "bytes_total"), ("reply_packets", "reply_packets_total"),
+              ("reply_bytes", "reply_bytes_total"), ("connections_per_second", "new_connections_per_second")]
+    if label == "vip":
+        series += [("connections", "connections_total"), ("connections_live", "connections")]
+    figures = ctl.get(what, {})
+    by_key = telemetry.get(f"/flowtrack/{what}", {})
+    for name, f in figures.items():
+        if by_key.get(telemetry_key(name)) != f:
+            wrong.append(f"telemetry {what} {name}")
+        wrong += [f"prometheus {label} {name} {field}" for field, s in series
+                  if prometheus.get((f"flowtrack_{label}_{s}", name, None)) != f[field]]
+for field in ("packets", "bytes", "reply_packets", "reply_bytes", "connections", "connections_live"):
+    if sum(f[field] for f in ctl.get("vips", {}).values()) != sum(f[field] for f in ctl.get("backend_traffic", {}).values()):
+        wrong.append(f"the VIPs' {field} are not their backends'")
 if prometheus.get(("flowtrack_info", ctl["nf"], None)) != 1:
     wrong.append("prometheus flowtrack_info")
 if wrong:

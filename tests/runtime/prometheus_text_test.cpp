@@ -1,7 +1,7 @@
 // The live counters as Prometheus text (runtime/prometheus_text.hpp): every family typed and described
 // once, counters named _total, drops as one counter labelled by reason, the LB's backends labelled by
-// name (and their live connections by phase), label values escaped, and nothing but valid exposition
-// lines.
+// name (and their live connections by phase), its VIPs' and backends' traffic, the health checks'
+// states, label values escaped, and nothing but valid exposition lines.
 #include "flowtrack/runtime/prometheus_text.hpp"
 
 #include <gtest/gtest.h>
@@ -29,6 +29,13 @@ LiveCounters lb_counters() {
   c.handoff_backoffs = 2;
   c.backends = {{"b1", 40}, {"b\"2\\", 80}};
   c.backend_connections = {{"b1", {0, 1, 774}}, {"b\"2\\", {2, 3, 0}}};
+  c.over_rate = 9;
+  c.traffic.vips = {{"10.10.1.100:80/tcp", {.packets = 500, .bytes = 40000, .reply_packets = 480, .reply_bytes = 900000,
+                                            .connections = 120, .connections_live = 4}}};
+  c.traffic.backends = {{"b1", {.packets = 200, .bytes = 16000, .connections = 40}}};
+  c.vip_rate = {{"10.10.1.100:80/tcp", 12}};
+  c.backend_health = {{"web/b1", {.up = false, .probes = 30, .failures = 3, .transitions = 1}}};
+  c.all_down_events = {{"web", 0}};
   return c;
 }
 
@@ -63,6 +70,8 @@ TEST(PrometheusText, BackendsAreLabelledByTheirEscapedNames) {
   nat.nf = "nat";
   nat.backends.clear();
   nat.backend_connections.clear();
+  nat.traffic = {};
+  nat.backend_health.clear();
   EXPECT_EQ(prometheus_text(nat).find("flowtrack_backend"), std::string::npos);
 }
 
@@ -102,7 +111,21 @@ TEST(PrometheusText, EveryLineIsValidExposition) {
     ASSERT_TRUE(std::regex_match(line, m, sample)) << "not exposition: " << line;
     EXPECT_EQ(m[1], family) << line;
   }
-  EXPECT_EQ(typed.size(), 13u);
+  EXPECT_EQ(typed.size(), 31u);
+}
+
+TEST(PrometheusText, TheVipsAndTheBackendsTrafficAndTheHealthChecks) {
+  const std::string text = prometheus_text(lb_counters());
+  EXPECT_TRUE(has_line(text, "flowtrack_over_rate_total 9")) << text;
+  EXPECT_TRUE(has_line(text, "flowtrack_vip_packets_total{vip=\"10.10.1.100:80/tcp\"} 500"));
+  EXPECT_TRUE(has_line(text, "flowtrack_vip_reply_bytes_total{vip=\"10.10.1.100:80/tcp\"} 900000"));
+  EXPECT_TRUE(has_line(text, "flowtrack_vip_connections{vip=\"10.10.1.100:80/tcp\"} 4"));
+  EXPECT_TRUE(has_line(text, "flowtrack_vip_new_connections_per_second{vip=\"10.10.1.100:80/tcp\"} 12"));
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_bytes_total{backend=\"b1\"} 16000"));
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_new_connections_per_second{backend=\"b1\"} 0"));
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_up{target=\"web/b1\"} 0"));
+  EXPECT_TRUE(has_line(text, "flowtrack_health_probe_failures_total{target=\"web/b1\"} 3"));
+  EXPECT_TRUE(has_line(text, "flowtrack_service_all_down_total{service=\"web\"} 0"));
 }
 
 }  // namespace

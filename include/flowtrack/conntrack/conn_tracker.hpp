@@ -99,7 +99,8 @@ class ConnTracker {
     // Read or written by every packet: the first cache line.
     Payload payload{};
     std::uint8_t protocol = 0;
-    bool replied = false;  // a packet was seen in the reply direction
+    bool replied = false;  // a packet was seen in the reply direction (a one-way connection: set at once)
+    bool one_way = false;  // its answers never pass the tracker (create_one_way)
     TcpTracking tcp;
     std::array<std::uint64_t, 2> packets{};  // by Direction
     std::array<std::uint64_t, 2> bytes{};
@@ -226,6 +227,21 @@ class ConnTracker {
     return {{conn, Direction::original}, CreateStatus::created};
   }
 
+  // A connection whose answers never pass this tracker (a load balancer's in tunnel mode: the backends
+  // answer the clients directly), tracked by its one tuple: one table entry, every packet in the
+  // original direction, TCP's handshake completed by the client's ACK (tcp_transition_one_way), UDP and
+  // the other protocols on their answered timeouts from the start.
+  CreateResult create_one_way(const Key& original, std::uint32_t original_hash, std::uint8_t protocol, Nanos now) {
+    const CreateResult created = create(original, original_hash, original, original_hash, protocol, now);
+    if (created.status == CreateStatus::created) {
+      Connection& c = connections_[created.match.conn];
+      c.one_way = true;
+      c.replied = true;
+      wheel_.set_timeout(created.match.conn, now, timeout_of(c));
+    }
+    return created;
+  }
+
   // One packet of a tracked connection: counters, protocol state, idle timer. Every packet's work, so
   // inlined into the caller's loop. on_tcp_change(from, to) is told when the packet moves a TCP
   // connection's state (a few times a connection: on the path that resets the timer anyway).
@@ -238,7 +254,8 @@ class ConnTracker {
     c.bytes[d] += wire_length;
     bool state_changed = false;
     if (c.protocol == ipproto::kTcp && packet.l4_offset != 0) {
-      const TcpTracking next = next_tcp_state(c.tcp, match.direction, packet.tcp_flags);
+      const TcpTracking next =
+          c.one_way ? next_tcp_state_one_way(c.tcp, packet.tcp_flags) : next_tcp_state(c.tcp, match.direction, packet.tcp_flags);
       state_changed = next.state != c.tcp.state;
       if (state_changed) on_tcp_change(c.tcp.state, next.state);
       c.tcp = next;

@@ -24,7 +24,9 @@
 #include <vector>
 
 #include "flowtrack/conntrack/tcp_state.hpp"
+#include "flowtrack/nf/health_config.hpp"
 #include "flowtrack/nf/maglev.hpp"
+#include "flowtrack/nf/tunnel.hpp"
 #include "flowtrack/packet/flow_key.hpp"
 #include "flowtrack/util/random.hpp"
 
@@ -48,17 +50,36 @@ struct ServiceConfig {
   std::uint16_t port = 0;   // network order
   std::uint8_t protocol = ipproto::kTcp;
   std::vector<BackendConfig> backends;
+  TunnelConfig tunnel;  // how its packets reach the backends: rewritten (nat) or in a tunnel (tunnel.hpp)
+  std::optional<HealthCheckConfig> health;  // how its backends are checked (none: they are not)
 };
 
 struct Backend {
   BackendConfig config;
   bool removed = false;
+  // Out of service (a failed health check, or `ctl down`): no new connection; the stateful LB moves its
+  // UDP flows to a live backend, its TCP connections go on. Its weight is kept for when it is up again.
+  bool down = false;
   std::uint64_t connections = 0;        // live
   std::uint64_t total_connections = 0;  // ever assigned
   // The live ones by phase (opening, established, closing: tcp_state.hpp); they add up to `connections`.
   std::array<std::uint64_t, kConnectionPhaseCount> by_phase{};
   std::int64_t smooth_weight = 0;       // round robin's running weight
-  bool takes_new() const { return !removed && config.weight > 0; }
+  // Its traffic through the balancer, in wire bytes: the clients' packets to it, and its answers back
+  // (none from a tunnel-mode service's backends, which answer the clients directly).
+  std::uint64_t packets = 0, bytes = 0, reply_packets = 0, reply_bytes = 0;
+  bool takes_new() const { return !removed && !down && config.weight > 0; }
+
+  // One packet of its traffic, in direction `d` (original: to the backend).
+  void count(Direction d, std::uint32_t wire_length) {
+    if (d == Direction::original) {
+      ++packets;
+      bytes += wire_length;
+    } else {
+      ++reply_packets;
+      reply_bytes += wire_length;
+    }
+  }
 
   // A new connection, in `phase`; a live one that ends in `phase`; one that moves between phases.
   void join(ConnectionPhase phase) {
@@ -101,6 +122,7 @@ class Service {
   // constructor: a service that has just taken the same change.
   bool add_backend(const BackendConfig& backend, const Service* same_pool = nullptr);
   bool set_weight(const std::string& name, std::uint32_t weight, const Service* same_pool = nullptr);
+  bool set_down(const std::string& name, bool down, const Service* same_pool = nullptr);
   bool remove_backend(const std::string& name, const Service* same_pool = nullptr);
 
   const ServiceConfig& config() const { return config_; }

@@ -53,6 +53,10 @@
 // answer: a connection is protected from rewrites for as long as its backend answers;
 // concury_learning.hpp).
 //
+// A service in tunnel mode (tunnel.hpp) gets its packets to the backend in IPIP or GUE, and its backends
+// answer the clients directly: its control plane learns from the cold path alone, and a connection met
+// mid-stream is known only once it gets a Dcode of its own (no answer repairs it).
+//
 // The boundary, on live ports, is the stateful LB's (stateful_lb.hpp): from the clients' port only
 // packets to a service go on (NfDrop::not_to_service).
 #pragma once
@@ -117,7 +121,7 @@ class ConcuryLb {
     hand_over_reports();
     out.stage_done(NfStage::state);
     for (std::size_t i = 0; i < burst.size(); ++i) {
-      out.verdict(burst[i], apply_lb_plan(burst[i], plans_[i]) ? counters_.rewrite() : plans_[i].verdict);
+      out.verdict(burst[i], apply_lb_plan(burst[i], plans_[i], counters_));
     }
     out.stage_done(NfStage::rewrite);
   }
@@ -191,8 +195,8 @@ class ConcuryLb {
   // An answer that no service's arrays, or more than one's, send to the answering backend (at a sync
   // point): the first listing service whose control plane knows the connection, else a learn or a repair.
   [[gnu::noinline]] LbPlan answer_at_sync(const NfPacket& packet, std::size_t i, const ServiceListing& listing, bool looked);
-  // An answer's plan: its source becomes the service's VIP and port.
-  LbPlan restore_service(std::uint32_t service) const;
+  // An answer's plan: its source becomes the service's VIP and port; counted in the answering backend's traffic.
+  LbPlan restore_service(const ServiceBackend& answering, std::uint32_t wire_length);
   [[gnu::noinline]] void apply_change(const PoolChange& change);
   // Rewrites the service's arrays from its control plane.
   void publish(std::uint32_t service);

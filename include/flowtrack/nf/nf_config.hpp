@@ -2,7 +2,8 @@
 // key by key, is docs/guide/configuration.md; examples/ has a file per function.
 //
 //   [lb]                     stateful LB options (policy, max_connections, stateless_when_full,
-//                            non_syn_first = "consistent" | "policy" | "drop", maglev_size, seed)
+//                            non_syn_first = "consistent" | "policy" | "drop", maglev_size, seed,
+//                            new_connection_rate, new_connection_burst)
 //   [slb]                    stateless LB options (selection = "maglev" | "modulo")
 //   [nat]                    inside = "10.0.0.0/16", pool = ["203.0.113.1", ...], ports = [1024, 65535],
 //                            filtering = "endpoint_independent" | "address_dependent",
@@ -14,7 +15,8 @@
 //   [timeouts]               connection timeouts in seconds (tcp_<state>, udp_unreplied, udp_replied,
 //                            icmp, other); Linux conntrack's by default
 //   [[service]]              name, vip, port, protocol ("tcp" | "udp"); vip and port may be arrays,
-//                            which repeat the service for every (vip, port) pair
+//                            which repeat the service for every (vip, port) pair; forward = "nat" |
+//                            "ipip" | "gue", and for a tunnel tunnel_source, mtu, gue_port (nf/tunnel.hpp)
 //   [[service.backend]]      name, address, port (0 or absent: the service's port), weight (1)
 //                            (at most maglev_size / 100 backends per service)
 //   [[change]]               the LB's pool changes (pool_schedule.hpp): at (seconds after the first

@@ -53,6 +53,8 @@ enum class NfDrop : std::uint8_t {
   spoofed_source,  // NAT: a source the port cannot have: on the inside port not of the inside network, on the
                    // outside port of the inside network or the pool (BCP 38)
   not_to_service,  // LB: arrived on the clients port, not to a service (to a backend, or anything but a VIP:port)
+  too_big,         // LB, tunnel mode: the encapsulated packet would exceed the path's MTU (nf/tunnel.hpp)
+  no_room,         // LB, tunnel mode: the packet's buffer has no room for the tunnel's headers
   not_ipv4,        // a function that handles IPv4 packets only was given another (the flow meter)
   count_,
 };

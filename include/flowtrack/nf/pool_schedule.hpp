@@ -7,7 +7,9 @@
 // names a service by name and applies to every service of that name (a service with several VIPs or
 // ports is several services). Actions: add (a new backend, or one that was removed before: back at its
 // address and port, it takes its old entry again, backend_pool.hpp), remove, drain (weight 0: it stays
-// configured and keeps its connections), weight (a new weight).
+// configured and keeps its connections), weight (a new weight), down (out of service, as a failed health
+// check marks it: no new connection, and the stateful LB moves its UDP flows; its weight is kept) and up
+// (back in service with the weight it has).
 //
 // The schedule is checked once, before any packet (check_pool_changes), by replaying it on the backend
 // names: so applying a change cannot fail, and a mistake in the configuration is an error at start
@@ -26,7 +28,7 @@
 
 namespace flowtrack {
 
-enum class PoolAction : std::uint8_t { add, remove, drain, weight };
+enum class PoolAction : std::uint8_t { add, remove, drain, weight, down, up };
 
 std::optional<PoolAction> pool_action_from_name(std::string_view name);
 

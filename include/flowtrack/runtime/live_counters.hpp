@@ -15,6 +15,7 @@
 #include <string>
 
 #include "flowtrack/conntrack/tcp_state.hpp"
+#include "flowtrack/nf/lb_stats.hpp"
 
 namespace flowtrack {
 
@@ -29,12 +30,29 @@ struct LiveCounters {
   std::uint64_t arp_answered = 0, arp_asked = 0;
   std::uint64_t handed_off = 0;                // IPv4 frames one worker handed to their owner
   std::uint64_t handoff_backoffs = 0;          // times a worker waited for room in an owner's hand-off ring
+  std::uint64_t over_rate = 0;  // lb: first packets forwarded without state, above new_connection_rate
   std::map<std::string, std::uint64_t> backends;  // lb: connections sent to each backend since the start
   // lb: each backend's live connections by phase (opening, established, closing: conntrack/tcp_state.hpp),
   // so that a drained backend's TIME_WAIT connections are not taken for transfers still under way.
   std::map<std::string, std::array<std::uint64_t, kConnectionPhaseCount>> backend_connections;
+  // The health checks' view (the control plane's, not the workers': runtime/health_checker.hpp), by
+  // "service/backend": up or down, probes, failed probes, transitions; and by service, the times every
+  // backend of it was down at once.
+  struct BackendHealth {
+    bool up = true;
+    std::uint64_t probes = 0, failures = 0, transitions = 0;
+  };
+  std::map<std::string, BackendHealth> backend_health;
+  std::map<std::string, std::uint64_t> all_down_events;
+  // The load balancers' (slb, lb, concury): per virtual service ("VIP:port/protocol") and per backend,
+  // packets and bytes to the backends and back through the balancer, connections given since the start
+  // and live now (nf/lb_stats.hpp); and, the control plane's, the new connections a second over its
+  // last full second (vip_rate, backend_rate: by the same names).
+  LbStats traffic;
+  std::map<std::string, std::uint64_t> vip_rate, backend_rate;
 
-  // Adds another worker's counters (the name stays).
+  // Adds another worker's counters (the health checks' view and the rates stay; so does the name, unless
+  // it is empty: a sum starts empty).
   LiveCounters& operator+=(const LiveCounters& other);
 };
 

@@ -18,6 +18,9 @@
 //    the configured pool, refused whole if it does not fit, else posted to every worker, and "ok" goes
 //    out once every worker has applied it between two of its bursts (a worker that has not within
 //    kChangeWait is named in the reply: it applies it when it next polls).
+//  - the health checks of the services that have them (health_checker.hpp) run on a thread of their own
+//    and post each backend's down and up to every worker's mailbox as they happen; their states join
+//    the published counters.
 // A [[change]] schedule plays into the mailboxes as its times come (scheduled_source.hpp), counting
 // from each worker's first packet; it and a control socket do not mix (refused at start).
 //

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "flowtrack/io/packet_store.hpp"
+#include "flowtrack/nf/lb_stats.hpp"
 #include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
 #include "flowtrack/runtime/consistency_check.hpp"
@@ -51,6 +52,7 @@ struct WorkerReport {
   std::size_t peak_connections = 0;  // the most alive at once
   std::map<std::string, std::uint64_t> backends;         // name -> connections (lb, concury) or packets (slb)
   std::map<std::string, std::uint64_t> function_counts;  // what a function counts of its own (concury)
+  LbStats lb_stats;  // a load balancer's per-VIP and per-backend figures (nf/lb_stats.hpp)
   ConsistencyCounts check;
 };
 

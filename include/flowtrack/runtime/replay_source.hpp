@@ -2,10 +2,10 @@
 // of a per-worker arena, laid out before the clock starts, so that the timed loop copies nothing and a
 // function rewrites each packet where it lies (runtime/burst_loop.hpp).
 //
-// Each buffer starts on a cache line and has room for at least kMinRoom bytes (or the packet's size
-// rounded up to a cache line, if larger), so a function may regrow a packet in place into any ICMP
-// error that answers it (the link header, 28 bytes, a quoted IP header of at most 60 bytes and 8 bytes
-// of it: less than 128).
+// Each buffer starts on a cache line and has room for at least kMinRoom bytes, and for the packet with
+// the largest tunnel's headers before its IP packet (nf/tunnel.hpp), rounded up to a cache line, so a
+// function may regrow a packet in place into any ICMP error that answers it (the link header, 28 bytes,
+// a quoted IP header of at most 60 bytes and 8 bytes of it: less than 128) or into its encapsulation.
 #pragma once
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 
 #include "flowtrack/io/packet_store.hpp"
 #include "flowtrack/nf/nf_packet.hpp"
+#include "flowtrack/nf/tunnel.hpp"
 #include "flowtrack/table/huge_page_allocator.hpp"
 
 namespace flowtrack {
@@ -30,7 +31,7 @@ class ReplaySource {
     slots_.reserve(indices.size());
     for (const std::uint32_t i : indices) {
       const PacketView p = trace[i];
-      const std::size_t room = std::max(kMinRoom, (p.bytes.size() + 63) / 64 * 64);
+      const std::size_t room = std::max(kMinRoom, (p.bytes.size() + kMaxTunnelOverhead + 63) / 64 * 64);
       slots_.push_back({offset, static_cast<std::uint32_t>(p.bytes.size()), static_cast<std::uint32_t>(room),
                         p.wire_length, p.timestamp_ns});
       offset += room;

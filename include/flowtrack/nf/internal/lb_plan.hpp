@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "flowtrack/nf/nf_packet.hpp"
+#include "flowtrack/nf/tunnel.hpp"
 #include "flowtrack/packet/rewrite.hpp"
 
 namespace flowtrack {
@@ -16,16 +17,20 @@ struct LbPlan {
   bool to_backend = false;  // else back to the VIP: the source becomes (address, port)
   std::uint32_t address = 0;
   std::uint16_t port = 0;   // 0: leave the port (a backend without a port of its own)
+  // To the backend (`address`) of a tunnel-mode service: the packet is encapsulated, not rewritten.
+  const TunnelConfig* tunnel = nullptr;
 };
 
-// Rewrites the packet as planned; false when the plan rewrites nothing (its verdict stands). Address and
-// port change in one rewrite (each checksum updated once); a packet without ports (ICMP, a later
-// fragment) or a plan that keeps the port has its address rewritten alone.
-inline bool apply_lb_plan(NfPacket& packet, const LbPlan& plan) {
-  if (!plan.rewrites) return false;
+// Carries the plan out and returns the packet's verdict, counting what it does in `counters`: the plan's
+// own verdict when it rewrites nothing (counted when it was taken); else a rewrite (address and port
+// change in one rewrite, each checksum updated once; a packet without ports, ICMP or a later fragment,
+// or a plan that keeps the port has its address rewritten alone), or the tunnel's answer.
+inline Verdict apply_lb_plan(NfPacket& packet, const LbPlan& plan, NfCounters& counters) {
+  if (!plan.rewrites) return plan.verdict;
+  if (plan.tunnel != nullptr) return send_through_tunnel(packet, *plan.tunnel, plan.address, counters);
   rewrite_ipv4_address_and_port(packet.frame, packet.parsed, plan.to_backend ? Endpoint::destination : Endpoint::source,
                                 plan.address, plan.port);
-  return true;
+  return counters.rewrite();
 }
 
 }  // namespace flowtrack
