@@ -65,7 +65,7 @@ std::vector<ServiceConfig> campus_services(const CampusProfile& profile, bool ow
 
 // One configuration at one burst size: its repetitions' figures in run order, and what its last
 // repetition held and dropped (the same in every repetition: the trace and the function are).
-struct Row {
+struct NfRow {
   NfChoice choice;
   std::size_t burst = 0;
   std::string forward = "nat";  // the load balancers' mode ("-" for the others)
@@ -83,7 +83,7 @@ struct Row {
 // however cheap its encapsulation were. What stays is its other stages over the packets it handles, the
 // clients' only: a connection's first-packet work (the choice, the tracker's entry) spread over half as
 // many packets as in NAT mode.
-double cycles_vs_nat_mode_besides_rewrite(const Row& row, const Row& nat) {
+double cycles_vs_nat_mode_besides_rewrite(const NfRow& row, const NfRow& nat) {
   double besides = 0, whole = 0;
   for (std::size_t s = 0; s < kNfStageCount; ++s) {
     if (static_cast<NfStage>(s) != NfStage::rewrite) besides += row.stage_cycles[s];
@@ -92,9 +92,9 @@ double cycles_vs_nat_mode_besides_rewrite(const Row& row, const Row& nat) {
   return whole > 0 ? besides / whole : 0;
 }
 
-const Row* find_row(const std::vector<Row>& rows, const NfChoice& choice, std::size_t burst, std::string_view forward,
+const NfRow* find_row(const std::vector<NfRow>& rows, const NfChoice& choice, std::size_t burst, std::string_view forward,
                     bool flood, std::uint64_t rate = 0) {
-  const auto it = std::ranges::find_if(rows, [&](const Row& r) {
+  const auto it = std::ranges::find_if(rows, [&](const NfRow& r) {
     return r.burst == burst && r.choice == choice && r.forward == forward && r.flood == flood && r.rate == rate;
   });
   return it == rows.end() ? nullptr : &*it;
@@ -103,12 +103,12 @@ const Row* find_row(const std::vector<Row>& rows, const NfChoice& choice, std::s
 // The rows a row's cycles a packet are set against: NAT mode (a tunnel mode's), no limit on the same
 // trace (a limited row's), and the anchor of a flood: no limit on the trace without the flood.
 struct Anchors {
-  const Row* nat_mode = nullptr;
-  const Row* no_limit = nullptr;
-  const Row* no_flood = nullptr;
+  const NfRow* nat_mode = nullptr;
+  const NfRow* no_limit = nullptr;
+  const NfRow* no_flood = nullptr;
 };
 
-Anchors anchors_of(const std::vector<Row>& rows, const Row& r) {
+Anchors anchors_of(const std::vector<NfRow>& rows, const NfRow& r) {
   Anchors a;
   if (r.forward != "nat" && r.forward != "-") a.nat_mode = find_row(rows, r.choice, r.burst, "nat", r.flood, r.rate);
   if (r.rate != 0) a.no_limit = find_row(rows, r.choice, r.burst, r.forward, r.flood);
@@ -121,7 +121,7 @@ bool forwards(NfKind nf) { return nf == NfKind::slb || keeps_connections_on_back
 
 // A row's Mpps against an anchor row's, repetition by repetition (the two ran in the same sweep of the
 // interleaved repetitions), then the median of those ratios.
-double paired_ratio(const Row& row, const Row& anchor) {
+double paired_ratio(const NfRow& row, const NfRow& anchor) {
   std::vector<double> ratios;
   for (std::size_t r = 0; r < row.mpps.size(); ++r) ratios.push_back(row.mpps[r] / anchor.mpps[r]);
   return median(std::move(ratios));
@@ -129,7 +129,7 @@ double paired_ratio(const Row& row, const Row& anchor) {
 
 // The same of cycles a packet: what a tunnel mode or a flood costs each packet the function handles
 // (their runs handle different packets: a tunnel's leave the answers out, a flood's add the SYNs).
-double paired_cycles_ratio(const Row& row, const Row& anchor) {
+double paired_cycles_ratio(const NfRow& row, const NfRow& anchor) {
   std::vector<double> ratios;
   for (std::size_t r = 0; r < row.cycles.size(); ++r) ratios.push_back(row.cycles[r] / anchor.cycles[r]);
   return median(std::move(ratios));
@@ -151,14 +151,14 @@ unsigned windows_for(std::uint32_t flows, std::size_t connections) {
 
 // The stateful LB's configurations ranked at the largest worker count, and every shared (spinlock)
 // configuration against its sharded twin: all from this run's medians.
-void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t burst) {
-  std::vector<const Row*> lb_rows;
-  for (const Row& r : rows) {
+void print_summary(const std::vector<NfRow>& rows, unsigned workers, std::size_t burst) {
+  std::vector<const NfRow*> lb_rows;
+  for (const NfRow& r : rows) {
     if (r.choice.nf == NfKind::lb && r.choice.workers == workers && r.burst == burst && r.forward == "nat" && !r.flood && r.rate == 0) {
       lb_rows.push_back(&r);
     }
   }
-  std::ranges::sort(lb_rows, [](const Row* a, const Row* b) { return median(a->mpps) > median(b->mpps); });
+  std::ranges::sort(lb_rows, [](const NfRow* a, const NfRow* b) { return median(a->mpps) > median(b->mpps); });
   if (!lb_rows.empty()) {
     fmt::print("\nstateful LB ranked by Mpps at {} worker(s), bursts of {} (same run):\n", workers, burst);
   }
@@ -168,9 +168,9 @@ void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t b
                median(lb_rows[i]->mpps), median(lb_rows[i]->cycles));
   }
   bool header = false;
-  for (const Row& shared : rows) {
+  for (const NfRow& shared : rows) {
     if (shared.choice.scaling != "spinlock") continue;
-    for (const Row& sharded : rows) {
+    for (const NfRow& sharded : rows) {
       const NfChoice& a = shared.choice;
       const NfChoice& b = sharded.choice;
       if (b.scaling != "sharded" || a.nf != b.nf || a.table != b.table || a.aging != b.aging || a.workers != b.workers ||
@@ -185,7 +185,7 @@ void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t b
     }
   }
   header = false;
-  for (const Row& r : rows) {
+  for (const NfRow& r : rows) {
     const Anchors a = anchors_of(rows, r);
     if (a.nat_mode == nullptr && a.no_limit == nullptr && a.no_flood == nullptr) continue;
     if (!header) {
@@ -310,7 +310,7 @@ void run_nf_bench(NfBenchOptions o) {
                "aging", "scaling", "wrk", "burst", "fwd", "flood", "limit", "Mpps", "cyc/pkt", "vs fwd", "vs 1/bst", "live", "drops");
   }
   std::map<std::pair<unsigned, bool>, PacketPartition> partitions;  // by worker count and trace (flooded or not)
-  std::vector<Row> rows;
+  std::vector<NfRow> rows;
   for (const NfChoice& choice : choices) {
     for (const bool flood : {false, true}) {
       if (flood && o.syn_flood == 0) continue;
@@ -325,7 +325,7 @@ void run_nf_bench(NfBenchOptions o) {
       }
     }
   }
-  const auto run = [&](const Row& row, const NfChoice& choice, const ReplayOptions& options) {
+  const auto run = [&](const NfRow& row, const NfChoice& choice, const ReplayOptions& options) {
     NfConfigs c = configs_by_forward.at(row.forward == "-" ? "nat" : row.forward);
     c.lb.new_connection_rate = row.rate;
     return run_nf(choice, c, row.flood ? flooded : trace, partitions.at({choice.workers, row.flood}), options);
@@ -334,7 +334,7 @@ void run_nf_bench(NfBenchOptions o) {
   // function and the forwarder, bursts and bursts of one) ran minutes apart at most, not a whole row's
   // repetitions apart: on a shared machine the neighbours' load moves in phases longer than a run.
   for (unsigned rep = 0; rep < o.reps; ++rep) {
-    for (Row& row : rows) {
+    for (NfRow& row : rows) {
       const NfRun r = run(row, row.choice, {.burst = row.burst, .keep_output = false});
       row.mpps.push_back(aggregate_mpps(r.workers));
       row.cycles.push_back(cycles_per_packet(r.workers));
@@ -347,7 +347,7 @@ void run_nf_bench(NfBenchOptions o) {
       }
     }
   }
-  for (Row& row : rows) {
+  for (NfRow& row : rows) {
     const NfChoice& choice = row.choice;
     const std::size_t burst = row.burst;
     std::uint64_t drops = 0;
@@ -367,8 +367,8 @@ void run_nf_bench(NfBenchOptions o) {
       }
     }
     const double mpps = median(row.mpps);
-    const Row* fwd = find_row(rows, {NfKind::fwd, "-", "-", "sharded", choice.workers}, burst, "-", row.flood);
-    const Row* per_packet = find_row(rows, choice, 1, row.forward, row.flood, row.rate);
+    const NfRow* fwd = find_row(rows, {NfKind::fwd, "-", "-", "sharded", choice.workers}, burst, "-", row.flood);
+    const NfRow* per_packet = find_row(rows, choice, 1, row.forward, row.flood, row.rate);
     const Anchors anchors = anchors_of(rows, row);
     const double vs_fwd = fwd != nullptr ? paired_ratio(row, *fwd) : 0;
     const double vs_per_packet = per_packet != nullptr ? paired_ratio(row, *per_packet) : 0;

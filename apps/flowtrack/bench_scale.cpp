@@ -42,7 +42,7 @@ std::vector<std::string> default_tables(const std::string& strategy, bool quick)
   return {};
 }
 
-struct Row {
+struct ScaleRow {
   std::string strategy, steering, table;
   unsigned workers = 0;
   std::vector<double> mpps, cycles;
@@ -85,7 +85,7 @@ PacketStore load_trace(const ScaleBenchOptions& o) {
   return multiply_trace(generate_campus(profile), {.windows = o.windows});
 }
 
-void print_row(const Row& r, bool json) {
+void print_row(const ScaleRow& r, bool json) {
   const ScaleReport& rep = r.last;
   const double mpps = median(r.mpps);
   const double cycles = median(r.cycles);
@@ -165,7 +165,7 @@ void run_scale_bench(ScaleBenchOptions o) {
                "table", "wrk", "Mpps", "cyc/pkt", "parse", "lookup", "state", "aging", "load", "drops");
   }
 
-  std::vector<Row> rows;
+  std::vector<ScaleRow> rows;
   auto run_config = [&](const std::string& strategy, const std::string& table, Steering steering, unsigned workers) {
     ScaleRunOptions options;
     options.workers = workers;
@@ -176,7 +176,7 @@ void run_scale_bench(ScaleBenchOptions o) {
       options.aging.timeout = static_cast<Nanos>(o.timeout_ms * 1e6);
       options.aging.tick = std::max<Nanos>(options.aging.timeout / 64, kNanosPerMicro);
     }
-    Row row{strategy, steering == Steering::hardware ? "hw" : "sw", table, workers, {}, {}, {}};
+    ScaleRow row{strategy, steering == Steering::hardware ? "hw" : "sw", table, workers, {}, {}, {}};
     for (unsigned rep = 0; rep < o.reps; ++rep) {
       row.last = run_strategy(*strategy_of(strategy), table, trace, options);
       row.mpps.push_back(row.last.mpps());
@@ -202,7 +202,7 @@ void run_scale_bench(ScaleBenchOptions o) {
 
   fmt::print("\nscaling (median Mpps at the most workers / at 1 worker, same run):\n");
   std::map<std::tuple<std::string, std::string, std::string>, std::map<unsigned, double>> by_config;
-  for (const Row& r : rows) by_config[{r.strategy, r.steering, r.table}][r.workers] = median(r.mpps);
+  for (const ScaleRow& r : rows) by_config[{r.strategy, r.steering, r.table}][r.workers] = median(r.mpps);
   for (const auto& [key, by_workers] : by_config) {
     const auto& [strategy, steering, table] = key;
     if (by_workers.size() < 2 || !by_workers.contains(1)) continue;

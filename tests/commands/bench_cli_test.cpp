@@ -36,9 +36,19 @@ TEST(BenchTableCli, JsonLinesCoverEveryRequestedCell) {
   for (const nlohmann::json& j : flowtrack::testing::json_lines(output)) {
     const std::string line = j.dump();
     ASSERT_FALSE(j.contains("error")) << line;
-    for (const char* field : {"table", "op", "mode", "size", "load", "cycles", "bytes_per_flow"}) {
+    for (const char* field : {"table", "op", "mode", "size", "load", "cycles", "bytes_per_flow", "line_fetches",
+                              "memory_working_set_bytes", "memory_dependent_cycles_per_line",
+                              "memory_batched_cycles_per_line"}) {
       ASSERT_TRUE(j.contains(field)) << field << " missing in " << line;
     }
+    // The memory limit beside each figure: measured over at least the largest table of the size.
+    EXPECT_GT(j["memory_dependent_cycles_per_line"].get<double>(), 0.0) << line;
+    EXPECT_GT(j["memory_batched_cycles_per_line"].get<double>(), 0.0) << line;
+    EXPECT_GE(j["memory_working_set_bytes"].get<double>(), j["bytes_per_flow"].get<double>() * 4096 * j["load"].get<double>() - 64)
+        << line;
+    const double fetch = j["mode"] == "bulk" ? j["memory_batched_cycles_per_line"].get<double>()
+                                             : j["memory_dependent_cycles_per_line"].get<double>();
+    EXPECT_NEAR(j["line_fetches"].get<double>(), j["cycles"].get<double>() / fetch, 1e-6 * j["line_fetches"].get<double>()) << line;
     EXPECT_GT(j["cycles"].get<double>(), 0.0) << line;
     EXPECT_GT(j["bytes_per_flow"].get<double>(), 16.0) << line;  // at least the key itself
     EXPECT_EQ(j["reps"], 2);
@@ -59,6 +69,8 @@ TEST(BenchTableCli, TextEndsWithRatiosFromTheRun) {
   }
   EXPECT_NE(output.find("cuckoo bulk hit vs swiss (abseil) find, size 4096 load 0.90"), std::string::npos) << output;
   EXPECT_NE(output.find("miss/hit"), std::string::npos);
+  EXPECT_NE(output.find("memory limit"), std::string::npos) << output;
+  EXPECT_NE(output.find("a dependent line fetch"), std::string::npos) << output;
 }
 
 TEST(BenchTableCli, UnknownTableIsRefused) {
