@@ -262,8 +262,8 @@ void run_nf_bench(NfBenchOptions o) {
   configs.nat.max_mappings = configs.lb.max_connections;
   if (std::ranges::find(o.new_connection_rates, 0) == o.new_connection_rates.end()) o.new_connection_rates.push_back(0);
   std::ranges::sort(o.new_connection_rates);  // no limit first: the anchor
-  const auto [repeated, end] = std::ranges::unique(o.new_connection_rates);
-  o.new_connection_rates.erase(repeated, end);
+  // std::unique, not ranges::unique: clang does not take libstdc++ 12's subrange it returns.
+  o.new_connection_rates.erase(std::unique(o.new_connection_rates.begin(), o.new_connection_rates.end()), o.new_connection_rates.end());
   // The same functions in each forwarding mode asked for: the services in a tunnel from one source.
   std::map<std::string, NfConfigs> configs_by_forward;
   for (const std::string& forward : o.forwards) {
