@@ -1,10 +1,10 @@
 #include "flowtrack/nf/tunnel.hpp"
 
+#include <array>
 #include <cstring>
 
 #include "flowtrack/nf/icmp_answer.hpp"
 #include "flowtrack/packet/bytes.hpp"
-#include "flowtrack/packet/checksum.hpp"
 
 namespace flowtrack {
 
@@ -17,16 +17,27 @@ constexpr std::uint16_t kDontFragment = 0x4000;
 // Writes an outer IPv4 header at `ip` (20 bytes, no options) of a packet of `total_length` bytes.
 void write_outer_ipv4(std::uint8_t* ip, std::uint8_t tos, std::size_t total_length, std::uint8_t protocol,
                       std::uint32_t source, std::uint32_t destination) {
+  constexpr std::uint8_t kTtl = 64;
+  const auto length = static_cast<std::uint16_t>(total_length);
   ip[0] = 0x45;
   ip[1] = tos;
-  store_be16(ip + 2, static_cast<std::uint16_t>(total_length));
+  store_be16(ip + 2, length);
   store_be16(ip + 4, 0);  // an atomic datagram (DF, never fragmented) needs no identification (RFC 6864)
   store_be16(ip + 6, kDontFragment);
-  ip[8] = 64;
+  ip[8] = kTtl;
   ip[9] = protocol;
   store_raw(ip + 12, source);
   store_raw(ip + 16, destination);
-  store_be16(ip + 10, ipv4_header_checksum({ip, kOuterIpHeader}));
+  // The header's checksum from the values just written rather than read back: the one's complement sum
+  // of its 16-bit words as this machine loads them (any byte order gives the checksum in that same
+  // order, RFC 1071 section 2), stored as it is. The checksum word itself counts as zero.
+  const auto word = [](std::uint8_t first, std::uint8_t second) { return load_raw<std::uint16_t>(std::array{first, second}.data()); };
+  std::uint32_t sum = word(0x45, tos) + word(static_cast<std::uint8_t>(length >> 8), static_cast<std::uint8_t>(length)) +
+                      word(kDontFragment >> 8, 0) + word(kTtl, protocol) + (source & 0xffffu) + (source >> 16) +
+                      (destination & 0xffffu) + (destination >> 16);
+  sum = (sum & 0xffffu) + (sum >> 16);
+  sum = (sum & 0xffffu) + (sum >> 16);
+  store_raw(ip + 10, static_cast<std::uint16_t>(~sum));
 }
 
 // Whether `bytes` start with a whole IPv4 packet (version 4, a header of 20 bytes or more, a total

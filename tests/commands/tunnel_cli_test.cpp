@@ -2,7 +2,8 @@
 // (from the VIPs) are left out and reported, the output holds only tunnelled client packets, each
 // connection's packets to one backend with the client's packet intact inside, GUE's source port
 // constant for a connection and spread across them, and the datagrams too big for a narrow path once
-// encapsulated counted as too_big.
+// encapsulated counted as too_big. `bench nf` sets each tunnel mode against NAT mode, whole and with its
+// rewrite stage left out.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -118,6 +119,33 @@ TEST_F(TunnelCli, DatagramsTooBigForANarrowPathAreCounted) {
   EXPECT_GT(j["drops"]["too_big"].get<std::uint64_t>(), 0u);
   // The campus clients do not set DF: nothing is answered, the packets are dropped.
   EXPECT_EQ(j["packets_replied"].get<std::uint64_t>(), 0u);
+}
+
+TEST_F(TunnelCli, BenchNfSetsEachTunnelModeAgainstNatModeWithAndWithoutItsEncapsulation) {
+  const auto r = run_cli("bench nf --nfs lb --tables cuckoo --scalings sharded --workers 1 --burst 32 --flows 300 --windows 1 "
+                         "--reps 2 --forwards nat,ipip,gue --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::map<std::string, nlohmann::json> by_forward;
+  for (const nlohmann::json& j : testing::json_lines(r.output)) {
+    if (j.contains("forward")) by_forward[j["forward"].get<std::string>()] = j;
+  }
+  ASSERT_EQ(by_forward.size(), 3u) << r.output;
+  EXPECT_FALSE(by_forward["nat"].contains("cycles_vs_nat_mode_besides_rewrite"));
+  const auto stages = [](const nlohmann::json& j, bool with_rewrite) {
+    double sum = 0;
+    for (const char* stage : {"cycles_parse", "cycles_lookup", "cycles_state", "cycles_rewrite", "cycles_aging"}) {
+      if (with_rewrite || std::string(stage) != "cycles_rewrite") sum += j[stage].get<double>();
+    }
+    return sum;
+  };
+  for (const char* tunnel : {"ipip", "gue"}) {
+    const nlohmann::json& j = by_forward[tunnel];
+    ASSERT_TRUE(j.contains("cycles_vs_nat_mode_besides_rewrite")) << j.dump();
+    // Its stages but the rewrite over NAT mode's stages, all from the clocked runs.
+    EXPECT_DOUBLE_EQ(j["cycles_vs_nat_mode_besides_rewrite"].get<double>(), stages(j, false) / stages(by_forward["nat"], true));
+    EXPECT_GT(j["cycles_rewrite"].get<double>(), 0) << j.dump();
+    EXPECT_GT(j["cycles_vs_nat_mode"].get<double>(), 0) << j.dump();
+  }
 }
 
 }  // namespace tunnel_cli_test

@@ -81,10 +81,12 @@ done)
 control_socket = "$work/ctl.sock"
 $(live_lb_ports)
 CONF
-# What flowtrack sends to the backends, captured on its side of the bridge.
-ip netns exec "$tag-lan" tcpdump -i l0 -Q in -w "$work/backends.pcap" -U -s 200 'ip proto 4 or udp port 6080' 2> /dev/null &
+# What flowtrack sends to the backends, captured on its side of the bridge (what it receives there: the
+# frames it sent), and what the client sends to the VIPs; 16 MiB buffers each, so that a capture
+# starved of the CPU for a moment loses nothing the counts are held to.
+ip netns exec "$tag-lan" tcpdump -i l0 -Q in -B 16384 -w "$work/backends.pcap" -U -s 200 'ip proto 4 or udp port 6080' 2> /dev/null &
 captures=($!)
-ip netns exec "$tag-client" tcpdump -i c0 -w "$work/client.pcap" -U -s 200 'ip and dst net 10.10.1.100/31' 2> /dev/null &
+ip netns exec "$tag-client" tcpdump -i c0 -B 16384 -w "$work/client.pcap" -U -s 200 'ip and dst net 10.10.1.100/31' 2> /dev/null &
 captures+=($!)
 live_pids+=("${captures[@]}")
 sleep 1
