@@ -204,13 +204,18 @@ if counters["drops"].get("too_big") != 1:
 # Per VIP and per backend, packets and bytes exactly as the client's link and the backends' carried
 # them (a backend's bytes are the client's packet's, without the tunnel's headers): the final report's.
 report = json.load(open(f"{work}/report.json"))
-expected = {}
+# Connections per VIP and backend: the distinct client tuples that opened one (a SYN), as the captures
+# show them. Not curl's requests: the client's kernel may pick a port again while flowtrack still tracks
+# its previous connection (closing), which is then the same connection to it, on the same backend.
+expected, opened = {}, {}
 for ip, wire in frames(f"{work}/client.pcap"):
     if ip[9] == 6 and ip[22:24] == b"\x00\x50":
         vip = f"10.10.1.{ip[19]}:80/tcp"
         figures = expected.setdefault(vip, [0, 0])
         figures[0] += 1
         figures[1] += wire
+        if ip[33] & 0x02:
+            opened.setdefault(vip, set()).add(ip[12:16] + ip[20:22])
 for ip in packets(f"{work}/backends.pcap"):
     inner = ip[20 if ip[9] == 4 else 28:]
     if inner[9] == 6:
@@ -218,18 +223,8 @@ for ip in packets(f"{work}/backends.pcap"):
         figures = expected.setdefault(backend, [0, 0])
         figures[0] += 1
         figures[1] += struct.unpack_from("!H", inner, 2)[0] + 14
-# Connections per VIP and backend: the distinct client tuples that opened one (a SYN), as the captures
-# show them. Not curl's requests: the client's kernel may pick a port again while flowtrack still tracks
-# its previous connection (closing), which is then the same connection to it, on the same backend.
-opened = {}
-for ip in packets(f"{work}/client.pcap"):
-    if ip[9] == 6 and ip[22:24] == b"\x00\x50" and ip[33] & 0x02:
-        opened.setdefault(f"10.10.1.{ip[19]}:80/tcp", set()).add(ip[12:16] + ip[20:22])
-for ip in packets(f"{work}/backends.pcap"):
-    inner = ip[20 if ip[9] == 4 else 28:]
-    if inner[9] == 6 and inner[33] & 0x02:
-        backend = ("web" if inner[19] == 100 else "web-gue") + f"-b{ip[19] - 10}"
-        opened.setdefault(backend, set()).add(inner[12:16] + inner[20:22])
+        if inner[33] & 0x02:
+            opened.setdefault(backend, set()).add(inner[12:16] + inner[20:22])
 connections = {name: report["vips" if ":" in name else "backend_traffic"][name]["connections"] for name in opened}
 if connections != {name: len(tuples) for name, tuples in opened.items()}:
     problems.append(f"connections per VIP and backend: flowtrack {connections}, "
