@@ -11,7 +11,7 @@
 # Checked: every legitimate request answered (their first packets above the rate go by the consistent
 # choice without state, and their answers get the VIP back); the connections the tracker created at
 # most 1 % above the legitimate ones (the flood keeps the meter empty: no spoofed SYN gets state); the
-# flood counted as over_rate; every mbuf back at the end.
+# flood that reached the VIP counted as over_rate (at least 95 % of it); every mbuf back at the end.
 #
 # Usage: lb_syn_flood.sh path/to/flowtrack. Exit 77: skipped.
 set -uo pipefail
@@ -69,10 +69,18 @@ if ok != legitimate:
 allowed = (legitimate + 1) * 101 // 100
 if c["connections"] > allowed:
     problems.append(f"the tracker created {c['connections']} connections: more than {allowed}")
-if c["over_rate"] < sent // 2:
-    problems.append(f"over_rate {c['over_rate']} of {sent} spoofed SYNs sent")
-print(f"  hping3 sent {sent} spoofed SYNs in 5 s; {ok} of {legitimate} legitimate requests answered; "
-      f"the tracker created {c['connections']} connections; over_rate {c['over_rate']}; drops {c['drops']}")
+# What reached the function toward the VIP: the flood as far as the kernel's queues let it through (on
+# a loaded machine the veth and the packet socket drop much of it before flowtrack reads it, so hping3's
+# count is no measure), and the legitimate connections' packets, a few hundred.
+to_vip = sum(v["packets"] for v in c["vips"].values())
+flood_in = to_vip - min(to_vip, 20 * (legitimate + 1))
+if flood_in < sent // 20:
+    problems.append(f"only {to_vip} packets reached the VIP of {sent} spoofed SYNs sent: no flood to measure")
+elif c["over_rate"] < flood_in * 95 // 100:
+    problems.append(f"over_rate {c['over_rate']} of at least {flood_in} spoofed SYNs that reached the VIP")
+print(f"  hping3 sent {sent} spoofed SYNs in 5 s, {to_vip} packets reached the VIP; {ok} of {legitimate} "
+      f"legitimate requests answered; the tracker created {c['connections']} connections; "
+      f"over_rate {c['over_rate']}; drops {c['drops']}")
 for p in problems:
     print("  " + p)
 sys.exit(1 if problems else 0)
