@@ -19,8 +19,8 @@
 # as the path's MTU; every mbuf back at the end.
 #
 # The counters, exactly: each TCP VIP's packets and bytes as the client's link carried them, each
-# backend's as the backends' link did (less the tunnel's headers), its connections as curl's answers
-# name their backend, no answer counted through flowtrack; 200 UDP datagrams of 20 to 1400 bytes in 20
+# backend's as the backends' link did (less the tunnel's headers), the connections of each as the
+# distinct client tuples that opened one in the captures, no answer counted through flowtrack; 200 UDP datagrams of 20 to 1400 bytes in 20
 # flows to dns, as the client and each backend's server count them (live_udp_counted).
 #
 # Usage: lb_tunnel.sh path/to/flowtrack (flowtrack-decap beside it). Exit 77: skipped.
@@ -134,9 +134,7 @@ fetch() {  # N requests to URL, one connection each; got[b] counts backend b's a
   echo "  $3: $ok of $1 answered; b1 ${got[1]}, b2 ${got[2]}, b3 ${got[3]} (weights 1:2:3)"
 }
 fetch "$requests" http://10.10.1.100/ ipip
-ipip_got="(${got[1]}, ${got[2]}, ${got[3]})"  # each backend's answers, by curl: its connections
 fetch "$requests" http://10.10.1.101/ gue
-gue_got="(${got[1]}, ${got[2]}, ${got[3]})"
 live_udp_exchange 10.10.1.100 53 20
 # Read before the DF datagram below, whose flow dns tracks too.
 live_udp_counted "$("$bin" ctl --socket "$work/ctl.sock" counters)" 10.10.1.100:53/udp dns-b 1
@@ -220,6 +218,22 @@ for ip in packets(f"{work}/backends.pcap"):
         figures = expected.setdefault(backend, [0, 0])
         figures[0] += 1
         figures[1] += struct.unpack_from("!H", inner, 2)[0] + 14
+# Connections per VIP and backend: the distinct client tuples that opened one (a SYN), as the captures
+# show them. Not curl's requests: the client's kernel may pick a port again while flowtrack still tracks
+# its previous connection (closing), which is then the same connection to it, on the same backend.
+opened = {}
+for ip in packets(f"{work}/client.pcap"):
+    if ip[9] == 6 and ip[22:24] == b"\x00\x50" and ip[33] & 0x02:
+        opened.setdefault(f"10.10.1.{ip[19]}:80/tcp", set()).add(ip[12:16] + ip[20:22])
+for ip in packets(f"{work}/backends.pcap"):
+    inner = ip[20 if ip[9] == 4 else 28:]
+    if inner[9] == 6 and inner[33] & 0x02:
+        backend = ("web" if inner[19] == 100 else "web-gue") + f"-b{ip[19] - 10}"
+        opened.setdefault(backend, set()).add(inner[12:16] + inner[20:22])
+connections = {name: report["vips" if ":" in name else "backend_traffic"][name]["connections"] for name in opened}
+if connections != {name: len(tuples) for name, tuples in opened.items()}:
+    problems.append(f"connections per VIP and backend: flowtrack {connections}, "
+                    f"the captures' distinct tuples {({name: len(t) for name, t in opened.items()})}")
 counted = {name: [f["packets"], f["bytes"]] for kind in ("vips", "backend_traffic") for name, f in report[kind].items()
            if name in expected}
 if counted != expected:
@@ -237,7 +251,5 @@ for p in problems[:5]:
     print("  " + p)
 sys.exit(1 if problems else 0)
 PY
-live_report_check 'r["mbufs_missing"] == 0' "r['connections'] >= 2 * $requests" \
-  "r['vips']['10.10.1.100:80/tcp']['connections'] == $requests" "r['vips']['10.10.1.101:80/tcp']['connections'] == $requests" \
-  "all(r['backend_traffic'][f'{s}-b{b}']['connections'] == n for s in ('web', 'web-gue') for b, n in zip((1, 2, 3), ($ipip_got, $gue_got)[s == 'web-gue']))"
+live_report_check 'r["mbufs_missing"] == 0'
 echo "PASS"
