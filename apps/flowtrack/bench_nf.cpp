@@ -22,6 +22,11 @@
 // limit, always measured too). Each limited or flooded configuration's cycles a packet are reported
 // against the same LB without a limit on the same trace, and against the anchor: the LB without a limit
 // on the trace without the flood, all in the same run.
+//
+// Beside every stateful configuration, the memory system's limit over its state (lab/memory_limit.hpp:
+// random line reads from an array as large as the memory its lookups range over, summed over its
+// instances) and its cycles a packet as a multiple of a batched line fetch (line_fetches): the figure
+// that compares across hosts with other caches and memory.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -34,6 +39,7 @@
 #include "flowtrack/lab/registry.hpp"
 #include "flowtrack/util/statistics.hpp"
 #include "json_line.hpp"
+#include "memory_limit_report.hpp"
 #include "nf_launch.hpp"
 #include "run_context.hpp"
 #include "syn_flood_mix.hpp"
@@ -73,6 +79,7 @@ struct NfRow {
   std::uint64_t rate = 0;       // lb: the new-connection limit (0: none)
   std::vector<double> mpps, cycles;
   std::size_t live = 0;
+  std::size_t state_bytes = 0;  // the memory of the function's per-packet lookups, over its instances (0: none)
   std::map<std::string, std::uint64_t> drop_reasons;
   std::uint64_t over_rate = 0;  // lb: first packets forwarded without state, above the new-connection rate
   std::array<double, kNfStageCount> stage_cycles{};  // by NfStage, from the clocked run (JSON with stages only)
@@ -339,7 +346,12 @@ void run_nf_bench(NfBenchOptions o) {
       row.mpps.push_back(aggregate_mpps(r.workers));
       row.cycles.push_back(cycles_per_packet(r.workers));
       row.live = 0;
-      for (const WorkerReport& w : r.workers) row.live += w.peak_connections;
+      row.state_bytes = 0;
+      for (const WorkerReport& w : r.workers) {
+        row.live += w.peak_connections;
+        // One instance under a lock reports the same state to every worker: counted once.
+        row.state_bytes = row.choice.scaling == "spinlock" ? std::max(row.state_bytes, w.state_bytes) : row.state_bytes + w.state_bytes;
+      }
       row.drop_reasons = r.drops_by_reason();
       row.over_rate = 0;
       for (const WorkerReport& w : r.workers) {
@@ -347,6 +359,16 @@ void run_nf_bench(NfBenchOptions o) {
       }
     }
   }
+  // The limit probed once per working set: configurations of one table hold the same state.
+  std::map<std::size_t, MemoryLimit> limits;
+  const auto limit_of = [&](std::size_t bytes) -> const MemoryLimit& {
+    if (!limits.contains(bytes)) {
+      limits.emplace(bytes, probe_memory_limit({.working_set_bytes = std::max<std::size_t>(bytes, 4096),
+                                                .batch = kDefaultBurst,
+                                                .reps = static_cast<int>(o.reps)}));
+    }
+    return limits.at(bytes);
+  };
   for (NfRow& row : rows) {
     const NfChoice& choice = row.choice;
     const std::size_t burst = row.burst;
@@ -372,6 +394,7 @@ void run_nf_bench(NfBenchOptions o) {
     const Anchors anchors = anchors_of(rows, row);
     const double vs_fwd = fwd != nullptr ? paired_ratio(row, *fwd) : 0;
     const double vs_per_packet = per_packet != nullptr ? paired_ratio(row, *per_packet) : 0;
+    const MemoryLimit* limit = row.state_bytes != 0 ? &limit_of(row.state_bytes) : nullptr;
     if (o.json) {
       JsonObject j;
       j.set("nf", nf_kind_name(choice.nf))
@@ -398,6 +421,7 @@ void run_nf_bench(NfBenchOptions o) {
           .set("syn_flood", row.flood ? o.syn_flood : 0)
           .set("new_connection_rate", row.rate)
           .set("over_rate", row.over_rate);
+      if (limit != nullptr) j.set("line_fetches", median(row.cycles) / limit->batched_cycles_per_line).merge(memory_limit_fields(*limit));
       if (anchors.nat_mode != nullptr) j.set("cycles_vs_nat_mode", paired_cycles_ratio(row, *anchors.nat_mode));
       if (anchors.nat_mode != nullptr && split) {
         j.set("cycles_vs_nat_mode_besides_rewrite", cycles_vs_nat_mode_besides_rewrite(row, *anchors.nat_mode));
@@ -419,6 +443,10 @@ void run_nf_bench(NfBenchOptions o) {
                  nf_kind_name(choice.nf), table, choice.aging, choice.scaling, choice.workers, burst, row.forward,
                  row.flood ? "yes" : "no", row.rate != 0 ? std::to_string(row.rate) : "-", mpps, median(row.cycles), vs_fwd,
                  vs_per_packet, row.live, drops);
+      if (limit != nullptr) {
+        fmt::print("      {:.1f} batched line fetches a packet; memory limit over its state, {}\n",
+                   median(row.cycles) / limit->batched_cycles_per_line, memory_limit_text(*limit));
+      }
       if (!checked.empty()) {
         fmt::print("      concury's check (one more run): {} violations, {} false hits, {} repairs, {} syncs\n",
                    checked["violations"], checked["false_hits"], checked["repairs"], checked["syncs"]);

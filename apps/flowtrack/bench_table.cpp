@@ -29,6 +29,7 @@
 #include "flowtrack/util/statistics.hpp"
 #include "flowtrack/util/tsc.hpp"
 #include "json_line.hpp"
+#include "memory_limit_report.hpp"
 #include "run_context.hpp"
 #include "user_error.hpp"
 
@@ -210,18 +211,12 @@ void print_json(const Cell& c, const MemoryLimit& limit) {
       .set("p90", quantile(c.samples, 0.9))
       .set("bytes_per_flow", c.bytes_per_flow)
       .set("line_fetches", median(c.samples) / line_fetch_cycles(c, limit))
-      .set("memory_working_set_bytes", limit.working_set_bytes)
-      .set("memory_dependent_cycles_per_line", limit.dependent_cycles_per_line)
-      .set("memory_batched_cycles_per_line", limit.batched_cycles_per_line)
-      .set("memory_batch", limit.batch)
+      .merge(memory_limit_fields(limit))
       .print_line();
 }
 
 void print_text(const MemoryLimit& limit) {
-  fmt::print("{:<15} {:>9.1f} MiB: a dependent line fetch {:.1f} cycles ({:.1f} ns), in prefetched batches of {} {:.1f} "
-             "cycles a line ({:.1f} ns)\n",
-             "memory limit", static_cast<double>(limit.working_set_bytes) / (1 << 20), limit.dependent_cycles_per_line,
-             limit.dependent_ns_per_line(), limit.batch, limit.batched_cycles_per_line, limit.batched_ns_per_line());
+  fmt::print("{:<15} {}\n", "memory limit", memory_limit_text(limit));
 }
 
 // The memory limit over the largest working set a size's tables took (at least a page).

@@ -20,6 +20,7 @@ NfRun run_stateful_lb(const NfChoice& choice, bool shared, const NfConfigs& conf
         LbAnswers(configs.lb, trace.link_type()), [](const Lb& nf, WorkerReport& report) {
           report.live_connections = nf.tracker().size();
           report.peak_connections = nf.tracker().peak_size();
+          report.state_bytes = nf.state_bytes();
           for (const Service& s : nf.services()) {
             for (const Backend& b : s.backends()) report.backends[b.config.name] += b.total_connections;
           }

@@ -21,6 +21,7 @@ NfRun run_nat(const NfChoice& choice, bool shared, const NfConfigs& configs, con
         NatAnswers(trace.link_type()), [](const Nat& nf, WorkerReport& report) {
           report.live_connections = nf.sessions().size();
           report.peak_connections = nf.sessions().peak_size();
+          report.state_bytes = nf.state_bytes();
           // A replay has no ports: what touches neither side passes by the address rule (nat44.hpp).
           report.function_counts["neither_inside_nor_pool"] = nf.counters().passed;
         });

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -157,6 +158,7 @@ TEST_F(RunScalingCli, BenchNfMeasuresEveryCombinationAndComparesSharingWithShard
                    "--workers 1,2 --burst 32,1 --flows 300 --windows 1 --reps 1 --no-stages --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::size_t rows = 0;
+  std::map<std::string, std::vector<std::uint64_t>> shared_state;  // nf/table/aging -> working sets, one per worker count
   for (const nlohmann::json& j : testing::json_lines(r.output)) {
     const std::string line = j.dump();
     for (const char* field : {"nf", "table", "aging", "scaling", "workers", "burst", "mpps", "cycles_per_packet", "mpps_best",
@@ -169,11 +171,30 @@ TEST_F(RunScalingCli, BenchNfMeasuresEveryCombinationAndComparesSharingWithShard
     EXPECT_GT(j["vs_per_packet"].get<double>(), 0) << line;
     if (j["nf"] != "fwd") {
       EXPECT_GT(j["live_connections"].get<std::uint64_t>(), 0u) << line;
+      // The memory limit over the function's state, and its cycles a packet in batched line fetches.
+      ASSERT_TRUE(j.contains("line_fetches") && j.contains("memory_working_set_bytes")) << line;
+      EXPECT_GE(j["memory_working_set_bytes"].get<std::uint64_t>(), 4096u) << line;
+      EXPECT_GT(j["memory_dependent_cycles_per_line"].get<double>(), 0) << line;
+      EXPECT_DOUBLE_EQ(j["line_fetches"].get<double>() * j["memory_batched_cycles_per_line"].get<double>(),
+                       j["cycles_per_packet"].get<double>())
+          << line;
+      if (j["scaling"] == "spinlock" && j["burst"] == 32) {
+        const std::string config = j["nf"].get<std::string>() + "/" + j["table"].get<std::string>() + "/" + j["aging"].get<std::string>();
+        shared_state[config].push_back(j["memory_working_set_bytes"].get<std::uint64_t>());
+      }
+    } else {
+      EXPECT_FALSE(j.contains("line_fetches")) << "the forwarder keeps no state: " << line;
     }
     ++rows;
   }
   // Per worker count and burst size: fwd, then lb and nat x 2 tables x 2 agings x 2 scalings.
   EXPECT_EQ(rows, 2u * 2u * (1 + 2 * 2 * 2 * 2));
+  // One instance under a lock is one working set, whatever the workers that share it.
+  ASSERT_EQ(shared_state.size(), 2u * 2u * 2u);
+  for (const auto& [config, bytes] : shared_state) {
+    ASSERT_EQ(bytes.size(), 2u) << config;
+    EXPECT_EQ(bytes[0], bytes[1]) << config;
+  }
   r = run_cli("bench nf --nfs lb --tables cuckoo --scalings sharded --workers 1 --burst 32 --flows 300 --windows 1 --reps 3 --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto clocked = testing::first_json_object(r.output);

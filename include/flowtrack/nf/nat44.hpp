@@ -140,6 +140,14 @@ class Nat44 {
   const NfCounters& counters() const { return counters_; }
   const ConnTracker<Table, NatSession, Aging>& sessions() const { return sessions_; }
   std::size_t mapping_count() const { return mapping_ids_.in_use(); }
+  // The memory the per-packet lookups range over: the sessions (table, connections, timers), the
+  // mappings and the two maps that find them (their slots and control bytes, at capacity).
+  std::size_t state_bytes() const {
+    const auto map_bytes = [](const auto& map) {
+      return map.capacity() * (sizeof(typename std::decay_t<decltype(map)>::value_type) + 1);
+    };
+    return sessions_.memory_bytes() + mappings_.capacity() * sizeof(NatMapping) + map_bytes(by_inside_) + map_bytes(remotes_);
+  }
   // The mapping of an inside endpoint (network order), if any.
   const NatMapping* mapping_of(std::uint32_t inside_addr, std::uint16_t inside_port, std::uint8_t protocol) const;
   // The external endpoint (address, port or identifier; network order) that a packet seen inside as

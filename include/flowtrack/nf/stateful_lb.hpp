@@ -129,6 +129,9 @@ class StatefulLb {
   const std::vector<Service>& services() const { return services_; }
   using Tracker = ConnTracker<Table, LbAssignment, Aging>;
   const Tracker& tracker() const { return tracker_; }
+  // The memory the per-packet lookups range over: the tracker's (table, connections, timers); the
+  // services' consistent-hash tables are a few hundred KiB and stay in the caches.
+  std::size_t state_bytes() const { return tracker_.memory_bytes(); }
   const NfCounters& counters() const { return counters_; }
   const StatefulLbStats& stats() const { return stats_; }
   // The backend a live connection was given: (service index, backend index).

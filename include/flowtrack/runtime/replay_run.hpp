@@ -50,6 +50,7 @@ struct WorkerReport {
   std::uint64_t forwarded = 0, replied = 0;
   std::size_t live_connections = 0;  // at the end
   std::size_t peak_connections = 0;  // the most alive at once
+  std::size_t state_bytes = 0;       // the memory of a stateful function's per-packet lookups (0: none)
   std::map<std::string, std::uint64_t> backends;         // name -> connections (lb, concury) or packets (slb)
   std::map<std::string, std::uint64_t> function_counts;  // what a function counts of its own (concury)
   LbStats lb_stats;  // a load balancer's per-VIP and per-backend figures (nf/lb_stats.hpp)
