@@ -1,7 +1,7 @@
 # flowtrack front door. `make demo` runs the main job, `make test` runs every test; both install
 # their dependencies first (idempotent, Debian 12, root).
 #
-# `make test` builds and runs four trees, one after the other, each phase timed (the table at the end):
+# `make test` builds and runs three trees, one after the other, each phase timed (the table at the end):
 #   build/       release: the CLI, the live scenarios, the installed package's consumer, the lab's tests,
 #                and the unit tests whose code the release build shapes (RELEASE_TEST_DIRS: per-instruction-
 #                set forms, full-speed concurrency, the optimized CLI; tests/CMakeLists.txt says why). The
@@ -16,8 +16,9 @@
 #                For AVX2 without AVX-512 (x86-64-v3), whatever the machine: code with a form for each
 #                (Concury's lane multiply) has its AVX2 form tested here, the native one in build/.
 #   build-tsan/  ThreadSanitizer: the concurrency tests (tests/concurrency), the only multi-threaded ones
-#   build-fuzz/  clang + libFuzzer + ASan/UBSan at -O0, as build-asan/: every fuzzer for FUZZ_SECONDS on its
-#                seed corpus, a regression run (CMakeLists.txt: FLOWTRACK_SANITIZER_OPT for a long campaign)
+#                It builds the fuzzers too (libFuzzer; coverage from their own files, not the library's:
+#                CMakeLists.txt says why): every fuzzer for FUZZ_SECONDS on its seed corpus, a regression
+#                run. `make build-fuzz` builds a fuzzing tree with the library instrumented, for a campaign.
 # Every tree is built with -Werror: a new warning fails the build.
 # Between the release tree and the sanitizer trees, `make test` runs the lab's tests (test-lab).
 #
@@ -47,7 +48,7 @@ CONFIGURE_RELEASE_TESTS = $(CONFIGURE_RELEASE) -DFLOWTRACK_GRID=representative -
 LAB_PYTHON := .venv/bin/python
 LAB_BUILD := $(if $(FLOWTRACK_BIN),,build)
 
-.PHONY: deps lab-deps build demo report test test-release test-live test-lab test-asan test-tsan test-fuzz build-fuzz test-nodpdk clean
+.PHONY: deps lab-deps build demo report test test-release test-live test-lab asan-tree test-asan test-tsan test-fuzz build-fuzz test-nodpdk clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -95,12 +96,15 @@ test-lab: lab-deps
 # A build-asan/ configured by another compiler (GCC, as it once was) is made anew: given
 # a new compiler, CMake empties the tree's cache and drops every -D of the command, which would leave an
 # unsanitized tree whose tests pass.
-test-asan: deps
+# The ASan tree builds the fuzzers too (FLOWTRACK_WITH_FUZZERS): test-fuzz runs them from it.
+asan-tree: deps
 	@if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++$$' build-asan/CMakeCache.txt; then \
 	  echo "build-asan/ was configured by another compiler: making it anew"; rm -rf build-asan; fi
 	$(CONFIGURE) -B build-asan -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOWTRACK_SANITIZE=address,undefined -DFLOWTRACK_MARCH=x86-64-v3 \
-	  -DFLOWTRACK_BUILD_APPS=OFF -DFLOWTRACK_TEST_DIRS_SKIPPED="$(ASAN_SKIPPED_TEST_DIRS)" > /dev/null
+	  -DFLOWTRACK_BUILD_APPS=OFF -DFLOWTRACK_TEST_DIRS_SKIPPED="$(ASAN_SKIPPED_TEST_DIRS)" -DFLOWTRACK_WITH_FUZZERS=ON > /dev/null
 	$(PHASE) asan-build ninja -C build-asan -j $(BUILD_JOBS)
+
+test-asan: asan-tree
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(PHASE) asan-tests ctest --test-dir build-asan --output-on-failure -j $(JOBS)
 
@@ -111,15 +115,17 @@ test-tsan: deps
 	$(PHASE) tsan-build ninja -C build-tsan -j $(BUILD_JOBS) test_concurrency
 	TSAN_OPTIONS=halt_on_error=1 $(PHASE) tsan-tests ctest --test-dir build-tsan -R '^concurrency$$' --output-on-failure
 
+# A fuzzing tree of its own, for a campaign: `make build-fuzz` (CMAKE_FLAGS=-DFLOWTRACK_SANITIZER_OPT=-O1
+# for more executions a second), then build-fuzz/fuzz/<name> fuzz/corpus/<name> for as long as you like.
 build-fuzz: deps
 	CC=clang CXX=clang++ $(CONFIGURE) -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOWTRACK_BUILD_FUZZ=ON \
 	  -DFLOWTRACK_SANITIZE=address,undefined > /dev/null
-	$(PHASE) fuzz-build ninja -C build-fuzz -j $(BUILD_JOBS) fuzzers
+	ninja -C build-fuzz -j $(BUILD_JOBS) fuzzers
 
-# Each fuzzer runs for FUZZ_SECONDS on its seed corpus (copied, so the checked-in corpus stays small);
-# `make build-fuzz` and then build-fuzz/<name> fuzz/corpus/<name> runs one for as long as you like.
-test-fuzz: build-fuzz
-	$(PHASE) fuzz-runs ./scripts/run-fuzzers.sh build-fuzz $(FUZZ_SECONDS)
+# Each fuzzer runs for FUZZ_SECONDS on its seed corpus (copied, so the checked-in corpus stays small),
+# from the ASan tree, which builds them.
+test-fuzz: asan-tree
+	$(PHASE) fuzz-runs ./scripts/run-fuzzers.sh build-asan $(FUZZ_SECONDS)
 
 # A tree configured without DPDK (FLOWTRACK_WITH_DPDK=OFF), as on a machine that has none: the library
 # but its live ports, the CLI without `run --dpdk`, the lab without DPDK's tables, and every test that
