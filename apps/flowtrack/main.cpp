@@ -16,6 +16,7 @@
 #include "bench_table.hpp"
 #include "compact_bench_runs.hpp"
 #include "ctl_command.hpp"
+#include "nat_log_command.hpp"
 #include "flowtrack/sync/strategy_names.hpp"
 #include "nf_names.hpp"
 #include "run_command.hpp"
@@ -211,6 +212,18 @@ void add_ctl_command(CLI::App& app) {
   ctl->callback([socket, request] { ctl_command(*socket, *request); });
 }
 
+void add_nat_log_commands(CLI::App& app) {
+  auto* nat_log = app.add_subcommand("nat-log", "the NAT's port-block log");
+  nat_log->require_subcommand(1);
+  auto o = std::make_shared<NatLogWhoOptions>();
+  auto* who = nat_log->add_subcommand("who", "the inside address that held a public address and port at a time");
+  who->add_option("endpoint", o->endpoint, "PUBLIC_ADDRESS:PORT")->required();
+  who->add_option("time", o->time, "RFC 3339 in UTC (2026-11-28T09:30:00Z) or seconds since the epoch")->required();
+  who->add_option("--log", o->logs, "a journal file ([nat] block_log); several are read together")->required();
+  who->add_flag("--json", o->json, "one JSON object");
+  who->callback([o] { nat_log_who_command(*o); });
+}
+
 void add_sim_commands(CLI::App& app) {
   auto* sim = app.add_subcommand("sim", "simulators");
   sim->require_subcommand(1);
@@ -295,6 +308,7 @@ int main(int argc, char** argv) {
   flowtrack::cli::add_bench_commands(app);
   flowtrack::cli::add_run_command(app);
   flowtrack::cli::add_ctl_command(app);
+  flowtrack::cli::add_nat_log_commands(app);
   flowtrack::cli::add_sim_commands(app);
 
   try {

@@ -43,6 +43,7 @@
 
 #include "flowtrack/aging/heap_aging.hpp"
 #include "flowtrack/aging/timer_wheel.hpp"
+#include "flowtrack/conntrack/saved_connection.hpp"
 #include "flowtrack/conntrack/tcp_state.hpp"
 #include "flowtrack/conntrack/timeouts.hpp"
 #include "flowtrack/packet/parser.hpp"
@@ -214,6 +215,27 @@ class ConnTracker {
     ++creations_;
     peak_size_ = std::max(peak_size_, size_);
     return {{conn, Direction::original}, CreateStatus::created};
+  }
+
+  using Saved = SavedConnection<Key>;
+  // A live connection as a saved state keeps it (saved_connection.hpp), at `now`.
+  Saved save(ConnId conn, Nanos now) const {
+    const Connection& c = connections_[conn];
+    const Nanos deadline = wheel_.deadline(conn);
+    return {c.original, c.reply, c.protocol, c.replied, c.tcp, deadline > now ? deadline - now : 0};
+  }
+  // A connection carried over from a saved state (a restart, a peer's copy): created as create() does,
+  // with the saved protocol state, and an idle timer that ends `remaining` after `now` (at most the
+  // state's timeout); its next packet restarts the timer with the state's full timeout.
+  CreateResult restore(const Saved& saved, std::uint32_t original_hash, std::uint32_t reply_hash, Nanos now) {
+    const CreateResult created = create(saved.original, original_hash, saved.reply, reply_hash, saved.protocol, now);
+    if (created.status != CreateStatus::created) return created;
+    Connection& c = connections_[created.match.conn];
+    c.tcp = saved.tcp;
+    c.replied = saved.replied;
+    const Nanos timeout = timeout_of(c);
+    wheel_.arm_until(created.match.conn, now + std::min(saved.remaining, timeout), timeout);
+    return created;
   }
 
   // One packet of a tracked connection: counters, protocol state, idle timer. Every packet's work, so

@@ -50,6 +50,8 @@ std::string_view tcp_state_name(TcpState state);
 struct TcpTracking {
   TcpState state = TcpState::none;
   Direction closer = Direction::original;  // who sent the first FIN (meaningful from fin_wait on)
+
+  bool operator==(const TcpTracking&) const = default;
 };
 
 // The rules: the tracking after a packet with TCP `flags` travelling in direction `d`. Only FIN, SYN,

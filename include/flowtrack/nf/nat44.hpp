@@ -59,12 +59,13 @@
 #include "flowtrack/conntrack/conn_tracker.hpp"
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/nf/burst_matches.hpp"
+#include "flowtrack/nf/external_ports.hpp"
 #include "flowtrack/nf/fragment_cache.hpp"
 #include "flowtrack/nf/fragment_hold.hpp"
 #include "flowtrack/nf/icmp_answer.hpp"
+#include "flowtrack/nf/nat_snapshot.hpp"
 #include "flowtrack/nf/nat44_config.hpp"
 #include "flowtrack/nf/network_function.hpp"
-#include "flowtrack/nf/port_allocator.hpp"
 #include "flowtrack/packet/bytes.hpp"
 #include "flowtrack/packet/rewrite.hpp"
 #include "flowtrack/table/huge_page_allocator.hpp"
@@ -146,6 +147,26 @@ class Nat44 {
   std::uint16_t port_first() const { return slice_first_; }
   std::uint16_t port_last() const { return slice_last_; }
 
+  // With block_size: the records of the port blocks given and taken back go to `log` from now on
+  // (port_block_log.hpp; nullptr: none). False, with nothing attached, when the log has no room for the
+  // release records the blocks already held owe it. A log of 2 * block_count() records or more never
+  // refuses a block while its reader keeps up.
+  bool attach_block_log(PortBlockLog* log) {
+    if (log != nullptr && !log->adopt_held_blocks(blocks_held())) return false;
+    for (ExternalPorts& ports : ports_) ports.attach_log(log);
+    return true;
+  }
+  // The state as plain data at `now` (nat_snapshot.hpp): what a restart or a standby carries over.
+  NatSnapshot snapshot(Nanos now) const;
+  // Puts a snapshot back into this instance, which must be fresh (no mapping yet), at `now`. Throws
+  // std::invalid_argument naming what does not fit this instance (an address outside its pool, a port
+  // outside its slice or taken twice, a session naming no mapping...); the instance is then unusable.
+  void restore(const NatSnapshot& snapshot, Nanos now);
+
+  // The blocks of this instance's slices, every public address together (0 port by port), and those held.
+  std::size_t block_count() const { return sum_over_blocks([](const PortBlocks& b) { return b.block_count(); }); }
+  std::size_t blocks_held() const { return sum_over_blocks([](const PortBlocks& b) { return b.blocks_held(); }); }
+
  private:
   static constexpr std::size_t kNotInPool = ~std::size_t{0};
   static constexpr std::uint32_t kNone = NatSession::kNone;
@@ -155,23 +176,26 @@ class Nat44 {
     const auto it = pool_index_.find(addr);
     return it == pool_index_.end() ? kNotInPool : it->second;
   }
+  template <class Count>
+  std::size_t sum_over_blocks(Count&& count) const {
+    std::size_t n = 0;
+    for (const ExternalPorts& ports : ports_) {
+      if (const PortBlocks* blocks = ports.blocks()) n += count(*blocks);
+    }
+    return n;
+  }
   // Paired pooling: the inside address alone picks the public address.
   std::size_t pool_of(std::uint32_t inside_addr) const {
     return flow_hash(FlowKeyV4{.src_addr = inside_addr}) % config_.pool.size();
   }
-  PortAllocator& ports_of(std::size_t pool, std::uint8_t protocol) { return allocators_[allocator_index(pool, protocol)]; }
+  ExternalPorts& ports_of(std::size_t pool) { return ports_[pool]; }
+  const ExternalPorts& ports_of(std::size_t pool) const { return ports_[pool]; }
   // The mapping of an external endpoint (network order), kNone if none: its port's holder.
   std::uint32_t mapping_at(std::uint32_t external_addr, std::uint16_t external_port, std::uint8_t protocol) const {
     const std::size_t pool = pool_index(external_addr);
     if (pool == kNotInPool) return kNone;
-    const std::uint32_t holder = ports_of(pool, protocol).holder_of(to_host16(external_port));
-    return holder == PortAllocator::kNoHolder ? kNone : holder;
-  }
-  const PortAllocator& ports_of(std::size_t pool, std::uint8_t protocol) const {
-    return allocators_[allocator_index(pool, protocol)];
-  }
-  static std::size_t allocator_index(std::size_t pool, std::uint8_t protocol) {
-    return pool * 3 + (protocol == ipproto::kTcp ? 0 : protocol == ipproto::kUdp ? 1 : 2);
+    const std::uint32_t holder = ports_of(pool).holder_of(protocol, to_host16(external_port));
+    return holder == ExternalPorts::kNoHolder ? kNone : holder;
   }
 
   // Out: from the inside network to elsewhere; in: to an address of the public pool; none: neither.
@@ -237,7 +261,7 @@ class Nat44 {
   HugePageHashMap<std::uint64_t, std::uint32_t> remotes_;  // (mapping, remote address) -> sessions
   // (inside address, protocol) -> its mappings; kept only with a quota, an entry per subscriber with one.
   absl::flat_hash_map<std::uint64_t, std::uint32_t> subscriber_mappings_;
-  std::vector<PortAllocator> allocators_;  // pool x {tcp, udp, icmp}
+  std::vector<ExternalPorts> ports_;  // by pool index
   absl::flat_hash_map<std::uint32_t, std::size_t> pool_index_;  // public address -> its index in the pool
   FragmentCache fragments_;
   FragmentHold held_;

@@ -1,6 +1,8 @@
 // Nat44's member functions (the class and its contract are in nat44.hpp).
 #pragma once
 
+#include <fmt/format.h>
+
 #include <stdexcept>
 
 namespace flowtrack {
@@ -27,11 +29,15 @@ Nat44<Table, Aging>::Nat44(const NatConfig& config, unsigned core, unsigned core
   by_inside_.reserve(config.max_mappings);
   remotes_.reserve(config.filtering == NatFiltering::address_dependent ? config.max_sessions : 0);
   subscriber_mappings_.reserve(config.port_quota != 0 ? config.max_mappings : 0);
+  if (config.block_size > slice_last_ - slice_first_ + 1u) {
+    throw std::invalid_argument(fmt::format("nat: a block of {} ports is more than a worker's slice of the range ({} ports)",
+                                            config.block_size, slice_last_ - slice_first_ + 1u));
+  }
+  ports_.reserve(config.pool.size());
   for (std::size_t p = 0; p < config.pool.size(); ++p) {
     pool_index_.try_emplace(config.pool[p], p);  // a duplicated address: its first place
-    for (unsigned protocol = 0; protocol < 3; ++protocol) {
-      allocators_.emplace_back(slice_first_, slice_last_, config.port_quarantine, config.seed * 977 + p * 3 + protocol + core * 7919);
-    }
+    ports_.emplace_back(config.pool[p], slice_first_, slice_last_, config.block_size, config.port_quarantine,
+                        config.seed * 977 + p * 3 + core * 7919);
   }
 }
 
@@ -55,7 +61,7 @@ void Nat44<Table, Aging>::prefetch_mappings(std::span<const NfPacket> burst) con
       prefetch_outbound_opening(key, openings++);
     } else {
       if (const std::size_t pool = pool_index(key.dst_addr); pool != kNotInPool) {
-        ports_of(pool, key.protocol).prefetch_holder(to_host16(key.dst_port));
+        ports_of(pool).prefetch_holder(key.protocol, to_host16(key.dst_port));
       }
     }
   }
@@ -75,7 +81,7 @@ void Nat44<Table, Aging>::prefetch_outbound_opening(const FlowKeyV4& key, std::s
     return;
   }
   const std::size_t pool = pool_of(key.src_addr);
-  ports_of(pool, key.protocol).prefetch(to_host16(key.src_port));
+  ports_of(pool).prefetch(key.protocol, to_host16(key.src_port));
   const std::uint32_t external = config_.pool[pool];
   const FlowKeyV4 reply{.src_addr = key.dst_addr, .dst_addr = external, .src_port = key.dst_port,
                         .dst_port = key.src_port, .protocol = key.protocol};
@@ -160,7 +166,7 @@ std::uint32_t Nat44<Table, Aging>::create_mapping(const FlowKeyV4& key, Nanos no
   const FlowId id = mapping_ids_.allocate();
   if (id == kNoFlow) return kNone;
   const std::size_t pool = pool_of(key.src_addr);
-  const std::uint16_t port = ports_of(pool, key.protocol).allocate(to_host16(key.src_port), now, id);
+  const std::uint16_t port = ports_of(pool).allocate(key.src_addr, key.protocol, to_host16(key.src_port), now, id, refusal);
   if (port == 0) {
     mapping_ids_.release(id);
     return kNone;
@@ -187,7 +193,7 @@ void Nat44<Table, Aging>::drop_mapping_if_unused(std::uint32_t id, Nanos now) {
   NatMapping& m = mappings_[id];
   if (m.sessions != 0) return;
   by_inside_.erase(endpoint_key(m.inside_addr, m.inside_port, m.protocol));
-  ports_of(pool_index(m.external_addr), m.protocol).release(to_host16(m.external_port), now);
+  ports_of(pool_index(m.external_addr)).release(m.protocol, to_host16(m.external_port), now);
   mapping_ids_.release(id);
   if (config_.port_quota != 0) {
     const auto it = subscriber_mappings_.find(endpoint_key(m.inside_addr, 0, m.protocol));
@@ -372,6 +378,132 @@ std::size_t Nat44<Table, Aging>::expire(Nanos now, std::size_t budget) {
   counters_.connections_expired += n;
   counters_.drops[static_cast<std::size_t>(NfDrop::fragment_timeout)] += held_.expire(now);
   return n;
+}
+
+namespace nat_snapshot_detail {
+
+constexpr std::uint8_t kProtocolOfIndex[3] = {ipproto::kTcp, ipproto::kUdp, ipproto::kIcmp};
+
+inline Nanos left(Nanos at, Nanos now) { return at > now ? at - now : 0; }
+
+}  // namespace nat_snapshot_detail
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+NatSnapshot Nat44<Table, Aging>::snapshot(Nanos now) const {
+  using nat_snapshot_detail::left;
+  NatSnapshot s;
+  std::vector<std::uint32_t> index_of(mappings_.size(), NatSnapshot::kNoMapping);
+  for (std::uint32_t id = 0; id < mappings_.size(); ++id) {
+    if (!mapping_ids_.is_live(id)) continue;
+    const NatMapping& m = mappings_[id];
+    index_of[id] = static_cast<std::uint32_t>(s.mappings.size());
+    s.mappings.push_back({m.inside_addr, m.external_addr, m.inside_port, m.external_port, m.protocol});
+  }
+  s.sessions.reserve(sessions_.size());
+  sessions_.for_each([&](ConnId conn, const auto& connection) {
+    const NatSession& payload = connection.payload;
+    s.sessions.push_back({sessions_.save(conn, now), index_of[payload.mapping],
+                          payload.hairpin_mapping == kNone ? NatSnapshot::kNoMapping : index_of[payload.hairpin_mapping]});
+  });
+  for (const ExternalPorts& ports : ports_) {
+    if (const PortBlocks* blocks = ports.blocks()) {
+      const std::uint32_t address = blocks->public_addr();
+      blocks->for_each_held_block([&](std::uint32_t owner, std::uint16_t first, std::uint16_t) {
+        s.blocks.push_back({owner, address, first});
+      });
+      blocks->for_each_quarantined_block([&](std::uint16_t first, Nanos free_at) {
+        s.quarantined_blocks.push_back({address, first, left(free_at, now)});
+      });
+      blocks->for_each_quarantined_port([&](unsigned p, std::uint16_t port, Nanos free_at) {
+        s.quarantined_ports.push_back({address, port, nat_snapshot_detail::kProtocolOfIndex[p], left(free_at, now)});
+      });
+    } else {
+      const std::uint32_t address = config_.pool[static_cast<std::size_t>(&ports - ports_.data())];
+      for (const std::uint8_t protocol : nat_snapshot_detail::kProtocolOfIndex) {
+        ports.allocator(protocol).for_each_quarantined([&](std::uint16_t port, Nanos free_at) {
+          s.quarantined_ports.push_back({address, port, protocol, left(free_at, now)});
+        });
+      }
+    }
+  }
+  return s;
+}
+
+template <FlowTable Table, AgingPolicy Aging>
+  requires std::same_as<typename Table::key_type, FlowKeyV4>
+void Nat44<Table, Aging>::restore(const NatSnapshot& s, Nanos now) {
+  const auto refuse = [](const std::string& what) { throw std::invalid_argument("nat state: " + what); };
+  if (mapping_count() != 0 || sessions_.size() != 0) refuse("restored into an instance that is not fresh");
+  const auto pool_at = [&](std::uint32_t address) {
+    const std::size_t pool = pool_index(address);
+    if (pool == kNotInPool) refuse(fmt::format("{} is not in the pool", ipv4_to_string(address)));
+    return pool;
+  };
+  const auto blocks_at = [&](std::uint32_t address) -> PortBlocks& {
+    PortBlocks* blocks = ports_of(pool_at(address)).blocks();
+    if (blocks == nullptr) refuse("port blocks, but this NAT gives its ports one by one");
+    return *blocks;
+  };
+  for (const NatSnapshot::Block& b : s.blocks) {
+    if (!blocks_at(b.public_addr).restore_block(b.subscriber, b.first_port)) {
+      refuse(fmt::format("the block at {}:{} is not a free block of this worker", ipv4_to_string(b.public_addr), b.first_port));
+    }
+  }
+  std::vector<std::uint32_t> ids(s.mappings.size());
+  for (std::size_t i = 0; i < s.mappings.size(); ++i) {
+    const NatSnapshot::Mapping& m = s.mappings[i];
+    const std::string name = fmt::format("mapping {}:{} -> {}:{}", ipv4_to_string(m.inside_addr), to_host16(m.inside_port),
+                                         ipv4_to_string(m.external_addr), to_host16(m.external_port));
+    const std::size_t pool = pool_at(m.external_addr);
+    if (!is_inside(m.inside_addr) || pool_of(m.inside_addr) != pool) refuse(name + ": not this NAT's pairing of the inside address");
+    if (!by_inside_.try_emplace(endpoint_key(m.inside_addr, m.inside_port, m.protocol), 0).second) refuse(name + ": twice");
+    const FlowId id = mapping_ids_.allocate();
+    if (id == kNoFlow) refuse("more mappings than max_mappings");
+    PortBlocks* blocks = ports_of(pool).blocks();
+    const bool claimed = blocks != nullptr
+                             ? blocks->restore_in_use(m.inside_addr, port_protocol_index(m.protocol), to_host16(m.external_port), id)
+                             : ports_of(pool).allocator(m.protocol).restore_in_use(to_host16(m.external_port), id);
+    if (!claimed) refuse(name + ": its port is not free in this worker's slice" + (blocks ? " and the subscriber's blocks" : ""));
+    by_inside_[endpoint_key(m.inside_addr, m.inside_port, m.protocol)] = id;
+    mappings_[id] = {m.inside_addr, m.external_addr, m.inside_port, m.external_port, m.protocol, 0};
+    if (config_.port_quota != 0) ++subscriber_mappings_[endpoint_key(m.inside_addr, 0, m.protocol)];
+    ids[i] = id;
+  }
+  for (const NatSnapshot::QuarantinedPort& q : s.quarantined_ports) {
+    PortBlocks* blocks = ports_of(pool_at(q.public_addr)).blocks();
+    const bool kept = blocks != nullptr
+                          ? blocks->restore_quarantined_port(port_protocol_index(q.protocol), q.port, now + q.remaining)
+                          : ports_of(pool_at(q.public_addr)).allocator(q.protocol).restore_quarantined(q.port, now + q.remaining);
+    if (!kept) refuse(fmt::format("quarantined port {}:{}: not free, not in the slice, or out of order", ipv4_to_string(q.public_addr), q.port));
+  }
+  for (const NatSnapshot::QuarantinedBlock& q : s.quarantined_blocks) {
+    if (!blocks_at(q.public_addr).restore_quarantined_block(q.first_port, now + q.remaining)) {
+      refuse(fmt::format("quarantined block {}:{}: not a free block, or out of order", ipv4_to_string(q.public_addr), q.first_port));
+    }
+  }
+  for (const NatSnapshot::Session& session : s.sessions) {
+    const SavedConnection<FlowKeyV4>& c = session.connection;
+    const bool hairpin = session.hairpin_mapping != NatSnapshot::kNoMapping;
+    if (session.mapping >= ids.size() || (hairpin && session.hairpin_mapping >= ids.size())) refuse("a session names no mapping");
+    const NatMapping& m = mappings_[ids[session.mapping]];
+    if (c.protocol != m.protocol || c.original.protocol != m.protocol || c.reply.protocol != m.protocol ||
+        c.original.src_addr != m.inside_addr || c.reply.dst_addr != m.external_addr) {
+      refuse("a session that does not go through its mapping");
+    }
+    const CreateResult created = sessions_.restore(c, flow_hash(c.original), flow_hash(c.reply), now);
+    if (created.status != CreateStatus::created) {
+      refuse(created.status == CreateStatus::full ? "more sessions than max_sessions" : "a session's tuple twice");
+    }
+    const std::uint32_t peer = hairpin ? ids[session.hairpin_mapping] : kNone;
+    sessions_.payload(created.match.conn) = {ids[session.mapping], peer};
+    ++mappings_[ids[session.mapping]].sessions;
+    if (peer != kNone) ++mappings_[peer].sessions;
+    if (config_.filtering == NatFiltering::address_dependent) ++remotes_[remote_key(ids[session.mapping], c.reply.src_addr)];
+  }
+  for (const std::uint32_t id : ids) {
+    if (mappings_[id].sessions == 0) refuse("a mapping without sessions");
+  }
 }
 
 }  // namespace flowtrack

@@ -46,6 +46,7 @@ enum class NfDrop : std::uint8_t {
   no_mapping,      // NAT: an inbound packet for no mapping (unsolicited)
   filtered,        // NAT: an inbound packet the address-dependent filter refuses
   untranslatable,  // NAT: a packet without ports, or an ICMP error about no session (or from its wrong side)
+  log_full,        // NAT: a new port block whose log record the control plane has no room for yet
   count_,
 };
 
