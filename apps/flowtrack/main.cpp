@@ -14,6 +14,7 @@
 #include "bench_nf.hpp"
 #include "bench_scale.hpp"
 #include "bench_table.hpp"
+#include "bench_state.hpp"
 #include "compact_bench_runs.hpp"
 #include "ctl_command.hpp"
 #include "nat_log_command.hpp"
@@ -162,6 +163,18 @@ void add_aging_bench(CLI::App& bench) {
   aging->callback([o] { run_aging_bench(*o); });
 }
 
+void add_state_bench(CLI::App& bench) {
+  auto o = std::make_shared<StateBenchOptions>();
+  auto* state = bench.add_subcommand("state", "seconds to save a NAT's and an LB's connections to a state file and restore them");
+  state->add_option("--nfs", o->nfs, "nat, lb")->delimiter(',')->check(CLI::IsMember({"nat", "lb"}));
+  state->add_option("--connections", o->connections, "connections in the instance")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26));
+  state->add_option("--path", o->path, "the state file (default: one in the temporary directory, removed after)");
+  state->add_option("--reps", o->reps, "repetitions (median reported)");
+  state->add_flag("--json", o->json, "a context record, then one JSON object per line");
+  state->callback([o] { run_state_bench(*o); });
+}
+
 void add_bench_commands(CLI::App& app) {
   auto* bench = app.add_subcommand("bench", "benchmarks");
   bench->require_subcommand(1);
@@ -170,6 +183,7 @@ void add_bench_commands(CLI::App& app) {
   add_aging_bench(*bench);
   add_nf_bench(*bench);
   add_compact_bench(*bench);
+  add_state_bench(*bench);
 }
 
 void add_run_command(CLI::App& app) {

@@ -20,7 +20,7 @@ std::int64_t parse_time_argument(const std::string& text) {
   if (const auto utc = parse_utc_time(text)) return *utc;
   double seconds = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(seconds) || seconds < 0 || seconds > 1e10) {
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(seconds) || seconds < 0 || seconds > 9e9) {
     throw UserError(fmt::format("nat-log: time '{}': expected RFC 3339 in UTC (2026-11-28T09:30:00Z) or seconds since the epoch",
                                 text));
   }

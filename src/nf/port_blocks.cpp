@@ -242,4 +242,15 @@ bool PortBlocks::restore_quarantined_port(unsigned protocol, std::uint16_t port,
   return true;
 }
 
+std::size_t PortBlocks::give_back_unused(Nanos now) {
+  std::size_t n = 0;
+  for (std::uint32_t b = 0; b < blocks_.size(); ++b) {
+    if (blocks_[b].state == BlockState::held && blocks_[b].in_use == 0) {
+      give_back(b, now);
+      ++n;
+    }
+  }
+  return n;
+}
+
 }  // namespace flowtrack

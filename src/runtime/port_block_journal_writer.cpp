@@ -8,7 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "flowtrack/runtime/port_block_journal.hpp"
+#include "flowtrack/nf/port_block_journal.hpp"
 
 namespace flowtrack {
 

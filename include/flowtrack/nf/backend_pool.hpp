@@ -33,6 +33,9 @@ enum class LbPolicy : std::uint8_t { round_robin, weighted_random, maglev, least
 std::optional<LbPolicy> lb_policy_from_name(std::string_view name);
 std::string_view lb_policy_name(LbPolicy policy);
 
+// The largest weight a backend may have (the configuration's and ctl's bound).
+inline constexpr std::uint32_t kMaxBackendWeight = 1'000'000;
+
 struct BackendConfig {
   std::string name;
   std::uint32_t address = 0;  // network order
@@ -77,6 +80,11 @@ class Service {
   bool add_backend(const BackendConfig& backend);
   bool set_weight(const std::string& name, std::uint32_t weight);
   bool remove_backend(const std::string& name);
+  // The pool as a saved state had it (nf/lb_snapshot.hpp): these backends in these places, their live
+  // counts zero (the connections restored count themselves). The reason when it cannot be this
+  // service's (a name twice among the backends taking part, a weight above 1000000, more backends
+  // taking new connections than the Maglev table's size allows), with nothing changed.
+  std::optional<std::string> restore_backends(std::vector<Backend> backends);
 
   const ServiceConfig& config() const { return config_; }
   std::vector<Backend>& backends() { return backends_; }

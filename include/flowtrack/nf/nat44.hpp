@@ -63,6 +63,7 @@
 #include "flowtrack/nf/fragment_cache.hpp"
 #include "flowtrack/nf/fragment_hold.hpp"
 #include "flowtrack/nf/icmp_answer.hpp"
+#include "flowtrack/nf/nat_events.hpp"
 #include "flowtrack/nf/nat_snapshot.hpp"
 #include "flowtrack/nf/nat44_config.hpp"
 #include "flowtrack/nf/network_function.hpp"
@@ -84,6 +85,7 @@ struct NatSession {
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
   std::uint32_t mapping = kNone;          // the inside endpoint that opened it
   std::uint32_t hairpin_mapping = kNone;  // a hairpinned session: the mapping of the inside peer
+  Nanos synced_at = 0;                    // with an event sink: when its last event was emitted
 };
 
 // The per-packet maps of a large NAT: their slot arrays in huge pages, as the tracker's tables.
@@ -91,8 +93,9 @@ template <class Key, class Value>
 using HugePageHashMap = absl::flat_hash_map<Key, Value, absl::Hash<Key>, std::equal_to<Key>,
                                             HugePageAllocator<std::pair<const Key, Value>>>;
 
-// Table: the session table; Aging: the tracker's expiry policy (conn_tracker.hpp).
-template <FlowTable Table, AgingPolicy Aging = TimerWheel>
+// Table: the session table; Aging: the tracker's expiry policy (conn_tracker.hpp); Events: where the
+// sessions' changes go (nat_events.hpp; none by default).
+template <FlowTable Table, AgingPolicy Aging = TimerWheel, NatEventSink Events = NoNatEvents>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
 class Nat44 {
  public:
@@ -129,6 +132,9 @@ class Nat44 {
 
   const NfCounters& counters() const { return counters_; }
   const ConnTracker<Table, NatSession, Aging>& sessions() const { return sessions_; }
+  // Where the sessions' changes go (nat_events.hpp).
+  Events& events() { return events_; }
+  const Events& events() const { return events_; }
   std::size_t mapping_count() const { return mapping_ids_.in_use(); }
   // The mapping of an inside endpoint (network order), if any.
   const NatMapping* mapping_of(std::uint32_t inside_addr, std::uint16_t inside_port, std::uint8_t protocol) const;
@@ -158,10 +164,12 @@ class Nat44 {
   }
   // The state as plain data at `now` (nat_snapshot.hpp): what a restart or a standby carries over.
   NatSnapshot snapshot(Nanos now) const;
-  // Puts a snapshot back into this instance, which must be fresh (no mapping yet), at `now`. Throws
-  // std::invalid_argument naming what does not fit this instance (an address outside its pool, a port
-  // outside its slice or taken twice, a session naming no mapping...); the instance is then unusable.
-  void restore(const NatSnapshot& snapshot, Nanos now);
+  // Puts a snapshot back into this instance, which must be fresh (no mapping yet), at `now`. A record
+  // may not fit this instance (an address outside its pool, a port outside its slice or taken twice, a
+  // session naming no mapping...): RestoreMode::whole (a state file) then throws std::invalid_argument
+  // naming it, and the instance is unusable; RestoreMode::what_fits (a standby taking over from its copy,
+  // which may lag its active's) leaves it out, with what depends on it. Returns the records left out.
+  std::size_t restore(const NatSnapshot& snapshot, Nanos now, RestoreMode mode = RestoreMode::whole);
 
   // The blocks of this instance's slices, every public address together (0 port by port), and those held.
   std::size_t block_count() const { return sum_over_blocks([](const PortBlocks& b) { return b.block_count(); }); }
@@ -247,6 +255,15 @@ class Nat44 {
   // Counts the refusal of a new mapping and, if configured, turns the packet into the ICMP answer.
   Verdict refuse(NfPacket& packet, NfDrop refusal);
   void drop_mapping_if_unused(std::uint32_t id, Nanos now);
+  // With an event sink: the event of a session just opened, or of one whose packet changed its state or
+  // whose copy on a standby is older than kSyncRefresh. `tcp` and `replied`: its state before the packet.
+  [[gnu::always_inline]] inline void report(ConnId conn, bool opened, TcpTracking tcp, bool replied, Nanos now);
+  [[gnu::noinline]] void emit_session(NatEvent::Kind kind, ConnId conn, Nanos now);
+  NatSnapshot::Mapping mapping_record(std::uint32_t id) const {
+    if (id == kNone) return {};
+    const NatMapping& m = mappings_[id];
+    return {m.inside_addr, m.external_addr, m.inside_port, m.external_port, m.protocol};
+  }
   // Rewrites a packet of session `s` travelling in `direction` (translation both ways for hairpins).
   [[gnu::always_inline]] inline void translate(NfPacket& packet, const NatSession& s, Direction direction);
 
@@ -267,6 +284,7 @@ class Nat44 {
   FragmentHold held_;
   NfCounters counters_;
   BurstMatches<ConnTracker<Table, NatSession, Aging>> matches_;
+  [[no_unique_address]] Events events_;
 };
 
 }  // namespace flowtrack

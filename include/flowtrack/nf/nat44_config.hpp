@@ -28,7 +28,7 @@ struct NatConfig {
   // Ports given to subscribers in blocks of this many (port_blocks.hpp: one log record per block), from
   // each worker's slice; 0: port by port, each protocol apart (port_allocator.hpp).
   std::uint16_t block_size = 0;
-  // Where the control plane writes the blocks' records (runtime/port_block_journal.hpp): a file of JSON
+  // Where the control plane writes the blocks' records (port_block_journal.hpp): a file of JSON
   // lines ("" for none), and syslog too. Read by whoever runs the NAT, not by the NAT.
   std::string block_log;
   bool block_log_syslog = false;

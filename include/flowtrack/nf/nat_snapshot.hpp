@@ -1,5 +1,5 @@
 // A NAT instance's state as plain data (Nat44::snapshot, Nat44::restore): what a state file holds
-// across a restart (runtime/state_file.hpp) and what the standby of a pair keeps of its active.
+// across a restart (state_file.hpp) and what the standby of a pair keeps of its active.
 //
 // Addresses and ports are in network order, as the NAT's flow keys hold them, but for the ports of
 // blocks and quarantines, which are host order as the allocators count them. Times are what is left
@@ -15,6 +15,10 @@
 #include "flowtrack/packet/flow_key.hpp"
 
 namespace flowtrack {
+
+// How a restore treats a record that does not fit its instance: the whole snapshot refused, or the
+// record left out.
+enum class RestoreMode : std::uint8_t { whole, what_fits };
 
 struct NatSnapshot {
   static constexpr std::uint32_t kNoMapping = ~std::uint32_t{0};

@@ -1,5 +1,5 @@
 // The records of port blocks given and taken back (port_blocks.hpp), on their way from the worker that
-// makes them to the control plane that writes them down (runtime/port_block_journal.hpp): the log a
+// makes them to the control plane that writes them down (runtime/port_block_journal_writer.hpp): the log a
 // carrier-grade NAT keeps so that "who held this public address and port at that time" has an answer
 // (RFC 6888 REQ-12, RFC 7422), one record per block rather than per session.
 //

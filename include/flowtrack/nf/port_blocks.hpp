@@ -89,6 +89,8 @@ class PortBlocks {
   bool restore_in_use(std::uint32_t subscriber, unsigned protocol, std::uint16_t port, std::uint32_t holder);
   bool restore_quarantined_block(std::uint16_t first_port, Nanos free_at);
   bool restore_quarantined_port(unsigned protocol, std::uint16_t port, Nanos free_at);
+  // After a restore: gives back (and logs) every held block with no port in use; returns how many.
+  std::size_t give_back_unused(Nanos now);
 
   // What a saved state holds: visit(subscriber, first_port, last_port) for every held block;
   // visit(first_port, free_at) for every block in quarantine and visit(protocol, port, free_at) for every

@@ -45,6 +45,7 @@
 #include "flowtrack/nf/backend_pool.hpp"
 #include "flowtrack/nf/burst_matches.hpp"
 #include "flowtrack/nf/lb_plan.hpp"
+#include "flowtrack/nf/lb_snapshot.hpp"
 #include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
 #include "flowtrack/nf/stateful_lb_config.hpp"
@@ -97,6 +98,63 @@ class StatefulLb {
     const std::size_t n = tracker_.expire(now, budget, [&](ConnId, const auto& connection) { release_backend(connection.payload); });
     counters_.connections_expired += n;
     return n;
+  }
+
+  // The state as plain data at `now` (lb_snapshot.hpp): what a restart carries over.
+  LbSnapshot snapshot(Nanos now) const {
+    LbSnapshot s;
+    for (const Service& service : services_) {
+      LbSnapshot::Service& saved = s.services.emplace_back();
+      const ServiceConfig& c = service.config();
+      saved = {c.name, c.vip, c.port, c.protocol, {}};
+      for (const Backend& b : service.backends()) {
+        saved.backends.push_back({b.config.name, b.config.address, b.config.port, b.config.weight, b.removed, b.total_connections,
+                                  b.smooth_weight});
+      }
+    }
+    s.connections.reserve(tracker_.size());
+    tracker_.for_each([&](ConnId conn, const auto& connection) {
+      s.connections.push_back({tracker_.save(conn, now), connection.payload.service, connection.payload.backend});
+    });
+    return s;
+  }
+
+  // Puts a snapshot back into this balancer, which must be fresh (no connection yet), at `now`. Throws
+  // std::invalid_argument naming what does not fit (a service this configuration lacks, a connection
+  // naming no backend or not going to the one it names...); the balancer is then unusable.
+  void restore(const LbSnapshot& s, Nanos now) {
+    const auto refuse = [](const std::string& what) { throw std::invalid_argument("lb state: " + what); };
+    if (tracker_.size() != 0) refuse("restored into a balancer that is not fresh");
+    if (s.services.size() != services_.size()) refuse("another set of services");
+    for (std::size_t i = 0; i < services_.size(); ++i) {
+      const LbSnapshot::Service& saved = s.services[i];
+      const ServiceConfig& c = services_[i].config();
+      if (saved.name != c.name || saved.vip != c.vip || saved.port != c.port || saved.protocol != c.protocol) {
+        refuse("service " + saved.name + " is not this configuration's service " + c.name);
+      }
+      std::vector<Backend> backends;
+      for (const LbSnapshot::Backend& b : saved.backends) {
+        backends.push_back({.config = {b.name, b.address, b.port, b.weight}, .removed = b.removed,
+                            .total_connections = b.total_connections, .smooth_weight = b.smooth_weight});
+      }
+      if (const auto problem = services_[i].restore_backends(std::move(backends))) refuse("service " + c.name + ": " + *problem);
+    }
+    for (const LbSnapshot::Connection& saved : s.connections) {
+      if (saved.service >= services_.size() || saved.backend >= services_[saved.service].backends().size()) {
+        refuse("a connection names no backend");
+      }
+      Service& svc = services_[saved.service];
+      const SavedConnection<FlowKeyV4>& c = saved.connection;
+      if (service_of(c.original) != saved.service || !(c.reply == reply_of(c.original, svc.backends()[saved.backend].config))) {
+        refuse("a connection that does not go to the backend it names");
+      }
+      const CreateResult created = tracker_.restore(c, flow_hash(c.original), flow_hash(c.reply), now);
+      if (created.status != CreateStatus::created) {
+        refuse(created.status == CreateStatus::full ? "more connections than max_connections" : "a connection's tuple twice");
+      }
+      tracker_.payload(created.match.conn) = {saved.service, saved.backend};
+      ++svc.backends()[saved.backend].connections;
+    }
   }
 
   std::vector<Service>& services() { return services_; }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "flowtrack/runtime/port_block_journal.hpp"
+#include "flowtrack/nf/port_block_journal.hpp"
 
 namespace flowtrack {
 

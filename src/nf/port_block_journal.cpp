@@ -1,9 +1,10 @@
-#include "flowtrack/runtime/port_block_journal.hpp"
+#include "flowtrack/nf/port_block_journal.hpp"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cstdint>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -88,6 +89,9 @@ std::optional<std::int64_t> parse_utc_time(std::string_view text) {
     for (std::size_t scale = rest.size() - 1; scale < 9; ++scale) nanos *= 10;
   }
   const std::time_t seconds = timegm(&utc);
+  // Nanoseconds since the epoch fit 64 bits from 1677 to 2262.
+  constexpr std::int64_t kMaxSeconds = INT64_MAX / kNanosPerSecondSigned - 1;
+  if (seconds > kMaxSeconds || seconds < -kMaxSeconds) return std::nullopt;
   return static_cast<std::int64_t>(seconds) * kNanosPerSecondSigned + nanos;
 }
 

@@ -1,6 +1,6 @@
 // The NAT's port-block log as a file: one JSON object per line, one line per block given to a subscriber
-// or taken back (nf/port_block_log.hpp makes the records, port_block_journal_writer.hpp writes them,
-// port_block_lookup.hpp answers from them). A line:
+// or taken back (port_block_log.hpp makes the records, runtime/port_block_journal_writer.hpp writes them,
+// runtime/port_block_lookup.hpp answers from them). A line:
 //
 //   {"time":"2026-11-28T09:30:00.250000000Z","event":"allocated","inside":"10.0.3.7",
 //    "public":"203.0.113.1","ports":[40448,40959]}
@@ -42,7 +42,7 @@ std::string port_block_journal_line(const PortBlockEntry& entry);
 std::optional<PortBlockEntry> parse_port_block_journal_line(std::string_view line, std::string& error);
 
 // UTC times as the journal writes them (RFC 3339, "Z", nanoseconds), and as it reads them: RFC 3339 in
-// UTC ("Z") with 0 to 9 digits of fraction.
+// UTC ("Z") with 0 to 9 digits of fraction, between the years 1678 and 2261 (64-bit nanoseconds).
 std::string format_utc_time(std::int64_t unix_ns);
 std::optional<std::int64_t> parse_utc_time(std::string_view text);
 
