@@ -2,14 +2,21 @@
 # their dependencies first (idempotent, Debian 12, root).
 #
 # `make test` builds and runs four trees, one after the other, each phase timed (the table at the end):
-#   build/       release, the whole CLI grid (FLOWTRACK_GRID=full): every test
+#   build/       release: the CLI, the live scenarios, the installed package's consumer, the lab's tests,
+#                and the unit tests whose code the release build shapes (RELEASE_TEST_DIRS: per-instruction-
+#                set forms, full-speed concurrency, the optimized CLI; tests/CMakeLists.txt says why). The
+#                CLI's grid is the representative one here (the tables the tests drive; every table still
+#                passes the conformance suite): the whole grid, which `make build` and `make demo` compile,
+#                took a third of the suite's time. A later `make build` recompiles the grid's files and
+#                builds every test.
 #   build-asan/  clang, ASan+UBSan, the representative grid: every test. clang, not GCC: at -O0 with both
 #                sanitizers it compiles this project in half GCC's time (test_table's batch 19 s against 45,
 #                the whole tree 236 s against 423 wall), and a second compiler finds what GCC lets by.
 #                For AVX2 without AVX-512 (x86-64-v3), whatever the machine: code with a form for each
 #                (Concury's lane multiply) has its AVX2 form tested here, the native one in build/.
 #   build-tsan/  ThreadSanitizer: the concurrency tests (tests/concurrency), the only multi-threaded ones
-#   build-fuzz/  clang + libFuzzer + ASan/UBSan: every fuzzer for FUZZ_SECONDS on its seed corpus
+#   build-fuzz/  clang + libFuzzer + ASan/UBSan at -O0, as build-asan/: every fuzzer for FUZZ_SECONDS on its
+#                seed corpus, a regression run (CMakeLists.txt: FLOWTRACK_SANITIZER_OPT for a long campaign)
 # Every tree is built with -Werror: a new warning fails the build.
 # Between the release tree and the sanitizer trees, `make test` runs the lab's tests (test-lab).
 #
@@ -18,15 +25,25 @@
 # Both lab targets measure $(FLOWTRACK_BIN), default build/flowtrack; `make report` builds it unless
 # FLOWTRACK_BIN is given.
 JOBS ?= $(shell nproc)
-FUZZ_SECONDS ?= 10
+# ninja runs one job more than the cores (its own default for two cores): each tree's build ended with
+# one core idle while the other compiled its last large unity batch (a clean clone's ninja logs: 10 to
+# 28 s a tree); a third job keeps that core busy. The tests keep one job a core (the live scenarios'
+# workers busy-poll theirs).
+BUILD_JOBS ?= $(shell echo $$(($$(nproc) + 1)))
+FUZZ_SECONDS ?= 5
 CMAKE_FLAGS ?=
 PHASE := ./scripts/phase.sh
 CONFIGURE = cmake -S . -G Ninja -DFLOWTRACK_WERROR=ON $(CMAKE_FLAGS)
+# The release tree is built for this machine (-march=native): it is what the benchmarks measure. Every
+# other tree, and a library built for installing, takes CMakeLists.txt's portable x86-64-v3.
+CONFIGURE_RELEASE = $(CONFIGURE) -B build -DCMAKE_BUILD_TYPE=Release -DFLOWTRACK_MARCH=native
 MODE ?= quick
+RELEASE_TEST_DIRS := table;compact;hash;concurrency;live;commands
+CONFIGURE_RELEASE_TESTS = $(CONFIGURE_RELEASE) -DFLOWTRACK_GRID=representative -DFLOWTRACK_TEST_DIRS="$(RELEASE_TEST_DIRS)"
 LAB_PYTHON := .venv/bin/python
 LAB_BUILD := $(if $(FLOWTRACK_BIN),,build)
 
-.PHONY: deps lab-deps build demo report test test-release test-live test-lab test-asan test-tsan test-fuzz build-fuzz clean
+.PHONY: deps lab-deps build demo report test test-release test-live test-lab test-asan test-tsan test-fuzz build-fuzz test-nodpdk clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -36,8 +53,8 @@ lab-deps: deps
 	@./scripts/install-deps.sh --lab
 
 build: deps
-	$(CONFIGURE) -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
-	ninja -C build -j $(JOBS)
+	$(CONFIGURE_RELEASE) -DFLOWTRACK_GRID=full -DFLOWTRACK_TEST_DIRS= > /dev/null
+	ninja -C build -j $(BUILD_JOBS)
 
 demo: build
 	./scripts/demo.sh build/flowtrack
@@ -55,15 +72,15 @@ test: deps
 	@echo "make test: all suites passed"
 
 test-release: deps
-	$(CONFIGURE) -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
-	$(PHASE) release-build ninja -C build -j $(JOBS)
+	$(CONFIGURE_RELEASE_TESTS) > /dev/null
+	$(PHASE) release-build ninja -C build -j $(BUILD_JOBS)
 	$(PHASE) release-tests ./scripts/release-tests.sh build $(JOBS)
 
 # The live scenarios alone (tests/live/*.sh, label "live": root, network namespaces; test-release
 # runs them too): flowtrack on veth ports between namespaces it creates.
 test-live: deps
-	$(CONFIGURE) -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
-	ninja -C build -j $(JOBS) flowtrack_cli
+	$(CONFIGURE_RELEASE_TESTS) > /dev/null
+	ninja -C build -j $(BUILD_JOBS) flowtrack_cli flowtrack_decap
 	ctest --test-dir build -L live --output-on-failure
 
 # Every lab test file on its tiny grid through NPF into a throw-away report, the converter's failures,
@@ -78,7 +95,7 @@ test-asan: deps
 	@if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang++$$' build-asan/CMakeCache.txt; then \
 	  echo "build-asan/ was configured by another compiler: making it anew"; rm -rf build-asan; fi
 	$(CONFIGURE) -B build-asan -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOWTRACK_SANITIZE=address,undefined -DFLOWTRACK_MARCH=x86-64-v3 > /dev/null
-	$(PHASE) asan-build ninja -C build-asan -j $(JOBS)
+	$(PHASE) asan-build ninja -C build-asan -j $(BUILD_JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(PHASE) asan-tests ctest --test-dir build-asan --output-on-failure -j $(JOBS)
 
@@ -86,18 +103,27 @@ test-asan: deps
 # threaded and already covered by the two trees above.
 test-tsan: deps
 	$(CONFIGURE) -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOWTRACK_SANITIZE=thread > /dev/null
-	$(PHASE) tsan-build ninja -C build-tsan -j $(JOBS) test_concurrency
+	$(PHASE) tsan-build ninja -C build-tsan -j $(BUILD_JOBS) test_concurrency
 	TSAN_OPTIONS=halt_on_error=1 $(PHASE) tsan-tests ctest --test-dir build-tsan -R '^concurrency$$' --output-on-failure
 
 build-fuzz: deps
-	CC=clang CXX=clang++ $(CONFIGURE) -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOWTRACK_FUZZ=ON \
+	CC=clang CXX=clang++ $(CONFIGURE) -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOWTRACK_BUILD_FUZZ=ON \
 	  -DFLOWTRACK_SANITIZE=address,undefined > /dev/null
-	$(PHASE) fuzz-build ninja -C build-fuzz -j $(JOBS) fuzzers
+	$(PHASE) fuzz-build ninja -C build-fuzz -j $(BUILD_JOBS) fuzzers
 
 # Each fuzzer runs for FUZZ_SECONDS on its seed corpus (copied, so the checked-in corpus stays small);
 # `make build-fuzz` and then build-fuzz/<name> fuzz/corpus/<name> runs one for as long as you like.
 test-fuzz: build-fuzz
 	$(PHASE) fuzz-runs ./scripts/run-fuzzers.sh build-fuzz $(FUZZ_SECONDS)
 
+# A tree configured without DPDK (FLOWTRACK_WITH_DPDK=OFF), as on a machine that has none: the library
+# but its live ports, the CLI without `run --dpdk`, the lab without DPDK's tables, and every test that
+# tree registers (the live ones are left out), the installed package's included. Not part of `make
+# test`: it is a third build of everything (representative grid: the CLI's tables without DPDK's).
+test-nodpdk: deps
+	$(CONFIGURE) -B build-nodpdk -DCMAKE_BUILD_TYPE=Release -DFLOWTRACK_WITH_DPDK=OFF -DFLOWTRACK_GRID=representative > /dev/null
+	$(PHASE) nodpdk-build ninja -C build-nodpdk -j $(BUILD_JOBS)
+	$(PHASE) nodpdk-tests ctest --test-dir build-nodpdk --output-on-failure -j $(JOBS)
+
 clean:
-	rm -rf build build-asan build-fuzz build-tsan .phase-times lab/out
+	rm -rf build build-asan build-fuzz build-tsan build-nodpdk .phase-times lab/out

@@ -6,10 +6,14 @@
 // come from a backend (a reply), bits 2-4 pick the link type, bits 5-7 add that many more copies of the
 // frame to the burst, alternately as the reply (bit 1 flipped) and as the same packet again, so a burst
 // holds a connection's first packet with its answers and retransmissions. The rest is the frame. Time
-// moves one second per input, so connections also expire. Must never crash, never read or write out of
+// moves one second per input, so connections also expire; the port the burst arrived on turns with it
+// through every role (none, as on a replay, then inside, outside, clients, backends), so each function
+// meets its own boundary rules and the other functions' roles. Must never crash, never read or write out of
 // bounds, and forwarded, answered (reply) and released (held fragments) frames must still parse.
 // Concury runs twice, its control plane on the worker and on a thread of its own: both must give every
-// packet the same verdict and frame, and expire the same connections.
+// packet the same verdict and frame, and expire the same connections. The load balancers run again with
+// their services in tunnel mode (GUE, a small MTU: packets too big for it are answered), with and without
+// room for the outer headers.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -27,12 +31,16 @@ namespace {
 
 using namespace flowtrack;
 
-std::vector<ServiceConfig> services() {
+std::vector<ServiceConfig> services(ForwardMode forward = ForwardMode::nat) {
   std::vector<ServiceConfig> out;
   for (const auto& [port, protocol] : {std::pair{443, ipproto::kTcp}, std::pair{53, ipproto::kUdp}}) {
     ServiceConfig s{"svc", to_network32(0xc6120001), to_network16(static_cast<std::uint16_t>(port)), protocol, {}};
     s.backends.push_back({"a", to_network32(0x0a000101), to_network16(8080), 1});
     s.backends.push_back({"b", to_network32(0x0a000102), 0, 2});
+    if (forward != ForwardMode::nat) {
+      s.tunnel = {forward, to_network32(0x0a000164), to_network16(kDefaultGuePort), 576};
+      for (BackendConfig& b : s.backends) b.port = 0;  // a tunnel keeps the client's destination port
+    }
     out.push_back(s);
   }
   return out;
@@ -48,16 +56,22 @@ StatefulLbConfig concury_config() {
   c.maglev_size = 251;
   c.timeouts.tcp.fill(5 * kNanosPerSecond);
   c.timeouts.udp_unreplied = c.timeouts.udp_replied = c.timeouts.icmp = c.timeouts.other = 5 * kNanosPerSecond;
+  return c;
+}
+
+// Concury's schedule, applied between inputs as a replay applies it between bursts: each kind of
+// change, then again, so the pools change all the time and pins come and go.
+PoolChangeSchedule concury_changes() {
   const BackendConfig a{"a", to_network32(0x0a000101), to_network16(8080), 1};
-  // Each kind of change, then again: the pools change all the time, pins come and go.
+  std::vector<PoolChange> changes;
   for (Nanos round = 0; round < 1000; ++round) {
     const Nanos t = round * 12 * kNanosPerSecond;
-    c.changes.push_back({t + 3 * kNanosPerSecond, "svc", PoolAction::drain, {"b", 0, 0, 0}});
-    c.changes.push_back({t + 6 * kNanosPerSecond, "svc", PoolAction::weight, {"b", 0, 0, 3}});
-    c.changes.push_back({t + 9 * kNanosPerSecond, "svc", PoolAction::remove, a});
-    c.changes.push_back({t + 12 * kNanosPerSecond, "svc", PoolAction::add, a});
+    changes.push_back({t + 3 * kNanosPerSecond, "svc", PoolAction::drain, {"b", 0, 0, 0}});
+    changes.push_back({t + 6 * kNanosPerSecond, "svc", PoolAction::weight, {"b", 0, 0, 3}});
+    changes.push_back({t + 9 * kNanosPerSecond, "svc", PoolAction::remove, a});
+    changes.push_back({t + 12 * kNanosPerSecond, "svc", PoolAction::add, a});
   }
-  return c;
+  return PoolChangeSchedule(std::move(changes), services(), 251);
 }
 
 struct Functions {
@@ -71,8 +85,18 @@ struct Functions {
     c.timeouts.tcp.fill(5 * kNanosPerSecond);
     return c;
   }()};
+  StatelessLb slb_tunnel{StatelessLbConfig{services(ForwardMode::gue), StatelessSelection::maglev, 251}};
+  StatefulLb<CuckooTable<FlowKeyV4>> lb_tunnel{[] {
+    StatefulLbConfig c;
+    c.services = services(ForwardMode::ipip);
+    c.max_connections = 64;
+    c.stateless_when_full = true;  // first packets of a full table through the tunnel too
+    c.maglev_size = 251;
+    return c;
+  }()};
   ConcuryLb concury{concury_config(), ControlPlanePlace::worker};
   ConcuryLb concury_own_thread{concury_config(), ControlPlanePlace::own_thread};
+  PoolChangeSchedule concury_schedule = concury_changes(), concury_own_thread_schedule = concury_changes();
   Nat44<CuckooTable<FlowKeyV4>> nat{[] {
     NatConfig c;
     c.inside_network = to_network32(0x0a000000);
@@ -124,7 +148,8 @@ bool prepare(NfPacket& packet, std::vector<std::uint8_t>& buffer, const std::vec
   packet = NfPacket{.frame = std::span(buffer).first(input.size()),
                     .wire_length = static_cast<std::uint32_t>(input.size()),
                     .capacity = buffer.size(),
-                    .time = now};
+                    .time = now,
+                    .arrival = static_cast<PortRole>(now / kNanosPerSecond % 5)};
   if (parse_frame(packet.frame, link, packet.parsed) != ParseStatus::ok) return false;
   if (packet.parsed.ip_version == 4 && packet.parsed.has_ports && (control & 3) != 0) {
     const bool udp = packet.parsed.protocol() == ipproto::kUdp;
@@ -201,6 +226,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   through(functions.fwd, frame, link, control, functions.now);
   through(functions.slb, frame, link, control, functions.now);
   through(functions.lb, frame, link, control, functions.now);
+  // Room for the outer headers or not, as the input's length says.
+  const std::size_t tunnel_room = size % 2 == 0 ? 64 : 0;
+  through(functions.slb_tunnel, frame, link, control, functions.now, tunnel_room);
+  through(functions.lb_tunnel, frame, link, control, functions.now, tunnel_room);
+  apply_due_changes(functions.concury_schedule, functions.concury, functions.now);
+  apply_due_changes(functions.concury_own_thread_schedule, functions.concury_own_thread, functions.now);
   through_both_places(functions.concury, functions.concury_own_thread, frame, link, control, functions.now);
   through(functions.nat, frame, link, control, functions.now, 64);
   return 0;

@@ -15,8 +15,8 @@
 #       (inclusive), instructions and the cache lines it missed in L1 and in the last level (the DRAM
 #       accesses a burst has to overlap), per packet.
 # valgrind 3.19 stops at the first AVX-512 instruction: on a CPU that has them, give a BUILD_DIR configured
-# with -DFLOWTRACK_MARCH=x86-64-v3 (AVX2), e.g. `cmake -S . -B build-cg -G Ninja -DCMAKE_BUILD_TYPE=Release
-# -DFLOWTRACK_MARCH=x86-64-v3 && ninja -C build-cg flowtrack`.
+# for x86-64-v3 (AVX2), CMakeLists.txt's default (the Makefile's build/ is -march=native), e.g. `cmake -S .
+# -B build-cg -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build-cg flowtrack`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 connections=0

@@ -22,6 +22,9 @@ packages=(
   # offloads. They start their own nginx instances; the package's own service plays no part.
   # (dpdk-testpmd, the anchor of scripts/live-throughput.sh, comes with dpdk-dev above.)
   nginx-light curl iperf3 ethtool iproute2 iputils-ping
+  # The load balancer's live scenarios: tcpdump captures a tunnel's packets on a backend's link, hping3
+  # floods with spoofed SYNs.
+  tcpdump hping3
 )
 
 install_packages() {

@@ -44,20 +44,27 @@ eal="--no-huge --no-pci --no-shconf --no-telemetry -m 1024 --log-level=error"
 # The functions' configurations: traffic 10.40.x.y:9 -> 198.18.0.2:9 (UDP); port 1 holds 198.18.0.0/24,
 # where the sink's MAC is configured for every address the functions send to (the sink answers no ARP:
 # it has no address, so it drops everything without answering).
-plane="[dataplane]
+# The [dataplane] table, its ports' roles given as "$1" and "$2" (the lb's and the nat's) or none.
+plane() {
+  local first= second=
+  [[ $# -eq 2 ]] && first="role = \"$1\"" && second="role = \"$2\""
+  printf '%s\n' "[dataplane]
 stats_interval = 1
 [[dataplane.port]]
 device = \"net_af_packet0\"
 address = \"10.40.0.254/16\"
+$first
 [[dataplane.port]]
 device = \"net_af_packet1\"
 address = \"198.18.0.254/24\"
+$second
 [[dataplane.neighbor]]
 address = \"198.18.0.2\"
 mac = \"$s0_mac\"
 [[dataplane.neighbor]]
 address = \"198.18.0.3\"
 mac = \"$s0_mac\""
+}
 service='[[service]]
 name = "echo"
 vip = "198.18.0.2"
@@ -66,10 +73,10 @@ protocol = "udp"
   [[service.backend]]
   name = "sink"
   address = "198.18.0.3"'
-printf '%s\n' "$plane" > "$work/fwd.toml"
-printf '%s\n%s\n' "$service" "$plane" > "$work/slb.toml"
-printf '[lb]\npolicy = "maglev"\n%s\n%s\n' "$service" "$plane" > "$work/lb.toml"
-printf '[nat]\ninside = "10.40.0.0/16"\npool = ["198.18.0.100"]\n%s\n' "$plane" > "$work/nat.toml"
+plane > "$work/fwd.toml"
+printf '%s\n%s\n' "$service" "$(plane)" > "$work/slb.toml"
+printf '[lb]\npolicy = "maglev"\n%s\n%s\n' "$service" "$(plane clients backends)" > "$work/lb.toml"
+printf '[nat]\ninside = "10.40.0.0/16"\npool = ["198.18.0.100"]\n%s\n' "$(plane inside outside)" > "$work/nat.toml"
 
 # The median of the numbers on stdin.
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }

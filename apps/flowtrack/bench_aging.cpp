@@ -27,14 +27,15 @@
 #include "flowtrack/aging/scan_aging.hpp"
 #include "flowtrack/aging/timer_wheel.hpp"
 #include "flowtrack/hash/crc32c.hpp"
-#include "flowtrack/io/random.hpp"
+#include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/table/cuckoo_pp.hpp"
+#include "flowtrack/util/random.hpp"
+#include "flowtrack/util/statistics.hpp"
 #include "flowtrack/util/tsc.hpp"
 
 namespace flowtrack::cli {
 namespace {
 
-constexpr std::size_t kBurst = 32;
 constexpr std::size_t kUnlimited = ~std::size_t{0};
 constexpr unsigned kStampShift = 20;  // Cuckoo++ stamp unit ~1.05 ms: timeouts up to ~17 s
 
@@ -85,8 +86,8 @@ Result run_method(Table& table, Policy& policy, const Stream& s, const AgingBenc
   std::vector<std::uint32_t> flow_of_id(table.capacity());
   Result r;
   std::uint64_t stage[3] = {0, 0, 0};
-  const std::uint64_t steady_from = o.packets / 4 / kBurst * kBurst;
-  const std::uint64_t sample_every = std::max<std::uint64_t>(o.packets / 64 / kBurst * kBurst, kBurst);
+  const std::uint64_t steady_from = o.packets / 4 / kDefaultBurst * kDefaultBurst;
+  const std::uint64_t sample_every = std::max<std::uint64_t>(o.packets / 64 / kDefaultBurst * kDefaultBurst, kDefaultBurst);
   std::size_t steady_samples = 0;
   Nanos next_expiry = period;
   auto on_expire = [&](FlowId id) {
@@ -97,17 +98,17 @@ Result run_method(Table& table, Policy& policy, const Stream& s, const AgingBenc
     }
   };
 
-  std::array<FlowKeyV4, kBurst> keys;
-  std::array<std::uint32_t, kBurst> hashes;
-  std::array<FlowId, kBurst> ids;
+  std::array<FlowKeyV4, kDefaultBurst> keys;
+  std::array<std::uint32_t, kDefaultBurst> hashes;
+  std::array<FlowId, kDefaultBurst> ids;
   std::uint64_t start = 0;
-  for (std::uint64_t p = 0; p + kBurst <= o.packets; p += kBurst) {
+  for (std::uint64_t p = 0; p + kDefaultBurst <= o.packets; p += kDefaultBurst) {
     if (p == steady_from) {
       stage[0] = stage[1] = stage[2] = 0;
       start = __rdtsc();
     }
     const auto now = static_cast<Nanos>(static_cast<double>(p) * ns_per_packet);
-    for (std::size_t i = 0; i < kBurst; ++i) {
+    for (std::size_t i = 0; i < kDefaultBurst; ++i) {
       keys[i] = s.keys[s.flow_of_packet[p + i]];
       hashes[i] = s.hashes[s.flow_of_packet[p + i]];
     }
@@ -117,7 +118,7 @@ Result run_method(Table& table, Policy& policy, const Stream& s, const AgingBenc
     std::uint64_t t2 = __rdtsc();
     stage[0] += t2 - t;
     t = t2;
-    for (std::size_t i = 0; i < kBurst; ++i) {
+    for (std::size_t i = 0; i < kDefaultBurst; ++i) {
       if ((hits >> i) & 1) {
         policy.touch(ids[i], now);
         continue;

@@ -3,7 +3,7 @@
 // digest table) at sizes from 1K to 16M keys: bits per key against the thesis's formulas, lookup Mqps
 // single and bulk (one thread), update Mops, construction time. Each figure is the median over --reps
 // repetitions; the ratios printed at the end come from this run only, the last of them (Concury
-// against the Maglev-style table) from bulk lookups timed in alternation. See compact_bench_runs.cpp for
+// against the Maglev-style table) from bulk lookups timed in alternation. See labkit/src/compact_bench_runs.cpp for
 // what each repetition does.
 #include <fmt/core.h>
 
@@ -15,7 +15,8 @@
 #include "json_line.hpp"
 #include "run_context.hpp"
 #include "user_error.hpp"
-#include "compact_bench_runs.hpp"
+#include "flowtrack/lab/compact_bench_runs.hpp"
+#include "flowtrack/util/statistics.hpp"
 #include "flowtrack/util/tsc.hpp"
 
 namespace flowtrack::cli {
@@ -102,7 +103,7 @@ void print_rows(const Summary& s, bool json) {
       if (s.structure == "concury" || s.structure == "maglev-digest" || s.structure == "silkroad") {
         j.set("vips", s.setup.vips).set("dips_per_vip", s.setup.dips_per_vip);
       }
-      j.merge(last.extra).print_line();
+      j.merge(JsonObject::parse(last.extra.dump())).print_line();
     } else {
       const std::string name = s.structure == "ludo" ? fmt::format("ludo/{}b", s.setup.seed_bits) : s.structure;
       fmt::print("{:<14} {:>9} {:>6} {:>8.2f} {:>8.2f} {:>9.1f} {:>8.2f} {:>8.3f} {:>6}\n", name, s.setup.keys, mode,

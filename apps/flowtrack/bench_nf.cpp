@@ -12,19 +12,33 @@
 //
 // --connections N sizes the trace so that the stateful functions hold at least N connections at once
 // (windows_for); live_connections reports the most their trackers held at once.
+//
+// --forwards runs the load balancers in each forwarding mode (nat, ipip, gue: nf/tunnel.hpp; in a tunnel
+// the trace's answers are left out, as the backends send them to the clients directly), and reports
+// each tunnel mode's cycles a packet against NAT mode's of the same run (and, with the stages clocked,
+// the same without its encapsulation: cycles_vs_nat_mode_besides_rewrite). --syn-flood N measures every
+// configuration once more on the trace with N spoofed SYNs mixed in (syn_flood_mix.hpp);
+// --new-connection-rate measures the stateful LB at each limit given (new_connection_limiter.hpp; 0: no
+// limit, always measured too). Each limited or flooded configuration's cycles a packet are reported
+// against the same LB without a limit on the same trace, and against the anchor: the LB without a limit
+// on the trace without the flood, all in the same run.
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 
 #include "bench_nf.hpp"
-#include "json_line.hpp"
-#include "run_context.hpp"
-#include "user_error.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
-#include "flowtrack/table/registry.hpp"
+#include "flowtrack/lab/registry.hpp"
+#include "flowtrack/util/statistics.hpp"
+#include "json_line.hpp"
 #include "nf_launch.hpp"
+#include "run_context.hpp"
+#include "syn_flood_mix.hpp"
+#include "user_error.hpp"
+#include "worker_limit.hpp"
 
 namespace flowtrack::cli {
 namespace {
@@ -51,24 +65,73 @@ std::vector<ServiceConfig> campus_services(const CampusProfile& profile, bool ow
 
 // One configuration at one burst size: its repetitions' figures in run order, and what its last
 // repetition held and dropped (the same in every repetition: the trace and the function are).
-struct Row {
+struct NfRow {
   NfChoice choice;
   std::size_t burst = 0;
+  std::string forward = "nat";  // the load balancers' mode ("-" for the others)
+  bool flood = false;           // on the trace with the SYN flood mixed in
+  std::uint64_t rate = 0;       // lb: the new-connection limit (0: none)
   std::vector<double> mpps, cycles;
   std::size_t live = 0;
   std::map<std::string, std::uint64_t> drop_reasons;
+  std::uint64_t over_rate = 0;  // lb: first packets forwarded without state, above the new-connection rate
+  std::array<double, kNfStageCount> stage_cycles{};  // by NfStage, from the clocked run (JSON with stages only)
 };
 
-const Row* find_row(const std::vector<Row>& rows, const NfChoice& choice, std::size_t burst) {
-  const auto it = std::ranges::find_if(rows, [&](const Row& r) { return r.burst == burst && r.choice == choice; });
+// A tunnel mode's cycles a packet with its rewrite stage (the encapsulation) left out, over NAT mode's
+// whole cycles a packet, both from their clocked runs: the least the mode could cost against NAT mode
+// however cheap its encapsulation were. What stays is its other stages over the packets it handles, the
+// clients' only: a connection's first-packet work (the choice, the tracker's entry) spread over half as
+// many packets as in NAT mode.
+double cycles_vs_nat_mode_besides_rewrite(const NfRow& row, const NfRow& nat) {
+  double besides = 0, whole = 0;
+  for (std::size_t s = 0; s < kNfStageCount; ++s) {
+    if (static_cast<NfStage>(s) != NfStage::rewrite) besides += row.stage_cycles[s];
+    whole += nat.stage_cycles[s];
+  }
+  return whole > 0 ? besides / whole : 0;
+}
+
+const NfRow* find_row(const std::vector<NfRow>& rows, const NfChoice& choice, std::size_t burst, std::string_view forward,
+                    bool flood, std::uint64_t rate = 0) {
+  const auto it = std::ranges::find_if(rows, [&](const NfRow& r) {
+    return r.burst == burst && r.choice == choice && r.forward == forward && r.flood == flood && r.rate == rate;
+  });
   return it == rows.end() ? nullptr : &*it;
 }
 
+// The rows a row's cycles a packet are set against: NAT mode (a tunnel mode's), no limit on the same
+// trace (a limited row's), and the anchor of a flood: no limit on the trace without the flood.
+struct Anchors {
+  const NfRow* nat_mode = nullptr;
+  const NfRow* no_limit = nullptr;
+  const NfRow* no_flood = nullptr;
+};
+
+Anchors anchors_of(const std::vector<NfRow>& rows, const NfRow& r) {
+  Anchors a;
+  if (r.forward != "nat" && r.forward != "-") a.nat_mode = find_row(rows, r.choice, r.burst, "nat", r.flood, r.rate);
+  if (r.rate != 0) a.no_limit = find_row(rows, r.choice, r.burst, r.forward, r.flood);
+  if (r.flood) a.no_flood = find_row(rows, r.choice, r.burst, r.forward, false);
+  return a;
+}
+
+// Whether a function has forwarding modes: the load balancers.
+bool forwards(NfKind nf) { return nf == NfKind::slb || keeps_connections_on_backends(nf); }
+
 // A row's Mpps against an anchor row's, repetition by repetition (the two ran in the same sweep of the
 // interleaved repetitions), then the median of those ratios.
-double paired_ratio(const Row& row, const Row& anchor) {
+double paired_ratio(const NfRow& row, const NfRow& anchor) {
   std::vector<double> ratios;
   for (std::size_t r = 0; r < row.mpps.size(); ++r) ratios.push_back(row.mpps[r] / anchor.mpps[r]);
+  return median(std::move(ratios));
+}
+
+// The same of cycles a packet: what a tunnel mode or a flood costs each packet the function handles
+// (their runs handle different packets: a tunnel's leave the answers out, a flood's add the SYNs).
+double paired_cycles_ratio(const NfRow& row, const NfRow& anchor) {
+  std::vector<double> ratios;
+  for (std::size_t r = 0; r < row.cycles.size(); ++r) ratios.push_back(row.cycles[r] / anchor.cycles[r]);
   return median(std::move(ratios));
 }
 
@@ -88,12 +151,14 @@ unsigned windows_for(std::uint32_t flows, std::size_t connections) {
 
 // The stateful LB's configurations ranked at the largest worker count, and every shared (spinlock)
 // configuration against its sharded twin: all from this run's medians.
-void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t burst) {
-  std::vector<const Row*> lb_rows;
-  for (const Row& r : rows) {
-    if (r.choice.nf == "lb" && r.choice.workers == workers && r.burst == burst) lb_rows.push_back(&r);
+void print_summary(const std::vector<NfRow>& rows, unsigned workers, std::size_t burst) {
+  std::vector<const NfRow*> lb_rows;
+  for (const NfRow& r : rows) {
+    if (r.choice.nf == NfKind::lb && r.choice.workers == workers && r.burst == burst && r.forward == "nat" && !r.flood && r.rate == 0) {
+      lb_rows.push_back(&r);
+    }
   }
-  std::ranges::sort(lb_rows, [](const Row* a, const Row* b) { return median(a->mpps) > median(b->mpps); });
+  std::ranges::sort(lb_rows, [](const NfRow* a, const NfRow* b) { return median(a->mpps) > median(b->mpps); });
   if (!lb_rows.empty()) {
     fmt::print("\nstateful LB ranked by Mpps at {} worker(s), bursts of {} (same run):\n", workers, burst);
   }
@@ -103,20 +168,40 @@ void print_summary(const std::vector<Row>& rows, unsigned workers, std::size_t b
                median(lb_rows[i]->mpps), median(lb_rows[i]->cycles));
   }
   bool header = false;
-  for (const Row& shared : rows) {
+  for (const NfRow& shared : rows) {
     if (shared.choice.scaling != "spinlock") continue;
-    for (const Row& sharded : rows) {
+    for (const NfRow& sharded : rows) {
       const NfChoice& a = shared.choice;
       const NfChoice& b = sharded.choice;
       if (b.scaling != "sharded" || a.nf != b.nf || a.table != b.table || a.aging != b.aging || a.workers != b.workers ||
-          shared.burst != sharded.burst) {
+          shared.burst != sharded.burst || shared.forward != sharded.forward || shared.flood != sharded.flood ||
+          shared.rate != sharded.rate) {
         continue;
       }
       if (!header) fmt::print("\none shared instance under a spinlock / one instance per worker (Mpps, same run):\n");
       header = true;
-      fmt::print("  {:<4} {:<12} {:<6} {} worker(s), bursts of {}: {:.2f}x\n", a.nf, a.table, a.aging, a.workers, shared.burst,
+      fmt::print("  {:<4} {:<12} {:<6} {} worker(s), bursts of {}: {:.2f}x\n", nf_kind_name(a.nf), a.table, a.aging, a.workers, shared.burst,
                  median(shared.mpps) / median(sharded.mpps));
     }
+  }
+  header = false;
+  for (const NfRow& r : rows) {
+    const Anchors a = anchors_of(rows, r);
+    if (a.nat_mode == nullptr && a.no_limit == nullptr && a.no_flood == nullptr) continue;
+    if (!header) {
+      fmt::print("\ncycles a packet against NAT mode, against no limit on the same trace, and against no limit without the "
+                 "flood (paired, same run):\n");
+    }
+    header = true;
+    fmt::print("  {:<7} {:<12} {:<6} {:<9} {} worker(s), bursts of {}, {}{}{}:", nf_kind_name(r.choice.nf), r.choice.table,
+               r.choice.aging, r.choice.scaling, r.choice.workers, r.burst, r.forward, r.flood ? " + SYN flood" : "",
+               r.rate != 0 ? fmt::format(", limit {}/s", r.rate) : "");
+    if (a.nat_mode != nullptr) fmt::print(" {:.3f}x NAT mode", paired_cycles_ratio(r, *a.nat_mode));
+    if (a.no_limit != nullptr) fmt::print(" {:.3f}x no limit", paired_cycles_ratio(r, *a.no_limit));
+    if (a.no_flood != nullptr) fmt::print(" {:.3f}x no limit without the flood", paired_cycles_ratio(r, *a.no_flood));
+    std::uint64_t drops = 0;
+    for (const auto& [reason, n] : r.drop_reasons) drops += n;
+    fmt::print(" ({} connections live at most, {} over the rate, {} dropped)\n", r.live, r.over_rate, drops);
   }
 }
 
@@ -150,8 +235,9 @@ void run_nf_bench(NfBenchOptions o) {
   check(o.agings, nf_aging_names(), "aging");
   check(o.scalings, nf_scaling_names(), "scaling");
   if (o.workers.empty()) {
-    for (unsigned w = 1; w <= usable_cpus(); ++w) o.workers.push_back(w);
+    for (unsigned w = 1; w <= std::min(usable_cpus(), kMaxWorkers); ++w) o.workers.push_back(w);
   }
+  for (const unsigned w : o.workers) check_workers("bench nf", w);
   CampusProfile profile;
   profile.flows = o.flows;
   if (o.connections != 0) o.windows = windows_for(o.flows, o.connections);
@@ -174,17 +260,36 @@ void run_nf_bench(NfBenchOptions o) {
   for (std::uint32_t i = 1; i <= pool; ++i) configs.nat.pool.push_back(to_network32(0xcb007100 + i));  // 203.0.113.1-
   configs.nat.max_sessions = configs.lb.max_connections;
   configs.nat.max_mappings = configs.lb.max_connections;
+  if (std::ranges::find(o.new_connection_rates, 0) == o.new_connection_rates.end()) o.new_connection_rates.push_back(0);
+  std::ranges::sort(o.new_connection_rates);  // no limit first: the anchor
+  // std::unique, not ranges::unique: clang does not take libstdc++ 12's subrange it returns.
+  o.new_connection_rates.erase(std::unique(o.new_connection_rates.begin(), o.new_connection_rates.end()), o.new_connection_rates.end());
+  // The same functions in each forwarding mode asked for: the services in a tunnel from one source.
+  std::map<std::string, NfConfigs> configs_by_forward;
+  for (const std::string& forward : o.forwards) {
+    const auto mode = forward_mode_from_name(forward);
+    if (!mode) throw UserError(fmt::format("bench nf: unknown forwarding mode '{}' (nat, ipip, gue)", forward));
+    NfConfigs c = configs;
+    for (auto* services : {&c.lb.services, &c.slb.services}) {
+      for (ServiceConfig& s : *services) s.tunnel = {.mode = *mode, .source = to_network32(0x0ac8ff01)};  // 10.200.255.1
+    }
+    configs_by_forward.emplace(forward, std::move(c));
+  }
+  if (!configs_by_forward.contains("nat")) configs_by_forward.emplace("nat", configs);
+  const PacketStore flooded =
+      o.syn_flood == 0 ? PacketStore(trace.link_type()) : mix_syn_flood(trace, configs.lb.services, o.syn_flood);
 
   // Every configuration to measure, in the order printed: per worker count, the forwarder first (the
   // anchor of the ratios), then each function; the stateful ones by table, aging and scaling.
   std::vector<NfChoice> choices;
   for (const unsigned workers : o.workers) {
-    for (const auto& nf : o.nfs) {
-      if (nf == "concury") {  // no connection table; its control plane in each place asked for
-        for (const auto& place : o.control_planes) choices.push_back({nf, "-", "-", "sharded", workers, false, place});
+    for (const auto& name : o.nfs) {
+      const NfKind nf = *nf_kind_from_name(name);
+      if (nf == NfKind::concury) {  // no connection table; its control plane in each place asked for
+        for (const auto& place : o.control_planes) choices.push_back({nf, "-", "-", "sharded", workers, place});
         continue;
       }
-      if (nf == "fwd" || nf == "slb") {  // no connection table of ours
+      if (nf == NfKind::fwd || nf == NfKind::slb) {  // no connection table of ours
         choices.push_back({nf, "-", "-", "sharded", workers});
         continue;
       }
@@ -198,66 +303,82 @@ void run_nf_bench(NfBenchOptions o) {
   if (o.json) {
     print_run_context(true);
   } else {
-    fmt::print("flowtrack bench nf: campus {} connections x {} windows = {} packets, median of {} reps\n\n",
+    fmt::print("flowtrack bench nf: campus {} connections x {} windows = {} packets, median of {} reps\n",
                o.flows, o.windows, trace.size(), o.reps);
-    fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7}\n", "nf", "table", "aging", "scaling",
-               "wrk", "burst", "Mpps", "cyc/pkt", "vs fwd", "vs 1/bst", "live", "drops");
+    if (o.syn_flood != 0) fmt::print("  and the same with {} spoofed SYNs mixed in ({} packets)\n", o.syn_flood, flooded.size());
+    fmt::print("\n{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>4} {:>5} {:>7} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7}\n", "nf", "table",
+               "aging", "scaling", "wrk", "burst", "fwd", "flood", "limit", "Mpps", "cyc/pkt", "vs fwd", "vs 1/bst", "live", "drops");
   }
-  std::map<unsigned, PacketPartition> partitions;  // by worker count
-  std::vector<Row> rows;
+  std::map<std::pair<unsigned, bool>, PacketPartition> partitions;  // by worker count and trace (flooded or not)
+  std::vector<NfRow> rows;
   for (const NfChoice& choice : choices) {
-    if (!partitions.contains(choice.workers)) partitions.emplace(choice.workers, partition_by_rss(trace, RssSteering(choice.workers)));
-    for (const std::size_t burst : o.bursts) rows.push_back({choice, burst});
-  }
-  const auto run = [&](const NfChoice& choice, const NfRunOptions& options) {
-    try {
-      return run_nf(choice, configs, trace, partitions.at(choice.workers), options);
-    } catch (const UserError& e) {
-      throw UserError(fmt::format("bench nf: {}", e.what()));
+    for (const bool flood : {false, true}) {
+      if (flood && o.syn_flood == 0) continue;
+      const PacketStore& t = flood ? flooded : trace;
+      if (!partitions.contains({choice.workers, flood})) {
+        partitions.emplace(std::pair{choice.workers, flood}, partition_by_rss(t, RssSteering(choice.workers)));
+      }
+      for (const std::string& forward : forwards(choice.nf) ? o.forwards : std::vector<std::string>{"-"}) {
+        for (const std::uint64_t rate : choice.nf == NfKind::lb ? o.new_connection_rates : std::vector<std::uint64_t>{0}) {
+          for (const std::size_t burst : o.bursts) rows.push_back({choice, burst, forward, flood, rate});
+        }
+      }
     }
+  }
+  const auto run = [&](const NfRow& row, const NfChoice& choice, const ReplayOptions& options) {
+    NfConfigs c = configs_by_forward.at(row.forward == "-" ? "nat" : row.forward);
+    c.lb.new_connection_rate = row.rate;
+    return run_nf(choice, c, row.flood ? flooded : trace, partitions.at({choice.workers, row.flood}), options);
   };
   // Repetition r of every row runs before repetition r + 1 of any, so that the rows a ratio compares (a
   // function and the forwarder, bursts and bursts of one) ran minutes apart at most, not a whole row's
   // repetitions apart: on a shared machine the neighbours' load moves in phases longer than a run.
   for (unsigned rep = 0; rep < o.reps; ++rep) {
-    for (Row& row : rows) {
-      const NfRun r = run(row.choice, {.burst = row.burst, .keep_output = false});
+    for (NfRow& row : rows) {
+      const NfRun r = run(row, row.choice, {.burst = row.burst, .keep_output = false});
       row.mpps.push_back(aggregate_mpps(r.workers));
       row.cycles.push_back(cycles_per_packet(r.workers));
       row.live = 0;
-      for (const WorkerResult& w : r.workers) row.live += w.peak_connections;
+      for (const WorkerReport& w : r.workers) row.live += w.peak_connections;
       row.drop_reasons = r.drops_by_reason();
+      row.over_rate = 0;
+      for (const WorkerReport& w : r.workers) {
+        if (const auto it = w.function_counts.find("over_rate"); it != w.function_counts.end()) row.over_rate += it->second;
+      }
     }
   }
-  for (const Row& row : rows) {
+  for (NfRow& row : rows) {
     const NfChoice& choice = row.choice;
     const std::size_t burst = row.burst;
     std::uint64_t drops = 0;
     for (const auto& [reason, n] : row.drop_reasons) drops += n;
     // The stage split is printed in JSON only: the text table leaves the extra run out.
     const bool split = o.stages && o.json;
-    const NfRun clocked = split ? run(choice, {.burst = burst, .keep_output = false, .clock_stages = true}) : NfRun{};
-    // Concury's own check, in one more run: every connection one backend, none outside its pool.
+    const NfRun clocked = split ? run(row, choice, {.burst = burst, .keep_output = false, .clock_stages = true}) : NfRun{};
+    for (std::size_t s = 0; s < kNfStageCount && split; ++s) row.stage_cycles[s] = stage_cycles_per_packet(clocked.workers, static_cast<NfStage>(s));
+    // Concury checked, in one more run: every connection one backend, none outside its pool.
     std::map<std::string, std::uint64_t> checked;
-    if (choice.nf == "concury") {
-      NfChoice audited = choice;
-      audited.audit = true;
-      for (const WorkerResult& w : run(audited, {.burst = burst, .keep_output = false}).workers) {
+    if (choice.nf == NfKind::concury) {
+      const Nanos handshake = configs.lb.timeouts.tcp_timeout(TcpState::syn_sent);
+      for (const WorkerReport& w : run(row, choice, {.burst = burst, .keep_output = false, .check = handshake}).workers) {
         for (const auto& [name, n] : w.function_counts) checked[name] += n;
+        checked["violations"] += w.check.violations;
+        checked["false_hits"] += w.check.false_hits;
       }
     }
     const double mpps = median(row.mpps);
-    const Row* fwd = find_row(rows, {"fwd", "-", "-", "sharded", choice.workers}, burst);
-    const Row* per_packet = find_row(rows, choice, 1);
+    const NfRow* fwd = find_row(rows, {NfKind::fwd, "-", "-", "sharded", choice.workers}, burst, "-", row.flood);
+    const NfRow* per_packet = find_row(rows, choice, 1, row.forward, row.flood, row.rate);
+    const Anchors anchors = anchors_of(rows, row);
     const double vs_fwd = fwd != nullptr ? paired_ratio(row, *fwd) : 0;
     const double vs_per_packet = per_packet != nullptr ? paired_ratio(row, *per_packet) : 0;
     if (o.json) {
       JsonObject j;
-      j.set("nf", choice.nf)
+      j.set("nf", nf_kind_name(choice.nf))
           .set("table", choice.table)
           .set("aging", choice.aging)
           .set("scaling", choice.scaling)
-          .set("control_plane", choice.nf == "concury" ? choice.control_plane : "-")
+          .set("control_plane", choice.nf == NfKind::concury ? choice.control_plane : "-")
           .set("workers", choice.workers)
           .set("burst", burst)
           .set("mpps", mpps)
@@ -270,23 +391,33 @@ void run_nf_bench(NfBenchOptions o) {
           .set("drops", drops)
           .set("drop_reasons", row.drop_reasons)
           .set("reps", o.reps)
-          .set("packets", trace.size())
+          .set("packets", row.flood ? flooded.size() : trace.size())
           .set("own_backends", o.own_backends)
-          .set("windows", o.windows);
+          .set("windows", o.windows)
+          .set("forward", row.forward)
+          .set("syn_flood", row.flood ? o.syn_flood : 0)
+          .set("new_connection_rate", row.rate)
+          .set("over_rate", row.over_rate);
+      if (anchors.nat_mode != nullptr) j.set("cycles_vs_nat_mode", paired_cycles_ratio(row, *anchors.nat_mode));
+      if (anchors.nat_mode != nullptr && split) {
+        j.set("cycles_vs_nat_mode_besides_rewrite", cycles_vs_nat_mode_besides_rewrite(row, *anchors.nat_mode));
+      }
+      if (anchors.no_limit != nullptr) j.set("cycles_vs_no_limit", paired_cycles_ratio(row, *anchors.no_limit));
+      if (anchors.no_flood != nullptr) j.set("cycles_vs_no_flood", paired_cycles_ratio(row, *anchors.no_flood));
       if (!checked.empty()) {
         j.set("violations", checked["violations"]).set("false_hits", checked["false_hits"]).set("repairs", checked["repairs"]);
         j.set("syncs", checked["syncs"]);
       }
       for (std::size_t s = 0; s < kNfStageCount && split; ++s) {
-        const auto stage = static_cast<NfStage>(s);
-        j.set(fmt::format("cycles_{}", nf_stage_name(stage)), stage_cycles_per_packet(clocked.workers, stage));
+        j.set(fmt::format("cycles_{}", nf_stage_name(static_cast<NfStage>(s))), row.stage_cycles[s]);
       }
       j.print_line();
     } else {
       // Concury has no table: its column tells where its control plane learns.
-      const std::string table = choice.nf == "concury" ? "cp:" + choice.control_plane : choice.table;
-      fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9} {:>7}\n", choice.nf,
-                 table, choice.aging, choice.scaling, choice.workers, burst, mpps, median(row.cycles), vs_fwd,
+      const std::string table = choice.nf == NfKind::concury ? "cp:" + choice.control_plane : choice.table;
+      fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>4} {:>5} {:>7} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9} {:>7}\n",
+                 nf_kind_name(choice.nf), table, choice.aging, choice.scaling, choice.workers, burst, row.forward,
+                 row.flood ? "yes" : "no", row.rate != 0 ? std::to_string(row.rate) : "-", mpps, median(row.cycles), vs_fwd,
                  vs_per_packet, row.live, drops);
       if (!checked.empty()) {
         fmt::print("      concury's check (one more run): {} violations, {} false hits, {} repairs, {} syncs\n",

@@ -22,6 +22,10 @@ struct NfBenchOptions {
   bool stages = true;  // one more run of each configuration, clocking its stages
   bool quick = false;
   bool own_backends = false;  // every service on three backends of its own (default: three for all)
+  std::vector<std::string> forwards{"nat"};  // the load balancers' forwarding modes: nat, ipip, gue
+  std::uint64_t syn_flood = 0;               // spoofed SYNs mixed into the trace, measured beside it (0: none)
+  // lb: the limits of new connections a second a worker to measure, each a configuration (0: none).
+  std::vector<std::uint64_t> new_connection_rates{0};
   bool json = false;
 };
 

@@ -4,16 +4,19 @@
 // Reported per strategy and table: the ratio of the largest worker count to 1 worker.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <map>
 
 #include "bench_scale.hpp"
 #include "json_line.hpp"
 #include "run_context.hpp"
 #include "user_error.hpp"
+#include "worker_limit.hpp"
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
-#include "flowtrack/runtime/runner.hpp"
+#include "flowtrack/lab/scale_run.hpp"
+#include "flowtrack/util/statistics.hpp"
 #include "scale_grid.hpp"
 
 namespace flowtrack::cli {
@@ -30,16 +33,20 @@ std::vector<std::string> default_tables(const std::string& strategy, bool quick)
     return grid_subset({"cuckoo", "dpdk", "chained", "swiss"});
   }
   if (strategy == "striped") return {"chained"};
+#ifdef FLOWTRACK_WITH_DPDK
   if (strategy == "lockfree") return quick ? std::vector<std::string>{"cuckoo-lf"} : std::vector<std::string>{"cuckoo-lf", "dpdk-lf"};
+#else
+  if (strategy == "lockfree") return {"cuckoo-lf"};
+#endif
   if (strategy == "concurrent") return {"libcuckoo"};
   return {};
 }
 
-struct Row {
+struct ScaleRow {
   std::string strategy, steering, table;
   unsigned workers = 0;
   std::vector<double> mpps, cycles;
-  RunReport last;
+  ScaleReport last;
 };
 
 // Calls fn(std::integral_constant<Strategy, S>{}) for the S that s names at run time: the one switch
@@ -65,31 +72,21 @@ bool strategy_applies(Strategy s, std::string_view table) {
   });
 }
 
-RunReport run_strategy(Strategy s, std::string_view table, const PacketStore& trace, const RunOptions& options) {
+ScaleReport run_strategy(Strategy s, std::string_view table, const PacketStore& trace, const ScaleRunOptions& options) {
   return with_strategy_constant(s, [&]<Strategy S>(std::integral_constant<Strategy, S>) {
     return run_scale_config<S>(table, trace, options);
   });
 }
 
 PacketStore load_trace(const ScaleBenchOptions& o) {
-  if (!o.pcap.empty()) {
-    try {
-      return PacketStore::load_pcap(o.pcap);
-    } catch (const PcapError& e) {
-      throw UserError(e.what());
-    }
-  }
+  if (!o.pcap.empty()) return PacketStore::load_pcap(o.pcap);
   CampusProfile profile;
   profile.flows = o.flows;
-  try {
-    return multiply_trace(generate_campus(profile), {.windows = o.windows});
-  } catch (const std::invalid_argument& e) {
-    throw UserError(fmt::format("bench scale: {}", e.what()));
-  }
+  return multiply_trace(generate_campus(profile), {.windows = o.windows});
 }
 
-void print_row(const Row& r, bool json) {
-  const RunReport& rep = r.last;
+void print_row(const ScaleRow& r, bool json) {
+  const ScaleReport& rep = r.last;
   const double mpps = median(r.mpps);
   const double cycles = median(r.cycles);
   auto split = [&](NfStage s) { return rep.stage_cycles_per_packet(s); };
@@ -106,7 +103,7 @@ void print_row(const Row& r, bool json) {
         .set("mpps_max", *std::max_element(r.mpps.begin(), r.mpps.end()))
         .set("load", rep.load())
         .set("packets", rep.total.packets)
-        .set("new_flows", rep.total.new_flows)
+        .set("new_flows", rep.total.function.connections_created)
         .set("drops", rep.total.drops())
         .set("dispatcher_core", rep.dispatcher)
         .set("oversubscribed", rep.oversubscribed);
@@ -139,11 +136,9 @@ void run_scale_bench(ScaleBenchOptions o) {
   if (!(o.load > 0 && o.load <= 1)) throw UserError("bench scale: --load must be in (0, 1]");
   const unsigned cores = usable_cpus();
   if (o.workers.empty()) {
-    for (unsigned w = 1; w <= cores; ++w) o.workers.push_back(w);
+    for (unsigned w = 1; w <= std::min(cores, kMaxWorkers); ++w) o.workers.push_back(w);
   }
-  for (unsigned w : o.workers) {
-    if (w == 0 || w > 64) throw UserError("bench scale: --workers must be in 1..64");
-  }
+  for (unsigned w : o.workers) check_workers("bench scale", w);
   // Validate every combination before the long run starts.
   for (const auto& strategy : o.strategies) {
     const auto tables = o.tables.empty() ? default_tables(strategy, o.quick) : o.tables;
@@ -170,9 +165,9 @@ void run_scale_bench(ScaleBenchOptions o) {
                "table", "wrk", "Mpps", "cyc/pkt", "parse", "lookup", "state", "aging", "load", "drops");
   }
 
-  std::vector<Row> rows;
+  std::vector<ScaleRow> rows;
   auto run_config = [&](const std::string& strategy, const std::string& table, Steering steering, unsigned workers) {
-    RunOptions options;
+    ScaleRunOptions options;
     options.workers = workers;
     options.steering = steering;
     options.passes = o.passes;
@@ -181,7 +176,7 @@ void run_scale_bench(ScaleBenchOptions o) {
       options.aging.timeout = static_cast<Nanos>(o.timeout_ms * 1e6);
       options.aging.tick = std::max<Nanos>(options.aging.timeout / 64, kNanosPerMicro);
     }
-    Row row{strategy, steering == Steering::hardware ? "hw" : "sw", table, workers, {}, {}, {}};
+    ScaleRow row{strategy, steering == Steering::hardware ? "hw" : "sw", table, workers, {}, {}, {}};
     for (unsigned rep = 0; rep < o.reps; ++rep) {
       row.last = run_strategy(*strategy_of(strategy), table, trace, options);
       row.mpps.push_back(row.last.mpps());
@@ -207,7 +202,7 @@ void run_scale_bench(ScaleBenchOptions o) {
 
   fmt::print("\nscaling (median Mpps at the most workers / at 1 worker, same run):\n");
   std::map<std::tuple<std::string, std::string, std::string>, std::map<unsigned, double>> by_config;
-  for (const Row& r : rows) by_config[{r.strategy, r.steering, r.table}][r.workers] = median(r.mpps);
+  for (const ScaleRow& r : rows) by_config[{r.strategy, r.steering, r.table}][r.workers] = median(r.mpps);
   for (const auto& [key, by_workers] : by_config) {
     const auto& [strategy, steering, table] = key;
     if (by_workers.size() < 2 || !by_workers.contains(1)) continue;

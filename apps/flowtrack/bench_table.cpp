@@ -6,6 +6,10 @@
 // churn (erase a present key, insert a new one: one op = the pair, load unchanged) and finally erasing
 // every key (erase). Hashes are CRC32C computed before any timing. Each figure is the median over
 // --reps repetitions of (cycles of the whole loop / operations); p10 and p90 are kept in JSON.
+// After each size, the memory system's limit at that size (lab/memory_limit.hpp) over the largest table
+// it measured there: a line of its own in the text; in JSON, on every cell of the size, with the cell's
+// cycles as a multiple of a line fetch (line_fetches), dependent for single operations and prefetched in
+// batches for bulk ones.
 #include <fmt/core.h>
 #include <valgrind/callgrind.h>
 
@@ -17,18 +21,20 @@
 #include <vector>
 
 #include "bench_table.hpp"
+#include "flowtrack/hash/crc32c.hpp"
+#include "flowtrack/lab/memory_limit.hpp"
+#include "flowtrack/lab/registry.hpp"
+#include "flowtrack/nf/network_function.hpp"
+#include "flowtrack/util/random.hpp"
+#include "flowtrack/util/statistics.hpp"
+#include "flowtrack/util/tsc.hpp"
 #include "json_line.hpp"
 #include "run_context.hpp"
 #include "user_error.hpp"
-#include "flowtrack/hash/crc32c.hpp"
-#include "flowtrack/io/random.hpp"
-#include "flowtrack/table/registry.hpp"
-#include "flowtrack/util/tsc.hpp"
 
 namespace flowtrack::cli {
 namespace {
 
-constexpr std::size_t kBurst = 32;
 constexpr std::size_t kMaxQueries = 1 << 20;
 
 struct Cell {
@@ -69,7 +75,7 @@ Workload make_workload(std::size_t entries, const std::string& dist, std::uint64
     }
   };
   fill(w.present, w.present_hash, entries);
-  const std::size_t queries = std::min(kMaxQueries, std::max<std::size_t>(entries, kBurst * 64));
+  const std::size_t queries = std::min(kMaxQueries, std::max<std::size_t>(entries, kDefaultBurst * 64));
   fill(w.absent, w.absent_hash, queries);  // random 96-bit-plus tuples: absent with overwhelming odds
   fill(w.churn_in, w.churn_hash, std::min(entries, queries));
   std::vector<double> cdf;
@@ -113,12 +119,12 @@ template <class Table>
 double time_lookups(const std::string& label, const Table& table, const std::vector<FlowKeyV4>& keys,
                     const std::vector<std::uint32_t>& hashes, bool bulk) {
   std::uint64_t acc = 0;
-  const std::size_t ops = bulk ? keys.size() / kBurst * kBurst : keys.size();
+  const std::size_t ops = bulk ? keys.size() / kDefaultBurst * kDefaultBurst : keys.size();
   const double cycles = cycles_per_op(label, ops, [&] {
     if (bulk) {
-      std::array<FlowId, kBurst> ids;
-      for (std::size_t i = 0; i + kBurst <= keys.size(); i += kBurst) {
-        acc += table.find_bulk(std::span(keys).subspan(i, kBurst), std::span(hashes).subspan(i, kBurst), ids);
+      std::array<FlowId, kDefaultBurst> ids;
+      for (std::size_t i = 0; i + kDefaultBurst <= keys.size(); i += kDefaultBurst) {
+        acc += table.find_bulk(std::span(keys).subspan(i, kDefaultBurst), std::span(hashes).subspan(i, kDefaultBurst), ids);
         acc += ids[0];
       }
     } else {
@@ -185,7 +191,12 @@ std::optional<std::map<std::string, double>> run_once(std::size_t size, const Wo
   return cycles;
 }
 
-void print_json(const Cell& c) {
+// A line fetch's cost for a cell: dependent for single operations, in prefetched batches for bulk ones.
+double line_fetch_cycles(const Cell& c, const MemoryLimit& limit) {
+  return c.mode == "bulk" ? limit.batched_cycles_per_line : limit.dependent_cycles_per_line;
+}
+
+void print_json(const Cell& c, const MemoryLimit& limit) {
   JsonObject()
       .set("table", c.table)
       .set("op", c.op)
@@ -198,7 +209,32 @@ void print_json(const Cell& c) {
       .set("p10", quantile(c.samples, 0.1))
       .set("p90", quantile(c.samples, 0.9))
       .set("bytes_per_flow", c.bytes_per_flow)
+      .set("line_fetches", median(c.samples) / line_fetch_cycles(c, limit))
+      .set("memory_working_set_bytes", limit.working_set_bytes)
+      .set("memory_dependent_cycles_per_line", limit.dependent_cycles_per_line)
+      .set("memory_batched_cycles_per_line", limit.batched_cycles_per_line)
+      .set("memory_batch", limit.batch)
       .print_line();
+}
+
+void print_text(const MemoryLimit& limit) {
+  fmt::print("{:<15} {:>9.1f} MiB: a dependent line fetch {:.1f} cycles ({:.1f} ns), in prefetched batches of {} {:.1f} "
+             "cycles a line ({:.1f} ns)\n",
+             "memory limit", static_cast<double>(limit.working_set_bytes) / (1 << 20), limit.dependent_cycles_per_line,
+             limit.dependent_ns_per_line(), limit.batch, limit.batched_cycles_per_line, limit.batched_ns_per_line());
+}
+
+// The memory limit over the largest working set a size's tables took (at least a page).
+MemoryLimit probe_size_limit(const std::vector<Cell>& size_cells, unsigned reps) {
+  MemoryLimitOptions options;
+  options.working_set_bytes = 4096;
+  for (const Cell& c : size_cells) {
+    const double bytes = c.bytes_per_flow * static_cast<double>(c.size) * c.load;
+    options.working_set_bytes = std::max(options.working_set_bytes, static_cast<std::size_t>(bytes));
+  }
+  options.batch = kDefaultBurst;
+  options.reps = static_cast<int>(reps);
+  return probe_memory_limit(options);
 }
 
 }  // namespace
@@ -217,6 +253,7 @@ void run_table_bench(TableBenchOptions o) {
   if (o.reps == 0) throw UserError("bench table: --reps must be at least 1");
 
   std::vector<Cell> cells;
+  std::map<std::size_t, MemoryLimit> limits;  // by size
   std::vector<std::string> unreachable;
   if (o.json) {
     print_run_context(false);
@@ -227,6 +264,7 @@ void run_table_bench(TableBenchOptions o) {
                "insert", "hit", "hit/bulk", "miss", "miss/blk", "churn", "erase", "B/flow");
   }
   for (std::size_t size : o.sizes) {
+    const std::size_t first_of_size = cells.size();
     for (double load : o.loads) {
       const auto entries = static_cast<std::size_t>(static_cast<double>(size) * load);
       if (entries == 0) continue;
@@ -267,19 +305,26 @@ void run_table_bench(TableBenchOptions o) {
         auto value = [&](const std::string& key) {
           return by_op.contains(key) && wants(o.ops, key.substr(0, key.find('/'))) ? fmt::format("{:.1f}", median(by_op[key].samples)) : std::string("-");
         };
-        if (o.json) {
-          for (const auto& [key, cell] : by_op) {
-            if (wants(o.ops, cell.op)) print_json(cell);
-          }
-        } else {
+        if (!o.json) {
           fmt::print("{:<15} {:>9} {:>5.2f} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8.1f}\n", name, size, load,
                      value("insert/single"), value("hit/single"), value("hit/bulk"), value("miss/single"),
                      value("miss/bulk"), value("churn/single"), value("erase/single"),
                      by_op.begin()->second.bytes_per_flow);
           std::fflush(stdout);
         }
-        for (auto& [key, cell] : by_op) cells.push_back(std::move(cell));
+        for (auto& [key, cell] : by_op) {
+          if (wants(o.ops, cell.op)) cells.push_back(std::move(cell));
+        }
       }
+    }
+    const std::vector<Cell> size_cells(cells.begin() + static_cast<std::ptrdiff_t>(first_of_size), cells.end());
+    if (size_cells.empty()) continue;
+    const MemoryLimit& limit = limits[size] = probe_size_limit(size_cells, o.reps);
+    if (o.json) {
+      for (const Cell& cell : size_cells) print_json(cell, limit);
+    } else {
+      print_text(limit);
+      std::fflush(stdout);
     }
   }
   if (o.json) return;
@@ -301,9 +346,11 @@ void run_table_bench(TableBenchOptions o) {
       for (const char* name : {"cuckoo", "cuckoo-prefetch2", "cuckoopp"}) {
         const Cell* mine = find_cell(name, "hit", "bulk", size, load);
         if (mine && dpdk) {
-          fmt::print("  {} bulk hit vs dpdk bulk hit, size {} load {:.2f}: {:.2f}x faster ({:.1f} vs {:.1f} cycles)\n",
+          const double batched = limits.at(size).batched_cycles_per_line;
+          fmt::print("  {} bulk hit vs dpdk bulk hit, size {} load {:.2f}: {:.2f}x faster ({:.1f} vs {:.1f} cycles: {:.2f} "
+                     "and {:.2f} batched line fetches)\n",
                      name, size, load, median(dpdk->samples) / median(mine->samples), median(mine->samples),
-                     median(dpdk->samples));
+                     median(dpdk->samples), median(mine->samples) / batched, median(dpdk->samples) / batched);
         }
       }
       const Cell* swiss = find_cell("swiss", "hit", "single", size, load);

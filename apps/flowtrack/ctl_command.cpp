@@ -10,14 +10,9 @@
 namespace flowtrack::cli {
 
 void ctl_command(const std::string& socket, const std::vector<std::string>& request) {
-  std::string reply;
-  try {
-    reply = control_call(socket, fmt::format("{}", fmt::join(request, " ")));
-  } catch (const std::runtime_error& e) {
-    throw UserError(fmt::format("ctl: {}", e.what()));
-  }
+  const std::string reply = control_call(socket, fmt::format("{}", fmt::join(request, " ")));
   constexpr std::string_view kError = "error: ";
-  if (reply.starts_with(kError)) throw std::runtime_error(fmt::format("ctl: {}", reply.substr(kError.size())));
+  if (reply.starts_with(kError)) throw Refusal(fmt::format("ctl: {}", reply.substr(kError.size())));
   fmt::print("{}\n", reply);
 }
 

@@ -60,6 +60,12 @@ JsonObject& JsonObject::merge(const JsonObject& other) {
   return *this;
 }
 
+JsonObject JsonObject::parse(std::string_view text) {
+  JsonObject object;
+  object.root_->json = nlohmann::json::parse(text);
+  return object;
+}
+
 bool JsonObject::contains(std::string_view key) const { return root_->json.contains(key); }
 
 std::string JsonObject::dump() const { return root_->json.dump(); }

@@ -32,6 +32,8 @@ class JsonObject {
   }
   // Copies every field of `other` into this object (other's value wins on a shared key).
   JsonObject& merge(const JsonObject& other);
+  // The object a JSON text holds (a library's own output: nlohmann's parse error if it is not).
+  static JsonObject parse(std::string_view text);
   bool contains(std::string_view key) const;
 
   std::string dump() const;

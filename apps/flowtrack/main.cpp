@@ -6,6 +6,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <memory>
 
@@ -15,10 +18,11 @@
 #include "bench_scale.hpp"
 #include "bench_table.hpp"
 #include "bench_state.hpp"
-#include "compact_bench_runs.hpp"
+#include "flowtrack/lab/compact_bench_runs.hpp"
 #include "ctl_command.hpp"
 #include "nat_log_command.hpp"
-#include "flowtrack/sync/strategy_names.hpp"
+#include "flowtrack/lab/strategy_names.hpp"
+#include "flowtrack/version.hpp"
 #include "nf_names.hpp"
 #include "run_command.hpp"
 #include "run_context.hpp"
@@ -53,7 +57,7 @@ void add_table_bench(CLI::App& bench) {
   table->add_option("--reps", options->reps, "repetitions (median reported)");
   table->add_flag("--quick", options->quick, "sizes 64K and 1M, loads 0.5 and 0.9, 3 reps");
   table->add_flag("--json", options->json, "a context record, then one JSON object per line");
-  table->callback([options] { run_table_bench(*options); });
+  table->callback([options] { run_reporting_user_errors("bench table", [&] { run_table_bench(*options); }); });
 }
 
 void add_compact_bench(CLI::App& bench) {
@@ -98,7 +102,7 @@ void add_compact_bench(CLI::App& bench) {
                              std::string(compact::layout_name(compact::ConcuryLayout::blocks))}));
   cmd->add_flag("--quick", o->quick, "sizes 1K, 64K, 1M; 2 reps");
   cmd->add_flag("--json", o->json, "a context record, then one JSON object per line");
-  cmd->callback([o] { run_compact_bench(*o); });
+  cmd->callback([o] { run_reporting_user_errors("bench compact", [&] { run_compact_bench(*o); }); });
 }
 
 void add_nf_bench(CLI::App& bench) {
@@ -121,8 +125,17 @@ void add_nf_bench(CLI::App& bench) {
   nf->add_flag("--quick", o->quick, "small trace, four tables");
   nf->add_flag("--own-backends", o->own_backends,
                "every service on three backends of its own (default: the same three backends serve every service)");
+  nf->add_option("--forwards", o->forwards, "the load balancers' forwarding modes: nat, ipip, gue; several: each")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"nat", "ipip", "gue"}));
+  nf->add_option("--syn-flood", o->syn_flood, "measure again with this many spoofed SYNs mixed into the trace")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{100'000'000}));
+  nf->add_option("--new-connection-rate", o->new_connection_rates,
+                 "lb: new connections a second a worker takes (0: no limit); several: each, against no limit")
+      ->delimiter(',')
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{100'000'000}));
   nf->add_flag("--json", o->json, "a context record, then one JSON object per line");
-  nf->callback([o] { run_nf_bench(*o); });
+  nf->callback([o] { run_reporting_user_errors("bench nf", [&] { run_nf_bench(*o); }); });
 }
 
 void add_scale_bench(CLI::App& bench) {
@@ -142,7 +155,7 @@ void add_scale_bench(CLI::App& bench) {
   scale->add_flag("!--no-software", o->software, "skip sharded with software (dispatcher) steering");
   scale->add_flag("--quick", o->quick, "small trace, few tables, 3 reps");
   scale->add_flag("--json", o->json, "a context record, then one JSON object per line");
-  scale->callback([o] { run_scale_bench(*o); });
+  scale->callback([o] { run_reporting_user_errors("bench scale", [&] { run_scale_bench(*o); }); });
 }
 
 void add_aging_bench(CLI::App& bench) {
@@ -160,7 +173,7 @@ void add_aging_bench(CLI::App& bench) {
   aging->add_option("--reps", o->reps, "repetitions (median reported)");
   aging->add_flag("--quick", o->quick, "256K flows, 2M packets, 10/100/1000 Hz");
   aging->add_flag("--json", o->json, "a context record, then one JSON object per line");
-  aging->callback([o] { run_aging_bench(*o); });
+  aging->callback([o] { run_reporting_user_errors("bench aging", [&] { run_aging_bench(*o); }); });
 }
 
 void add_state_bench(CLI::App& bench) {
@@ -172,7 +185,7 @@ void add_state_bench(CLI::App& bench) {
   state->add_option("--path", o->path, "the state file (default: one in the temporary directory, removed after)");
   state->add_option("--reps", o->reps, "repetitions (median reported)");
   state->add_flag("--json", o->json, "a context record, then one JSON object per line");
-  state->callback([o] { run_state_bench(*o); });
+  state->callback([o] { run_reporting_user_errors("bench state", [&] { run_state_bench(*o); }); });
 }
 
 void add_bench_commands(CLI::App& app) {
@@ -189,10 +202,12 @@ void add_bench_commands(CLI::App& app) {
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunCommandOptions>();
   auto* run = app.add_subcommand("run", "replay a pcap through a network function, or run it live on DPDK ports (--dpdk)");
-  run->add_option("--nf", o->nf, "fwd, slb, lb, nat, concury")->check(CLI::IsMember(nf_names()));
+  run->add_option("--nf", o->nf, "fwd, slb, lb, nat, concury")->transform(CLI::CheckedTransformer(nf_kinds_by_name()));
   run->add_option("--config", o->config, "the function's TOML configuration (see examples/)");
   run->add_option("--in", o->in, "input pcap or pcapng (or --dpdk)");
   run->add_option("--dpdk", o->dpdk, "run live on DPDK ports: the EAL arguments, the ports in the configuration's [dataplane]");
+  run->add_option("--state", o->state, "live nat and lb: restore the state from FILE at the start, save it there at the stop");
+  run->add_flag("--start-empty", o->start_empty, "with --state: start without state when the file is missing or refused");
   run->add_option("--out", o->out, "write the forwarded packets here");
   run->add_option("--out-format", o->out_format, "pcap (default) or pcapng")->check(CLI::IsMember({"pcap", "pcapng"}));
   run->add_option("--workers", o->workers, "worker threads (RSS steering)");
@@ -210,8 +225,10 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"partition", "rss", "laps"}));
   run->add_option("--ring", o->ring, "dispatched: packet slots per worker ring (LAPS's threshold is half)");
   run->add_option("--slow-worker-ns", o->slow_worker_ns, "dispatched: busy work added to worker 0 per packet");
+  run->add_flag("--check", o->check,
+                "lb, concury: check every connection's packets reach one backend, in its pool (a hash map per packet: off by default)");
   run->add_flag("--json", o->json, "one JSON object");
-  run->callback([o] { run_command(*o); });
+  run->callback([o] { run_reporting_user_errors("run", [&] { run_command(*o); }); });
 }
 
 void add_ctl_command(CLI::App& app) {
@@ -223,7 +240,7 @@ void add_ctl_command(CLI::App& app) {
                   "counters | add SERVICE BACKEND ADDRESS PORT WEIGHT | drain SERVICE BACKEND | remove SERVICE BACKEND | "
                   "weight SERVICE BACKEND WEIGHT")
       ->required();
-  ctl->callback([socket, request] { ctl_command(*socket, *request); });
+  ctl->callback([socket, request] { run_reporting_user_errors("ctl", [&] { ctl_command(*socket, *request); }); });
 }
 
 void add_nat_log_commands(CLI::App& app) {
@@ -235,7 +252,7 @@ void add_nat_log_commands(CLI::App& app) {
   who->add_option("time", o->time, "RFC 3339 in UTC (2026-11-28T09:30:00Z) or seconds since the epoch")->required();
   who->add_option("--log", o->logs, "a journal file ([nat] block_log); several are read together")->required();
   who->add_flag("--json", o->json, "one JSON object");
-  who->callback([o] { nat_log_who_command(*o); });
+  who->callback([o] { run_reporting_user_errors("nat-log who", [&] { nat_log_who_command(*o); }); });
 }
 
 void add_sim_commands(CLI::App& app) {
@@ -265,7 +282,7 @@ void add_sim_commands(CLI::App& app) {
   sched->add_option("--seed", o->seed, "seed of arrivals and sampling");
   sched->add_option("--reps", o->reps, "repetitions (wall time: median)");
   sched->add_flag("--json", o->json, "a context record, then one JSON object per run");
-  sched->callback([o] { run_sim(*o); });
+  sched->callback([o] { run_reporting_user_errors("sim sched", [&] { run_sim(*o); }); });
 
   auto a = std::make_shared<AfdOptions>();
   auto* afd = sim->add_subcommand("afd", "aggressive flow detector: false positives against annex size and sampling");
@@ -278,7 +295,7 @@ void add_sim_commands(CLI::App& app) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
   afd->add_option("--seed", a->seed, "sampling seed");
   afd->add_flag("--json", a->json, "a context record, then one JSON object per configuration");
-  afd->callback([a] { run_afd(*a); });
+  afd->callback([a] { run_reporting_user_errors("sim afd", [&] { run_afd(*a); }); });
 }
 
 void add_trace_commands(CLI::App& app) {
@@ -290,24 +307,23 @@ void add_trace_commands(CLI::App& app) {
   gen->add_option("--profile", gen_options->profile, "campus, uniform or zipf")
       ->check(CLI::IsMember({"campus", "uniform", "zipf"}));
   gen->add_option("--flows", gen_options->flows, "connections in the trace")->check(CLI::Range(1u, 100'000'000u));
-  gen->add_option("--duration", gen_options->duration_s, "seconds (campus: sets the flow arrival rate)")
-      ->check(CLI::PositiveNumber);
-  gen->add_option("--pps", gen_options->pps, "packets per second (uniform, zipf)")->check(CLI::PositiveNumber);
+  gen->add_option("--duration", gen_options->duration_s, "seconds (campus: sets the flow arrival rate)");
+  gen->add_option("--pps", gen_options->pps, "packets per second (uniform, zipf)");
   gen->add_option("--packets", gen_options->packets, "packets (uniform, zipf; default 10 per flow)");
   gen->add_option("--seed", gen_options->seed, "random seed");
-  gen->add_option("--zipf-exponent", gen_options->zipf_exponent, "Zipf exponent s")->check(CLI::PositiveNumber);
+  gen->add_option("--zipf-exponent", gen_options->zipf_exponent, "Zipf exponent s");
   gen->add_option("--windows", gen_options->windows, "replay K shifted copies at once")->check(CLI::Range(1u, 256u));
   gen->add_option("--snaplen", gen_options->snaplen, "bytes stored per frame (campus; 0 = whole frames)");
   gen->add_option("--format", gen_options->format, "pcap or pcapng")->check(CLI::IsMember({"pcap", "pcapng"}));
   gen->add_option("-o,--output", gen_options->output, "output file")->required();
-  gen->callback([gen_options] { run_trace_gen(*gen_options); });
+  gen->callback([gen_options] { run_reporting_user_errors("trace gen", [&] { run_trace_gen(*gen_options); }); });
 
   auto stats_options = std::make_shared<TraceStatsOptions>();
   auto* stats = trace->add_subcommand("stats", "statistics of a pcap or pcapng trace");
   stats->add_option("file", stats_options->path, "trace file")->required();
   stats->add_flag("--json", stats_options->json, "one JSON object");
   stats->add_option("--top", stats_options->top, "heaviest flows to list");
-  stats->callback([stats_options] { run_trace_stats(*stats_options); });
+  stats->callback([stats_options] { run_reporting_user_errors("trace stats", [&] { run_trace_stats(*stats_options); }); });
 }
 
 }  // namespace
@@ -317,7 +333,7 @@ int main(int argc, char** argv) {
   flowtrack::cli::remember_command_line(argc, argv);
   CLI::App app{"flowtrack: fast, correct connection tracking for stateful network functions"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "flowtrack 0.1.0");
+  app.set_version_flag("--version", "flowtrack " FLOWTRACK_VERSION);
   flowtrack::cli::add_trace_commands(app);
   flowtrack::cli::add_bench_commands(app);
   flowtrack::cli::add_run_command(app);
@@ -334,6 +350,13 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "flowtrack: error: {}\n", e.what());
+    return 1;
+  }
+  // What a command printed (its report, its JSON lines) must have reached its destination: standard
+  // output redirected to a full disk or /dev/full is an error, not a silent loss. The stream's error
+  // flag stays set once a write failed, so this checks every write before.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    fmt::print(stderr, "flowtrack: error: writing the standard output failed: {}\n", std::strerror(errno));
     return 1;
   }
   return 0;

@@ -1,25 +1,24 @@
 // The stateful functions' part of the launch grid (nf_launch.hpp): for one function and one tracker
-// aging policy, every connection table of this build's grid (table/registry.hpp) under both scalings.
+// aging policy, every connection table of this build's grid (lab/registry.hpp) under both sharings.
 // Each (function, aging) pair is explicitly instantiated in a translation unit of its own
 // (nf_grid_<function>_<aging>.cpp), so that a build compiles each instantiation once and its jobs share
 // the work.
 #pragma once
 
-#include <vector>
-
 #include "nf_launch.hpp"
 
 namespace flowtrack::cli {
 
-// Throw UserError for a table outside the grid or one that brings its own concurrency.
+// `shared`: one instance under a lock, else one per worker. Throw std::invalid_argument for a table outside the
+// grid or one that brings its own concurrency.
 template <class Aging>
-NfRun run_stateful_lb(const NfChoice& choice, NfScaling scaling, const NfConfigs& configs, const PacketStore& trace,
-                      const PacketPartition& partition, const NfRunOptions& options);
+NfRun run_stateful_lb(const NfChoice& choice, bool shared, const NfConfigs& configs, const PacketStore& trace,
+                      const PacketPartition& partition, const ReplayOptions& options);
+template <class Aging>
+NfRun run_nat(const NfChoice& choice, bool shared, const NfConfigs& configs, const PacketStore& trace,
+              const PacketPartition& partition, const ReplayOptions& options);
 // Concury keeps no connection table: one instantiation (nf_concury.cpp).
 NfRun run_concury(const NfChoice& choice, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
-                  const NfRunOptions& options);
-template <class Aging>
-NfRun run_nat(const NfChoice& choice, NfScaling scaling, const NfConfigs& configs, const PacketStore& trace,
-              const PacketPartition& partition, const NfRunOptions& options);
+                  const ReplayOptions& options);
 
 }  // namespace flowtrack::cli

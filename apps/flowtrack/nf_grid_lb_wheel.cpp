@@ -1,6 +1,6 @@
 #include "nf_grid_lb.hpp"
 
 namespace flowtrack::cli {
-template NfRun run_stateful_lb<TimerWheel>(const NfChoice&, NfScaling, const NfConfigs&, const PacketStore&, const PacketPartition&,
-                      const NfRunOptions&);
+template NfRun run_stateful_lb<TimerWheel>(const NfChoice&, bool, const NfConfigs&, const PacketStore&, const PacketPartition&,
+                      const ReplayOptions&);
 }  // namespace flowtrack::cli

@@ -1,6 +1,6 @@
 #include "nf_grid_nat.hpp"
 
 namespace flowtrack::cli {
-template NfRun run_nat<TimerWheel>(const NfChoice&, NfScaling, const NfConfigs&, const PacketStore&, const PacketPartition&,
-                      const NfRunOptions&);
+template NfRun run_nat<TimerWheel>(const NfChoice&, bool, const NfConfigs&, const PacketStore&, const PacketPartition&,
+                      const ReplayOptions&);
 }  // namespace flowtrack::cli

@@ -3,30 +3,30 @@
 // concurrency (cuckoo-lf, dpdk-rwlock, dpdk-lf, libcuckoo) would buy nothing and cost instantiations.
 #pragma once
 
+#include <stdexcept>
 #include <fmt/format.h>
 
 #include <string_view>
 #include <type_traits>
 
-#include "flowtrack/table/registry.hpp"
-#include "user_error.hpp"
+#include "flowtrack/lab/registry.hpp"
 
 namespace flowtrack::cli {
 
-// Calls fn(std::type_identity<Table>{}) for the function's table named `name`; throws UserError when
+// Calls fn(std::type_identity<Table>{}) for the function's table named `name`; throws std::invalid_argument when
 // there is none.
 template <class Fn>
 void with_function_table(std::string_view name, Fn&& fn) {
   const auto concurrency = table_concurrency(name);
   if (concurrency && *concurrency != Concurrency::single_thread) {
-    throw UserError(fmt::format("table {} is a {} table; a function never uses a table's own concurrency: each worker "
+    throw std::invalid_argument(fmt::format("table {} is a {} table; a function never uses a table's own concurrency: each worker "
                                 "has its own instance, or one instance is locked whole (--scaling spinlock)",
                                 name, *concurrency == Concurrency::many_writers ? "many-writer" : "single-writer many-reader"));
   }
   const bool known = with_table<FlowKeyV4>(name, [&]<class Table>(std::type_identity<Table> type) {
     if constexpr (Table::kConcurrency == Concurrency::single_thread) fn(type);
   });
-  if (!known) throw UserError(unknown_table_message(name));
+  if (!known) throw std::invalid_argument(unknown_table_message(name));
 }
 
 }  // namespace flowtrack::cli

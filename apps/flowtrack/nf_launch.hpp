@@ -1,6 +1,6 @@
-// Building and running a network function by name: the one place where `flowtrack run` and
-// `flowtrack bench nf` turn (function, connection table, aging, scaling) names into types, so both run
-// exactly the same code.
+// Building and replaying a network function by name: the one place where `flowtrack run` and
+// `flowtrack bench nf` turn (function, connection table, aging, sharing) into types and hand them to the
+// engine's replay (runtime/replay_run.hpp), so both run exactly the same code.
 #pragma once
 
 #include <cstdint>
@@ -8,21 +8,23 @@
 #include <string>
 #include <vector>
 
+#include "flowtrack/nf/config_memory.hpp"
+#include "flowtrack/nf/config_text.hpp"
 #include "flowtrack/nf/nat44_config.hpp"
+#include "flowtrack/nf/nf_kind.hpp"
 #include "flowtrack/nf/stateful_lb_config.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
-#include "flowtrack/runtime/nf_runner.hpp"
+#include "flowtrack/runtime/replay_run.hpp"
 #include "nf_names.hpp"
 
 namespace flowtrack::cli {
 
 struct NfChoice {
-  std::string nf = "lb";         // fwd, slb, lb, nat, concury
+  NfKind nf = NfKind::lb;
   std::string table = "cuckoo";  // lb and nat: the connection table, any table that is not many_writers
   std::string aging = "wheel";   // lb and nat: the tracker's aging policy, wheel or heap
   std::string scaling = "sharded";  // sharded or spinlock (lb and nat; the stateless ones are sharded)
   unsigned workers = 1;
-  bool audit = false;  // concury: check every connection against an exact map of its first backend
   std::string control_plane = "worker";  // concury: worker or thread (control_plane_names())
   friend bool operator==(const NfChoice&, const NfChoice&) = default;
 };
@@ -34,22 +36,37 @@ struct NfConfigs {
   NatConfig nat;
 };
 
-// What a run of a function gives: each worker's result (backends: lb connections per backend, slb
-// packets per backend; live and peak connections), and the answers of the trace that could not be
-// presented to the function and were left out (replay_rehearsal.hpp).
+// What a replay of a function gives: each worker's report (backends: lb connections per backend, slb
+// packets per backend; live and peak connections), the answers of the trace that could not be presented
+// to the function and were left out (replay_rehearsal.hpp), and those that tunnel-mode backends send
+// straight to the clients, which were left out too (direct_returns.hpp).
 struct NfRun {
-  std::vector<WorkerResult> workers;
+  std::vector<WorkerReport> workers;
   std::uint64_t unpresentable = 0;
+  std::uint64_t direct_return = 0;
 
   // Every dropped packet of the run once, by reason: the parser's, the function's, replay_unpresentable,
   // and a dispatched run's ring_full; reasons that counted nothing are left out.
   std::map<std::string, std::uint64_t> drops_by_reason() const;
 };
 
-// Throws UserError naming the problem when a name is unknown or does not apply (a many_writers table,
-// spinlock scaling of a stateless function). The stateful LB replays a trace captured on its client
-// side (lb_answers.hpp), the NAT one captured on its inside link (nat_answers.hpp).
+// Reads the configuration of function `nf` from `text`: each function reads its own sections, and the
+// forwarder, which has none, still refuses a file that is not a configuration (ConfigError).
+NfConfigs load_nf_configs(NfKind nf, const ConfigText& text);
+
+// What `instances` instances of `nf` take (nf/config_memory.hpp; nothing for the forwarder): the
+// commands refuse it with check_footprint before anything is built, and announce it just before they
+// build it.
+Footprint nf_footprint(NfKind nf, const NfConfigs& configs, unsigned instances);
+// A line on stderr, "flowtrack: building lb: ...; this takes a few seconds", when the build does.
+void announce_slow_build(NfKind nf, const Footprint& footprint);
+
+// Throws UserError naming the problem when a name does not apply (a many_writers table, spinlock
+// scaling of a stateless function, a check of a function without backends). The stateful LB and Concury
+// replay a trace captured on their client side (lb_answers.hpp), the NAT one captured on its inside link
+// (nat_answers.hpp); the LB's [[change]] schedule is the replay's (options.changes). The load balancers
+// leave out the answers of their tunnel-mode services (direct_returns.hpp).
 NfRun run_nf(const NfChoice& choice, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
-             const NfRunOptions& options);
+             const ReplayOptions& options);
 
 }  // namespace flowtrack::cli

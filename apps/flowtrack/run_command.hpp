@@ -5,15 +5,18 @@
 #include <string>
 #include <vector>
 
+#include "flowtrack/nf/network_function.hpp"
+#include "flowtrack/nf/nf_kind.hpp"
+
 namespace flowtrack::cli {
 
 struct RunCommandOptions {
-  std::string nf = "lb";
+  NfKind nf = NfKind::lb;
   std::string config;
   std::string in, out;
   std::string out_format = "pcap";
   unsigned workers = 1;
-  std::size_t burst = 32;  // packets per burst; 1: the per-packet path
+  std::size_t burst = kDefaultBurst;  // packets per burst; 1: the per-packet path
   std::string table = "cuckoo";
   std::string scaling = "sharded";
   std::string aging = "wheel";
@@ -23,8 +26,11 @@ struct RunCommandOptions {
   std::string dispatch = "partition";
   std::size_t ring = 1024;          // dispatched: packet slots per worker ring
   std::uint64_t slow_worker_ns = 0;  // dispatched: extra busy work per packet on worker 0
+  bool check = false;  // lb, concury: the consistency check on the verdicts (consistency_check.hpp)
   bool json = false;
   std::string dpdk;  // EAL arguments: run live on the ports of the configuration's [dataplane] (live_command.hpp)
+  std::string state;         // live nat and lb: the state file read at the start, written at the stop
+  bool start_empty = false;  // with state: a missing or refused file starts the run without state
 };
 
 void run_command(const RunCommandOptions& o);

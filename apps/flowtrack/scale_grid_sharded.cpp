@@ -1,5 +1,5 @@
 #include "scale_grid.hpp"
 
 namespace flowtrack::cli {
-template RunReport run_scale_config<Strategy::sharded>(std::string_view, const PacketStore&, const RunOptions&);
+template ScaleReport run_scale_config<Strategy::sharded>(std::string_view, const PacketStore&, const ScaleRunOptions&);
 }  // namespace flowtrack::cli

@@ -18,7 +18,7 @@
 #include "flowtrack/sched/lfu_cache.hpp"
 #include "flowtrack/sched/scheduler_factory.hpp"
 #include "flowtrack/sched/simulator.hpp"
-#include "flowtrack/util/tsc.hpp"
+#include "flowtrack/util/statistics.hpp"
 
 namespace flowtrack::cli {
 namespace {
@@ -39,19 +39,10 @@ void apply_scenario(SimOptions& o) {
   o.trace.seed = group % 2 == 1 ? 1 : 2;
 }
 
-PacketStore load_one_pcap(const std::string& path) {
-  try {
-    return PacketStore::load_pcap(path);
-  } catch (const PcapError& e) {
-    throw UserError(e.what());
-  } catch (const std::runtime_error& e) {  // unreadable file: the message names it
-    throw UserError(e.what());
-  }
-}
 
 PacketStore make_store(const SimTraceOptions& t, unsigned service) {
   const std::uint64_t seed = t.seed * 100 + service;
-  if (t.kind == "pcap") return load_one_pcap(t.pcaps[service % t.pcaps.size()]);
+  if (t.kind == "pcap") return PacketStore::load_pcap(t.pcaps[service % t.pcaps.size()]);
   if (t.kind == "campus") {
     CampusProfile profile;
     profile.flows = t.campus_flows;
@@ -84,7 +75,7 @@ std::vector<HeaderTrace> load_traces(const SimTraceOptions& t, unsigned services
     try {
       traces.push_back(extract_headers(make_store(t, s)));
     } catch (const std::invalid_argument& e) {
-      throw UserError(fmt::format("trace for service {}: {}", s + 1, e.what()));
+      throw std::invalid_argument(fmt::format("trace for service {}: {}", s + 1, e.what()));
     }
     if (t.kind == "zipf") traces.back().bytes_of_packet.assign(traces.back().packets(), static_cast<std::uint16_t>(t.packet_bytes));
     if (traces.back().skipped > 0) {
@@ -202,11 +193,7 @@ void run_sim(SimOptions o) {
   if (!o.offered.empty()) o.rates = "equal";
   validate(o);
   SimConfig config = base_config(o);
-  try {
-    validate(config.scheduler);
-  } catch (const std::invalid_argument& e) {
-    throw UserError(fmt::format("sim sched: {}", e.what()));
-  }
+  validate(config.scheduler);
   const std::vector<HeaderTrace> traces = load_traces(o.trace, config.scheduler.services);
   if (o.json) {
     print_run_context(false);

@@ -3,54 +3,96 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "json_line.hpp"
 #include "user_error.hpp"
 #include "flowtrack/io/pcap_reader.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
 #include "flowtrack/io/trace_stats.hpp"
+#include "flowtrack/util/available_memory.hpp"
 
 namespace flowtrack::cli {
 namespace {
 
-PacketStore generate(const TraceGenOptions& o) {
-  try {
-    if (o.profile == "campus") {
-      CampusProfile profile;
-      profile.flows = o.flows;
-      profile.seed = o.seed;
-      profile.snaplen = o.snaplen;
-      if (o.duration_s > 0) profile.new_flows_per_second = o.flows / o.duration_s;
-      return generate_campus(profile);
-    }
-    UniformProfile base;
-    base.flows = o.flows;
-    base.seed = o.seed;
-    base.packets = o.packets != 0 ? o.packets : std::uint64_t{o.flows} * 10;
-    base.packets_per_second = o.duration_s > 0 ? static_cast<double>(base.packets) / o.duration_s : o.pps;
-    if (o.profile == "uniform") return generate_uniform(base);
-    return generate_zipf({base, o.zipf_exponent});
-  } catch (const std::invalid_argument& e) {
-    throw UserError(fmt::format("trace gen: {}", e.what()));
+// The numbers of a meaningful trace. Times are whole nanoseconds in 64 bits and a classic pcap's
+// seconds are 32 bits, so a trace lasts at most kMaxSeconds (about three years); its packets are at
+// least a nanosecond apart on average.
+constexpr double kMinSeconds = 1e-3, kMaxSeconds = 1e8;
+constexpr double kMinPps = 1e-3, kMaxPps = 1e9;
+constexpr double kMinZipfExponent = 0.01, kMaxZipfExponent = 10;
+
+bool within(double value, double low, double high) { return value >= low && value <= high; }  // false for NaN
+
+// Stored bytes of a generated packet: its record and its frame (a campus frame cut at the snaplen,
+// and its scheduled event while the trace is built).
+constexpr std::uint64_t kUniformPacketBytes = sizeof(PacketStore::Record) + 64;
+constexpr std::uint64_t kCampusPacketsPerFlow = 16;  // handshake, close and the mean of the data packets, rounded up
+
+void check_ranges(const TraceGenOptions& o) {
+  if (o.duration_s != 0 && !within(o.duration_s, kMinSeconds, kMaxSeconds)) {
+    throw UserError(fmt::format("trace gen: --duration {} s: must be in {}..{} seconds", o.duration_s, kMinSeconds, kMaxSeconds));
   }
+  if (!within(o.pps, kMinPps, kMaxPps)) {
+    throw UserError(fmt::format("trace gen: --pps {}: must be in {}..{} packets per second", o.pps, kMinPps, kMaxPps));
+  }
+  if (!within(o.zipf_exponent, kMinZipfExponent, kMaxZipfExponent)) {
+    throw UserError(fmt::format("trace gen: --zipf-exponent {}: must be in {}..{}", o.zipf_exponent, kMinZipfExponent, kMaxZipfExponent));
+  }
+  if (o.profile == "campus") return;
+  const std::uint64_t packets = o.packets != 0 ? o.packets : std::uint64_t{o.flows} * 10;
+  const double rate = o.duration_s > 0 ? static_cast<double>(packets) / o.duration_s : o.pps;
+  const double seconds = static_cast<double>(packets) / rate;
+  if (rate > kMaxPps || seconds > kMaxSeconds) {
+    throw UserError(fmt::format("trace gen: {} packets at {} per second: the rate must be at most {} per second and the trace at "
+                                "most {} seconds long",
+                                packets, rate, kMaxPps, kMaxSeconds));
+  }
+}
+
+// The trace held in memory before it is written, against what the machine has.
+void check_memory(const TraceGenOptions& o) {
+  const std::uint64_t stored = o.snaplen == 0 ? 1600 : std::min<std::uint64_t>(o.snaplen, 1600);
+  const long double per_window =
+      o.profile == "campus"
+          ? static_cast<long double>(o.flows) * kCampusPacketsPerFlow * (sizeof(PacketStore::Record) + stored + 16)
+          : static_cast<long double>(o.packets != 0 ? o.packets : std::uint64_t{o.flows} * 10) * kUniformPacketBytes;
+  const long double need = per_window * o.windows;
+  const std::uint64_t available = available_memory_bytes();
+  if (need > static_cast<long double>(available)) {
+    throw UserError(fmt::format("trace gen: {} flows x {} windows would take about {} in memory; this machine has {} available",
+                                o.flows, o.windows, memory_size_text(static_cast<std::uint64_t>(std::min<long double>(need, 1e19L))),
+                                memory_size_text(available)));
+  }
+}
+
+PacketStore generate(const TraceGenOptions& o) {
+  if (o.profile == "campus") {
+    CampusProfile profile;
+    profile.flows = o.flows;
+    profile.seed = o.seed;
+    profile.snaplen = o.snaplen;
+    if (o.duration_s > 0) profile.new_flows_per_second = o.flows / o.duration_s;
+    return generate_campus(profile);
+  }
+  UniformProfile base;
+  base.flows = o.flows;
+  base.seed = o.seed;
+  base.packets = o.packets != 0 ? o.packets : std::uint64_t{o.flows} * 10;
+  base.packets_per_second = o.duration_s > 0 ? static_cast<double>(base.packets) / o.duration_s : o.pps;
+  if (o.profile == "uniform") return generate_uniform(base);
+  return generate_zipf({base, o.zipf_exponent});
 }
 
 }  // namespace
 
 void run_trace_gen(const TraceGenOptions& o) {
+  check_ranges(o);
+  check_memory(o);
   PacketStore trace = generate(o);
-  if (o.windows > 1) {
-    try {
-      trace = multiply_trace(trace, {.windows = o.windows});
-    } catch (const std::invalid_argument& e) {
-      throw UserError(fmt::format("trace gen: {}", e.what()));
-    }
-  }
-  try {
-    trace.save_pcap(o.output, o.format == "pcapng" ? CaptureFormat::pcapng : CaptureFormat::pcap);
-  } catch (const PcapError& e) {
-    throw UserError(e.what());
-  }
+  if (o.windows > 1) trace = multiply_trace(trace, {.windows = o.windows});
+  trace.save_pcap(o.output, o.format == "pcapng" ? CaptureFormat::pcapng : CaptureFormat::pcap);
   fmt::print("wrote {} packets ({} profile, {} flows x {} windows, {:.3f} s) to {}\n", trace.size(), o.profile,
              o.flows, o.windows, static_cast<double>(trace.duration_ns()) / 1e9, o.output);
 }
@@ -110,12 +152,7 @@ void print_text(const std::string& path, const TraceStats& s) {
 }  // namespace
 
 void run_trace_stats(const TraceStatsOptions& o) {
-  PacketStore trace;
-  try {
-    trace = PacketStore::load_pcap(o.path);
-  } catch (const PcapError& e) {
-    throw UserError(e.what());
-  }
+  const PacketStore trace = PacketStore::load_pcap(o.path);
   const TraceStats stats = compute_trace_stats(trace, o.top);
   if (o.json) {
     to_json(stats).print_line();

@@ -4,7 +4,7 @@
 #include <bit>
 #include <cmath>
 
-#include "flowtrack/table/cuckoo_path.hpp"
+#include "flowtrack/table/internal/cuckoo_path.hpp"
 
 namespace flowtrack::compact {
 namespace {

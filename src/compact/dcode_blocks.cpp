@@ -1,4 +1,4 @@
-#include "flowtrack/compact/dcode_blocks.hpp"
+#include "flowtrack/compact/internal/dcode_blocks.hpp"
 
 #include <algorithm>
 

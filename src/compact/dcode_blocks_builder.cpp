@@ -6,8 +6,8 @@
 #include <cmath>
 #include <vector>
 
-#include "flowtrack/io/random.hpp"
 #include "flowtrack/util/assert.hpp"
+#include "flowtrack/util/random.hpp"
 
 namespace flowtrack::compact {
 

@@ -4,8 +4,8 @@
 #include <iterator>
 #include <type_traits>
 
-#include "flowtrack/compact/prefetch_policy.hpp"
-#include "flowtrack/compact/version_stripes.hpp"
+#include "flowtrack/compact/internal/prefetch_policy.hpp"
+#include "flowtrack/compact/internal/version_stripes.hpp"
 #include "flowtrack/util/assert.hpp"
 #include "flowtrack/util/relaxed_atomic.hpp"
 

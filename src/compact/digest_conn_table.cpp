@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "flowtrack/table/cuckoo_path.hpp"
+#include "flowtrack/table/internal/cuckoo_path.hpp"
 
 namespace flowtrack::compact {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "flowtrack/compact/prefetch_policy.hpp"
+#include "flowtrack/compact/internal/prefetch_policy.hpp"
 #include "flowtrack/compact/weighted_codes.hpp"
 #include "flowtrack/util/assert.hpp"
 

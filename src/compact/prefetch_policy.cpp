@@ -1,4 +1,4 @@
-#include "flowtrack/compact/prefetch_policy.hpp"
+#include "flowtrack/compact/internal/prefetch_policy.hpp"
 
 #include <unistd.h>
 

@@ -18,4 +18,14 @@ std::string_view tcp_state_name(TcpState state) {
   return "unknown";
 }
 
+std::string_view connection_phase_name(ConnectionPhase phase) {
+  switch (phase) {
+    case ConnectionPhase::opening: return "opening";
+    case ConnectionPhase::established: return "established";
+    case ConnectionPhase::closing: return "closing";
+    case ConnectionPhase::count_: break;
+  }
+  return "unknown";
+}
+
 }  // namespace flowtrack

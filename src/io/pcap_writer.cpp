@@ -1,6 +1,7 @@
 #include "flowtrack/io/pcap_writer.hpp"
 
 #include <pcap/pcap.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -80,26 +81,43 @@ struct PcapWriter::Sink {
   pcap_dumper_t* dumper = nullptr;  // classic pcap
   std::FILE* file = nullptr;        // pcapng
   std::uint32_t snaplen = 0;
-  bool failed = false;
+  bool failed = false;  // a pcapng block could not be written
+  int error = 0;        // errno of the first failure seen, 0 if none or unknown
 
   ~Sink() { finish(); }
 
+  // Flushes and closes; false if any write failed. A stream's error flag stays set once one of its
+  // writes failed, so checking it here checks every write before (pcap_dump itself reports nothing).
   bool finish() {
     bool ok = !failed;
     if (dumper != nullptr) {
-      ok = pcap_dump_flush(dumper) == 0 && ok;
+      std::FILE* stream = pcap_dump_file(dumper);
+      ok = pcap_dump_flush(dumper) == 0 && std::ferror(stream) == 0 && ok;
+      note_error(ok);
+      // pcap_dump_close drops fclose's result: a duplicate of the descriptor, closed after it, reports
+      // what the file system still failed to store (close(2) flushes, on NFS for one).
+      const int copy = ::dup(::fileno(stream));
       pcap_dump_close(dumper);
       dumper = nullptr;
+      ok = copy >= 0 && ::close(copy) == 0 && ok;
+      note_error(ok);
     }
     if (dead != nullptr) {
       pcap_close(dead);
       dead = nullptr;
     }
     if (file != nullptr) {
+      ok = std::fflush(file) == 0 && std::ferror(file) == 0 && ok;
+      note_error(ok);
       ok = std::fclose(file) == 0 && ok;
+      note_error(ok);
       file = nullptr;
     }
     return ok;
+  }
+
+  void note_error(bool ok) {
+    if (!ok && error == 0) error = errno;
   }
 };
 
@@ -159,11 +177,16 @@ void PcapWriter::write(std::span<const std::uint8_t> bytes, std::uint64_t timest
   packet.u32(caplen);
   packet.u32(wire_length);
   packet.bytes(bytes.first(caplen));
-  if (!packet.write(sink_->file, kEnhancedPacketBlock)) sink_->failed = true;
+  if (!packet.write(sink_->file, kEnhancedPacketBlock)) {
+    sink_->failed = true;
+    sink_->note_error(false);
+  }
 }
 
 void PcapWriter::close() {
-  if (sink_ && !sink_->finish()) throw PcapError(fmt::format("{}: write failed", path_));
+  if (!sink_ || sink_->finish()) return;
+  throw PcapError(sink_->error != 0 ? fmt::format("{}: write failed: {}", path_, std::strerror(sink_->error))
+                                    : fmt::format("{}: write failed", path_));
 }
 
 }  // namespace flowtrack

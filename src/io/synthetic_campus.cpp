@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "flowtrack/hash/crc32c.hpp"
-#include "flowtrack/io/random.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/packet/frame_builder.hpp"
 #include "flowtrack/packet/parser.hpp"
+#include "flowtrack/util/random.hpp"
 
 namespace flowtrack {
 namespace {

@@ -4,9 +4,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "flowtrack/io/random.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/packet/frame_builder.hpp"
+#include "flowtrack/util/random.hpp"
 
 namespace flowtrack {
 namespace {

@@ -22,12 +22,28 @@ std::string_view lb_policy_name(LbPolicy policy) {
   return "unknown";
 }
 
-Service::Service(ServiceConfig config, std::uint32_t maglev_size) : config_(std::move(config)), maglev_(maglev_size) {
+Service::Service(ServiceConfig config, std::uint32_t maglev_size, const Service* same_pool)
+    : config_(std::move(config)), maglev_(maglev_size) {
   for (const BackendConfig& b : config_.backends) backends_.push_back({b});
-  rebuild();
+  rebuild(same_pool);
 }
 
-void Service::rebuild() {
+// The table depends on the backends taking new connections, their names and weights in order, and on
+// its size only.
+bool Service::has_pool_of(const Service& other) const {
+  return maglev_.size() == other.maglev_.size() &&
+         std::ranges::equal(backends_, other.backends_, [](const Backend& a, const Backend& b) {
+           return a.removed == b.removed && a.down == b.down && a.config.name == b.config.name &&
+                  a.config.weight == b.config.weight;
+         });
+}
+
+void Service::rebuild(const Service* same_pool) {
+  if (same_pool != nullptr && same_pool != this && has_pool_of(*same_pool)) {
+    maglev_ = same_pool->maglev_;
+    maglev_index_ = same_pool->maglev_index_;
+    return;
+  }
   std::vector<MaglevTable::Backend> live;
   maglev_index_.clear();
   for (std::uint32_t i = 0; i < backends_.size(); ++i) {
@@ -36,6 +52,13 @@ void Service::rebuild() {
     maglev_index_.push_back(i);
   }
   maglev_.populate(live);
+}
+
+void append_service(std::vector<Service>& services, const ServiceConfig& config, std::uint32_t maglev_size) {
+  // Room first, so that the last service stays where it is while the new one reads it.
+  if (services.size() == services.capacity()) services.reserve(std::max<std::size_t>(8, 2 * services.size()));
+  const Service* last = services.empty() ? nullptr : &services.back();
+  services.emplace_back(config, maglev_size, last);
 }
 
 Backend* Service::find(const std::string& name) {
@@ -94,7 +117,7 @@ std::uint32_t Service::choose(LbPolicy policy, std::uint32_t hash, Random& rng) 
   return kNoBackend;
 }
 
-bool Service::add_backend(const BackendConfig& backend) {
+bool Service::add_backend(const BackendConfig& backend, const Service* same_pool) {
   if (find(backend.name) != nullptr) return false;
   // Back at the endpoint it was removed from: the same server, whose live connections are still its
   // own, takes its entry again, so that a backend that comes and goes (maintenance, a flapping health
@@ -109,28 +132,39 @@ bool Service::add_backend(const BackendConfig& backend) {
   } else {
     backends_.push_back({backend});
   }
-  rebuild();
+  rebuild(same_pool);
   return true;
 }
 
-bool Service::set_weight(const std::string& name, std::uint32_t weight) {
+bool Service::set_weight(const std::string& name, std::uint32_t weight, const Service* same_pool) {
   Backend* b = find(name);
   if (b == nullptr) return false;
   b->config.weight = weight;
   b->smooth_weight = 0;
-  rebuild();
+  rebuild(same_pool);
   return true;
 }
 
-bool Service::remove_backend(const std::string& name) {
+bool Service::set_down(const std::string& name, bool down, const Service* same_pool) {
+  Backend* b = find(name);
+  if (b == nullptr) return false;
+  if (b->down != down) {
+    b->down = down;
+    b->smooth_weight = 0;
+    rebuild(same_pool);
+  }
+  return true;
+}
+
+bool Service::remove_backend(const std::string& name, const Service* same_pool) {
   Backend* b = find(name);
   if (b == nullptr) return false;
   b->removed = true;
-  rebuild();
+  rebuild(same_pool);
   return true;
 }
 
-std::optional<std::string> Service::restore_backends(std::vector<Backend> backends) {
+std::optional<std::string> Service::restore_backends(std::vector<Backend> backends, const Service* same_pool) {
   std::size_t taking_new = 0;
   for (std::size_t i = 0; i < backends.size(); ++i) {
     const Backend& b = backends[i];
@@ -141,9 +175,12 @@ std::optional<std::string> Service::restore_backends(std::vector<Backend> backen
     taking_new += b.takes_new() ? 1 : 0;
   }
   if (taking_new > maglev_.size() / 100) return "more backends than the Maglev table's size allows";
-  for (Backend& b : backends) b.connections = 0;
+  for (Backend& b : backends) {
+    b.connections = 0;
+    b.by_phase = {};
+  }
   backends_ = std::move(backends);
-  rebuild();
+  rebuild(same_pool);
   return std::nullopt;
 }
 

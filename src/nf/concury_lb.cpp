@@ -38,11 +38,15 @@ ConcuryLearning::Lifetimes lifetimes(const ConntrackTimeouts& t) {
           .datagram = std::max(t.udp_unreplied, t.udp_replied)};
 }
 
-// A change that would make its service list more than `most` backends over its life (each name,
-// address and port once: one added back where it was takes its entry again, backend_pool.hpp), and
-// that count; nullopt when none does.
-std::optional<std::pair<std::size_t, std::size_t>> listing_beyond(std::span<const PoolChange> changes,
-                                                                  std::span<const ServiceConfig> services, std::size_t most) {
+}  // namespace
+
+// Each name, address and port counts once: one added back where it was takes its entry again
+// (backend_pool.hpp). Every backend a service ever listed keeps a Dcode while it holds known connections
+// (a pin, taken from the longest range of the row), so the row's codes bound them: with no more backends
+// than codes, the longest range has two codes or more whenever a pin is placed.
+std::optional<std::pair<std::size_t, std::size_t>> ConcuryLb::listing_beyond(std::span<const PoolChange> changes,
+                                                                             std::span<const ServiceConfig> services) {
+  constexpr std::size_t most = std::size_t{1} << kDcodeBits;
   using Entry = std::tuple<std::string, std::uint32_t, std::uint16_t>;
   std::map<std::string, std::set<Entry>, std::less<>> listed;  // by service name: services of one name share it
   for (const ServiceConfig& s : services) {
@@ -58,25 +62,16 @@ std::optional<std::pair<std::size_t, std::size_t>> listing_beyond(std::span<cons
   return std::nullopt;
 }
 
-}  // namespace
-
 ConcuryLb::ConcuryLb(const StatefulLbConfig& config, ControlPlanePlace place)
-    : changes_(config.changes),
-      learning_(std::make_unique<ConcuryLearning>(
+    : learning_(std::make_unique<ConcuryLearning>(
           compact::ConcuryControl(kDcodeBits, config.seed, compact::layout_for(config.max_connections, kDcodeBits)),
           lifetimes(config.timeouts))),
       lookup_(kDcodeBits, compact::layout_for(config.max_connections, kDcodeBits)) {
-  sort_pool_changes(changes_);
-  if (const auto problem = check_pool_changes(changes_, config.services, config.maglev_size)) {
-    throw std::invalid_argument(fmt::format("concury: change {}: {}: {}", problem->index, problem->key, problem->problem));
-  }
-  // Every backend a service ever listed keeps a Dcode while it holds known connections (a pin, taken
-  // from the longest range of the row), so the row's codes bound them: with no more backends than
-  // codes, the longest range has two codes or more whenever a pin is placed.
-  constexpr std::size_t kCodes = std::size_t{1} << kDcodeBits;
-  if (const auto beyond = listing_beyond(changes_, config.services, kCodes)) {
-    throw std::invalid_argument(fmt::format("concury: change {}: backend: its service would have listed {} backends, at most {} (one Dcode each)",
-                                            beyond->first, beyond->second, kCodes));
+  for (const ServiceConfig& s : config.services) {
+    if (s.backends.size() > std::size_t{1} << kDcodeBits) {
+      throw std::invalid_argument(fmt::format("concury: service '{}' lists {} backends, at most {} (one Dcode each)", s.name,
+                                              s.backends.size(), std::size_t{1} << kDcodeBits));
+    }
   }
   if (config.services.size() >= ConcuryLearning::kMaxServices) {
     throw std::invalid_argument(fmt::format("concury: {} services, at most {}", config.services.size(), ConcuryLearning::kMaxServices - 1));
@@ -90,8 +85,8 @@ ConcuryLb::ConcuryLb(const StatefulLbConfig& config, ControlPlanePlace place)
       config.max_connections / std::max<std::size_t>(1, config.services.size()), kMinExpectedPerService, kMaxExpectedPerService));
   for (const ServiceConfig& s : config.services) {
     const auto index = static_cast<std::uint32_t>(services_.size());
-    service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), index);
-    services_.emplace_back(s, config.maglev_size);
+    service_index_.add(s);
+    append_service(services_, s, config.maglev_size);
     pool_of(index, backends, weights);
     learning_->control().add_vip(backends, weights, expected);
     lookup_.add_vip(learning_->control().image(index));
@@ -123,10 +118,6 @@ void ConcuryLb::kept(const ConcuryLearning::Report& r, bool fresh) {
 }
 
 void ConcuryLb::note(const ConcuryLearning::Report& r) {
-  if (audit_ && (r.met == Met::answer || ConcuryLearning::is_close(r.met))) {
-    const auto it = first_backend_.find({r.connection.vip, r.connection.key});
-    if (it != first_backend_.end()) it->second.unanswered_syn = false;
-  }
   if (first_report_ == kNever) first_report_ = r.at;
   if (ConcuryLearning::is_close(r.met) && first_close_ == kNever) first_close_ = r.at;
   if (r.met == Met::datagram && first_datagram_ == kNever) first_datagram_ = r.at;
@@ -171,6 +162,7 @@ void ConcuryLb::index_backends() {
   backend_index_.clear();
   for (std::uint32_t s = 0; s < services_.size(); ++s) {
     const ServiceConfig& c = services_[s].config();
+    if (c.tunnel.tunnels()) continue;  // its backends answer the clients directly, never through here
     const std::vector<Backend>& pool = services_[s].backends();
     for (std::size_t b = 0; b < pool.size(); ++b) {
       const std::uint16_t port = pool[b].config.port != 0 ? pool[b].config.port : c.port;
@@ -180,8 +172,7 @@ void ConcuryLb::index_backends() {
 }
 
 std::uint32_t ConcuryLb::service_of(std::uint32_t address, std::uint16_t port, std::uint8_t protocol) const {
-  const auto it = service_index_.find(endpoint_key(address, port, protocol));
-  return it == service_index_.end() ? kNoService : it->second;
+  return service_index_.find(address, port, protocol);
 }
 
 // Between bursts no report is staged (process_burst hands them over), so these need only wait for the
@@ -201,6 +192,12 @@ std::size_t ConcuryLb::known_connections() const {
   std::size_t n = 0;
   for (std::uint32_t s = 0; s < services_.size(); ++s) n += learning_->control().connections(s);
   return n;
+}
+
+std::size_t ConcuryLb::peak_connections() const {
+  FLOWTRACK_ASSERT(staged_count_ == 0, "asked between bursts");
+  if (thread_) thread_->drain();
+  return learning_->peak_known();
 }
 
 std::uint64_t ConcuryLb::new_connections(std::uint32_t service, std::uint16_t backend) const {
@@ -290,12 +287,12 @@ void ConcuryLb::prefetch_control_plane(std::span<const NfPacket> burst) const {
 compact::ConcuryLookup::Answer ConcuryLb::looked_up(std::size_t query) const { return {answer_dcodes_[query], answers_[query]}; }
 
 LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
-  if (schedule_.due(packet.time)) {
-    settle();
-    schedule_.advance(packet.time, changes_, [&](const PoolChange& change) { apply_change(change); });
-  }
   const std::uint32_t service = services_of_[i];
-  if (service == kNoService) return answer(packet, i);
+  if (service == kNoService) {
+    // From the clients' side only packets to a service go on (the boundary: stateful_lb.hpp).
+    if (packet.arrival == PortRole::clients) return {.verdict = counters_.drop(NfDrop::not_to_service)};
+    return answer(packet, i);
+  }
   const ParsedPacket& p = packet.parsed;
   const std::uint64_t key = client_key(p.key4.src_addr, p.key4.src_port);
   const compact::ConcuryLookup::Answer arrays = generation_ == burst_generation_ ? looked_up(first_query_[i]) : lookup_.answer(service, key);
@@ -306,9 +303,11 @@ LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
     report({{.key = key, .vip = service, .dcode = arrays.dcode}, packet.time, backend, close_met(p, Met::client_fin)});
   }
   if (backend == compact::ConcuryControl::kNoDip) return {.verdict = counters_.drop(NfDrop::no_backend)};
-  if (audit_) audit(service, key, backend, p, packet.time);
-  const BackendConfig& b = services_[service].backends()[backend].config;
-  return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port};
+  Service& svc = services_[service];
+  if (reaches_backend(packet, svc.config().tunnel)) svc.backends()[backend].count(Direction::original, packet.wire_length);
+  const BackendConfig& b = svc.backends()[backend].config;
+  const TunnelConfig& tunnel = svc.config().tunnel;
+  return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port, .tunnel = tunnel.tunnels() ? &tunnel : nullptr};
 }
 
 std::uint16_t ConcuryLb::open(std::uint32_t service, std::uint64_t key, compact::ConcuryLookup::Answer arrays, Met met, Nanos now) {
@@ -377,7 +376,7 @@ LbPlan ConcuryLb::answer(NfPacket& packet, std::size_t i) {
   }
   if (sender == listing.size()) return answer_at_sync(packet, i, listing, looked);
   report({{.key = key, .vip = listing[sender].first, .dcode = sender_dcode}, packet.time, listing[sender].second, answer_met(p)});
-  return restore_service(listing[sender].first);
+  return restore_service(listing[sender], packet.wire_length);
 }
 
 std::optional<std::uint32_t> ConcuryLb::claim(std::size_t i, const ServiceListing& listing, std::size_t k, std::uint64_t key,
@@ -398,7 +397,7 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
     if (!dcode) continue;
     if (control.dip_of(listing[k].first, key)) {
       report({{.key = key, .vip = listing[k].first, .dcode = *dcode}, packet.time, listing[k].second, answer_met(p)});  // it is answered
-      return restore_service(listing[k].first);
+      return restore_service(listing[k], packet.wire_length);
     }
     claimed_.emplace_back(k, *dcode);
   }
@@ -408,7 +407,7 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
   // first one's address.
   if (!claimed_.empty()) {
     for (const auto& [k, dcode] : claimed_) report({{.key = key, .vip = listing[k].first, .dcode = dcode}, packet.time, listing[k].second, answer_met(p)});
-    return restore_service(listing[claimed_.front().first].first);
+    return restore_service(listing[claimed_.front().first], packet.wire_length);
   }
   // None does: a rewrite came between the connection's packets (it was met mid-stream and not known
   // then). The first service listing the backend learns it there, and its arrays are refilled so that
@@ -418,12 +417,18 @@ LbPlan ConcuryLb::answer_at_sync(const NfPacket& packet, std::size_t i, const Se
   kept({{.key = key, .vip = chosen.first, .dcode = 0}, packet.time, chosen.second, answer_met(p)}, true);
   publish_kept(chosen.first, key, row_changed);
   ++stats_.repairs;
-  return restore_service(chosen.first);
+  return restore_service(chosen, packet.wire_length);
 }
 
-LbPlan ConcuryLb::restore_service(std::uint32_t service) const {
-  const ServiceConfig& c = services_[service].config();
+LbPlan ConcuryLb::restore_service(const ServiceBackend& answering, std::uint32_t wire_length) {
+  services_[answering.first].backends()[answering.second].count(Direction::reply, wire_length);
+  const ServiceConfig& c = services_[answering.first].config();
   return {.rewrites = true, .to_backend = false, .address = c.vip, .port = c.port};
+}
+
+void ConcuryLb::apply(const PoolChange& change) {
+  settle();
+  apply_change(change);
 }
 
 void ConcuryLb::apply_change(const PoolChange& change) {
@@ -480,22 +485,6 @@ void ConcuryLb::publish_kept(std::uint32_t service, std::uint64_t key, bool row_
   if (row_changed) return publish(service);
   lookup_.apply(service, learning_->control().image_after_keep(service, key, lookup_.image(service)));
   ++generation_;
-}
-
-void ConcuryLb::audit(std::uint32_t service, std::uint64_t key, std::uint16_t backend, const ParsedPacket& p, Nanos now) {
-  const bool opening = may_open(p);
-  const bool syn = opening && p.key4.protocol == ipproto::kTcp;
-  auto [it, first] = first_backend_.try_emplace({service, key}, AuditedConnection{backend, now, syn});
-  // A SYN is resent while the connection it opened is unanswered, for the handshake timeout at most; any
-  // other SYN opens the endpoints' next connection (in a synchronized one a SYN changes nothing: RFC
-  // 9293, 3.10.7.4).
-  if (!first && syn && !(it->second.unanswered_syn && now - it->second.syn_at < learning_->lifetimes().handshake)) {
-    it->second = {backend, now, true};
-    first = true;
-  }
-  const std::vector<Backend>& pool = services_[service].backends();
-  if (!first && it->second.backend != backend) ++stats_.violations;
-  if (backend >= pool.size() || (first && opening && !pool[backend].takes_new())) ++stats_.false_hits;
 }
 
 }  // namespace flowtrack

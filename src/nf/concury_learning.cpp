@@ -1,4 +1,4 @@
-#include "flowtrack/nf/concury_learning.hpp"
+#include "flowtrack/nf/internal/concury_learning.hpp"
 
 #include <algorithm>
 #include <array>
@@ -140,7 +140,9 @@ Nanos ConcuryLearning::lifetime(Timeout timeout) const {
 }
 
 ConcuryLearning::Life& ConcuryLearning::end_at(std::uint64_t t, Nanos at, Timeout timeout) {
-  Life& life = lives_.try_emplace(t, Life{0, 0, kKnown}).first->second;
+  const auto [it, inserted] = lives_.try_emplace(t, Life{0, 0, kKnown});
+  if (inserted) peak_known_ = std::max(peak_known_, lives_.size());
+  Life& life = it->second;
   set_end(t, life, end_of(at, lifetime(timeout)), timeout);
   return life;
 }

@@ -23,18 +23,22 @@ std::vector<std::string> timeout_keys() {
 const std::vector<ConfigTable>& config_tables() {
   static const std::vector<ConfigTable> tables = {
       {"", {"lb", "slb", "nat", "timeouts", "service", "change", "dataplane"}},
-      {"lb", {"policy", "max_connections", "stateless_when_full", "non_syn_first", "maglev_size", "seed"}},
+      {"lb",
+       {"policy", "max_connections", "stateless_when_full", "non_syn_first", "maglev_size", "seed", "new_connection_rate",
+        "new_connection_burst"}},
       {"slb", {"selection", "maglev_size"}},
       {"nat",
        {"inside", "pool", "ports", "filtering", "quarantine", "max_sessions", "max_mappings", "port_quota",
-        "icmp_on_exhaustion", "fragment_datagrams", "fragments_held", "fragment_timeout", "seed", "block_size", "block_log",
-        "block_log_syslog"}},
+        "icmp_on_exhaustion", "fragment_datagrams", "fragments_held", "fragment_timeout", "seed", "below_rfc_minimums",
+        "block_size", "block_log", "block_log_syslog"}},
       {"timeouts", timeout_keys()},
-      {"service", {"name", "vip", "port", "protocol", "backend"}},
+      {"service", {"name", "vip", "port", "protocol", "backend", "forward", "tunnel_source", "mtu", "gue_port", "health"}},
+      {"service.health",
+       {"probe", "port", "path", "status", "body", "interval", "timeout", "rise", "fall", "jitter", "all_down"}},
       {"service.backend", {"name", "address", "port", "weight"}},
       {"change", {"at", "service", "backend", "action", "weight", "address", "port"}},
       {"dataplane", {"stats_interval", "port", "neighbor", "control_socket", "control_group", "metrics"}},
-      {"dataplane.port", {"device", "address", "gateway"}},
+      {"dataplane.port", {"device", "address", "gateway", "role"}},
       {"dataplane.neighbor", {"address", "mac"}},
   };
   return tables;

@@ -45,17 +45,19 @@ std::variant<ControlRequest, std::string> parse_control_request(std::string_view
     words.push_back(line.substr(i, end - i));
     i = end;
   }
-  if (words.empty()) return std::string("empty request (counters, add, drain, remove, weight)");
+  if (words.empty()) return std::string("empty request (counters, add, drain, remove, weight, down, up)");
   const std::string_view verb = words[0];
   if (verb == "counters") {
     if (words.size() != 1) return std::string("usage: counters");
     return ControlRequest{};
   }
   const auto action = pool_action_from_name(verb);
-  if (!action) return fmt::format("unknown request '{}' (counters, add, drain, remove, weight)", verb.substr(0, kMaxName));
+  if (!action) return fmt::format("unknown request '{}' (counters, add, drain, remove, weight, down, up)", verb.substr(0, kMaxName));
+  // By PoolAction.
   static constexpr std::string_view kUsage[] = {"add SERVICE BACKEND ADDRESS PORT WEIGHT", "remove SERVICE BACKEND",
-                                                "drain SERVICE BACKEND", "weight SERVICE BACKEND WEIGHT"};
-  static constexpr std::size_t kWords[] = {6, 3, 3, 4};
+                                                "drain SERVICE BACKEND", "weight SERVICE BACKEND WEIGHT",
+                                                "down SERVICE BACKEND", "up SERVICE BACKEND"};
+  static constexpr std::size_t kWords[] = {6, 3, 3, 4, 3, 3};
   const auto a = static_cast<std::size_t>(*action);
   if (words.size() != kWords[a]) return fmt::format("usage: {}", kUsage[a]);
   if (!is_name(words[1]) || !is_name(words[2])) {

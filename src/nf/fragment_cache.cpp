@@ -1,4 +1,4 @@
-#include "flowtrack/nf/fragment_cache.hpp"
+#include "flowtrack/nf/internal/fragment_cache.hpp"
 
 #include <algorithm>
 

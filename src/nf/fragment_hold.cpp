@@ -1,4 +1,4 @@
-#include "flowtrack/nf/fragment_hold.hpp"
+#include "flowtrack/nf/internal/fragment_hold.hpp"
 
 #include <algorithm>
 

@@ -16,7 +16,8 @@ constexpr std::size_t kVlanTag = 4;
 constexpr std::size_t kQuotedTransport = 8;  // RFC 792: the first 64 bits of the datagram's data
 }  // namespace
 
-bool answer_with_icmp_error(NfPacket& packet, std::uint8_t type, std::uint8_t code, std::uint32_t source) {
+bool answer_with_icmp_error(NfPacket& packet, std::uint8_t type, std::uint8_t code, std::uint32_t source,
+                            std::uint16_t next_hop_mtu) {
   const ParsedPacket& p = packet.parsed;
   if (p.ip_version != 4 || p.icmp_is_error || p.fragment_offset != 0) return false;
   std::uint8_t* const f = packet.frame.data();  // writable up to packet.room() (NfPacket's contract)
@@ -48,6 +49,7 @@ bool answer_with_icmp_error(NfPacket& packet, std::uint8_t type, std::uint8_t co
   std::uint8_t* const icmp = ip + kIpHeader;
   icmp[0] = type;
   icmp[1] = code;
+  store_be16(icmp + 6, next_hop_mtu);
   store_be16(icmp + 2, checksum_finish(checksum_add({icmp, kIcmpHeader + quote})));
 
   packet.frame = {f, length};

@@ -25,8 +25,11 @@ void MaglevTable::populate(std::span<const Backend> backends) {
   std::uint32_t max_weight = 0;
   for (const Backend& b : backends) max_weight = std::max(max_weight, b.weight);
   if (max_weight == 0) return;
+  // A backend's walk along its permutation: `at` is its next entry, offset + j * skip (mod m) after j
+  // steps, kept by adding skip (< m) and subtracting m once over, which is the same sequence without a
+  // division per step (the walks take about m ln m steps in all: most of a large table's build).
   struct Walk {
-    std::uint32_t offset, skip, next = 0;  // next: how far along its permutation the backend is
+    std::uint32_t at, skip;
   };
   std::vector<Walk> walks;
   walks.reserve(backends.size());
@@ -49,8 +52,8 @@ void MaglevTable::populate(std::span<const Backend> backends) {
       // is still free, so this ends within m steps.
       std::uint32_t entry;
       do {
-        entry = static_cast<std::uint32_t>((w.offset + static_cast<std::uint64_t>(w.next) * w.skip) % m);
-        ++w.next;
+        entry = w.at;
+        w.at = w.at >= m - w.skip ? w.at - (m - w.skip) : w.at + w.skip;
       } while (entries_[entry] != kNoBackend);
       entries_[entry] = static_cast<std::uint32_t>(i);
       ++filled;

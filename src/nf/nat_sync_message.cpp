@@ -12,8 +12,8 @@
 #include <stdexcept>
 
 #include "flowtrack/conntrack/tcp_state.hpp"
-#include "flowtrack/nf/byte_codec.hpp"
-#include "flowtrack/nf/snapshot_codec.hpp"
+#include "flowtrack/nf/internal/byte_codec.hpp"
+#include "flowtrack/nf/internal/snapshot_codec.hpp"
 
 namespace flowtrack {
 namespace {

@@ -1,6 +1,28 @@
 #include "flowtrack/nf/nat_sync_peer.hpp"
 
+#include <optional>
+
 namespace flowtrack {
+namespace {
+
+// A datagram from the peer, counted: its form and MAC (open_sync_message), one of the two types that
+// peer sends, and fresh by `clock` (which then takes its epoch and counter; `new_epoch` says whether the
+// epoch is a new one). Nothing, with the refusal counted by reason, when it fails any of them.
+std::optional<OpenedSyncMessage> admit(std::span<const std::uint8_t> datagram, const SyncKey& key, SyncType sent, SyncType also_sent,
+                                       SyncPeerClock& clock, SyncCounters& counters, bool& new_epoch) {
+  ++counters.received;
+  const OpenedSyncMessage m = open_sync_message(datagram, key);
+  SyncRefusal refusal = m.refusal;
+  if (refusal == SyncRefusal::none && m.header.type != sent && m.header.type != also_sent) refusal = SyncRefusal::malformed;
+  if (refusal == SyncRefusal::none && !clock.fresh(m.header.epoch, m.header.counter, new_epoch)) refusal = SyncRefusal::replayed;
+  if (refusal != SyncRefusal::none) {
+    ++counters.refused[static_cast<std::size_t>(refusal)];
+    return std::nullopt;
+  }
+  return m;
+}
+
+}  // namespace
 
 bool SyncPeerClock::fresh(std::uint64_t epoch, std::uint64_t counter, bool& new_epoch) {
   new_epoch = false;
@@ -16,7 +38,8 @@ bool SyncPeerClock::fresh(std::uint64_t epoch, std::uint64_t counter, bool& new_
   return true;
 }
 
-NatSyncActive::NatSyncActive(const SyncKey& key, std::uint64_t epoch, SyncTimers timers) : key_(key), epoch_(epoch), timers_(timers) {}
+NatSyncActive::NatSyncActive(const SyncKey& key, std::uint64_t epoch, SyncTimers timers, std::size_t max_backlog)
+    : key_(key), epoch_(epoch), timers_(timers), max_backlog_(max_backlog) {}
 
 std::vector<std::uint8_t> NatSyncActive::seal(SyncType type, std::uint64_t seq, std::span<const std::uint8_t> payload) {
   ++counters_.sent;
@@ -45,21 +68,10 @@ bool NatSyncActive::take_resync_request() {
 }
 
 void NatSyncActive::receive(std::span<const std::uint8_t> datagram, Nanos now) {
-  ++counters_.received;
-  const OpenedSyncMessage m = open_sync_message(datagram, key_);
-  if (m.refusal != SyncRefusal::none) {
-    ++counters_.refused[static_cast<std::size_t>(m.refusal)];
-    return;
-  }
-  if (m.header.type != SyncType::ack && m.header.type != SyncType::hello) {
-    ++counters_.refused[static_cast<std::size_t>(SyncRefusal::malformed)];  // a standby sends nothing else
-    return;
-  }
-  [[maybe_unused]] bool new_epoch = false;
-  if (!standby_.fresh(m.header.epoch, m.header.counter, new_epoch)) {
-    ++counters_.refused[static_cast<std::size_t>(SyncRefusal::replayed)];
-    return;
-  }
+  bool new_epoch = false;
+  const std::optional<OpenedSyncMessage> opened = admit(datagram, key_, SyncType::ack, SyncType::hello, standby_, counters_, new_epoch);
+  if (!opened) return;
+  const OpenedSyncMessage& m = *opened;
   heard_ = now;
   if (m.header.type == SyncType::hello) {
     // A hello from the incarnation already being sent the whole state repeats itself while it is on the way.
@@ -124,21 +136,10 @@ void NatSyncStandby::poll(Nanos now, Datagrams& out) {
 }
 
 void NatSyncStandby::receive(std::span<const std::uint8_t> datagram, Nanos now, Datagrams& out) {
-  ++counters_.received;
-  const OpenedSyncMessage m = open_sync_message(datagram, key_);
-  if (m.refusal != SyncRefusal::none) {
-    ++counters_.refused[static_cast<std::size_t>(m.refusal)];
-    return;
-  }
-  if (m.header.type != SyncType::data && m.header.type != SyncType::heartbeat) {
-    ++counters_.refused[static_cast<std::size_t>(SyncRefusal::malformed)];  // an active sends nothing else
-    return;
-  }
   bool new_epoch = false;
-  if (!active_.fresh(m.header.epoch, m.header.counter, new_epoch)) {
-    ++counters_.refused[static_cast<std::size_t>(SyncRefusal::replayed)];
-    return;
-  }
+  const std::optional<OpenedSyncMessage> opened = admit(datagram, key_, SyncType::data, SyncType::heartbeat, active_, counters_, new_epoch);
+  if (!opened) return;
+  const OpenedSyncMessage& m = *opened;
   heard_ = now;
   if (new_epoch && state_ != State::waiting) {
     // The active restarted: what the replica holds may no longer be its state.

@@ -5,9 +5,13 @@
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
+#include <sstream>
 #include <tuple>
 #include <utility>
 #include <toml.hpp>
@@ -70,12 +74,38 @@ bool bool_at(const Value& table, const std::string& where, const std::string& ke
   return v->as_boolean();
 }
 
+std::string dotted(std::uint32_t address) {
+  char text[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &address, text, sizeof text);
+  return text;
+}
+
+std::uint32_t mask_of(std::uint8_t prefix_length) {
+  return prefix_length == 0 ? 0 : to_network32(~std::uint32_t{0} << (32 - prefix_length));
+}
+
+// Every address the functions take one by one (a VIP, a backend, a pool address, a gateway, a
+// neighbour) is a host's: why `address` (network order) cannot be one, or nothing.
+std::optional<std::string> not_a_host(std::uint32_t address) {
+  const std::uint32_t host = to_host32(address);
+  if (host >> 24 == 0) return "0.0.0.0/8 means this network, no host";
+  if (host >> 24 == 127) return "127.0.0.0/8 is loopback";
+  if (host >> 28 == 0xe) return "224.0.0.0/4 is multicast";
+  if (host == 0xffffffff) return "it is the broadcast address";
+  return std::nullopt;
+}
+
+void check_host(const Value& at, const std::string& key, std::uint32_t address) {
+  if (const auto why = not_a_host(address)) fail(at, key, fmt::format("'{}' cannot be a host's address: {}", dotted(address), *why));
+}
+
 std::uint32_t address_at(const Value& table, const std::string& where, const std::string& key) {
   const std::string text = string_at(table, where, key, "", true);
   in_addr parsed{};
   if (inet_pton(AF_INET, text.c_str(), &parsed) != 1) {
     fail(*find(table, key), where + "." + key, fmt::format("'{}' is not an IPv4 address", text));
   }
+  check_host(*find(table, key), where + "." + key, parsed.s_addr);
   return parsed.s_addr;  // network order, as flow keys hold addresses
 }
 
@@ -121,6 +151,7 @@ std::vector<std::uint32_t> addresses_at(const Value& table, const std::string& w
     if (!item.is_string() || inet_pton(AF_INET, item.as_string().str.c_str(), &parsed) != 1) {
       fail(item, where + "." + key, "expected an IPv4 address such as \"198.18.0.1\" (or an array of them)");
     }
+    check_host(item, where + "." + key, parsed.s_addr);
     return static_cast<std::uint32_t>(parsed.s_addr);
   });
 }
@@ -134,14 +165,90 @@ std::vector<std::uint16_t> ports_at(const Value& table, const std::string& where
   });
 }
 
-Value parse_file(const std::string& path) {
+// The parser sees the text only within its bounds (config_text.hpp).
+Value parse(const ConfigText& config) {
+  check_config_bounds(config);
+  std::istringstream in(config.text);
   try {
-    return toml::parse(path);
+    return toml::parse(in, config.name);
   } catch (const toml::syntax_error& e) {
-    throw ConfigError(fmt::format("{}: not valid TOML: {}", path, e.what()));
+    throw ConfigError(fmt::format("{}: not valid TOML: {}", config.name, e.what()));
   } catch (const std::runtime_error& e) {
-    throw ConfigError(fmt::format("{}: {}", path, e.what()));
+    throw ConfigError(fmt::format("{}: {}", config.name, e.what()));
   }
+}
+
+// How a [[service]] table's packets reach its backends (nf/tunnel.hpp): `forward`, and for a tunnel its
+// source address, MTU and (GUE) port. A key that only a tunnel or only GUE takes is an error elsewhere.
+TunnelConfig tunnel_of(const Value& s) {
+  TunnelConfig tunnel;
+  const std::string forward = string_at(s, "service", "forward", "nat");
+  const auto mode = forward_mode_from_name(forward);
+  if (!mode) fail(*find(s, "forward"), "service.forward", "expected \"nat\", \"ipip\" or \"gue\"");
+  tunnel.mode = *mode;
+  if (!tunnel.tunnels()) {
+    for (const char* key : {"tunnel_source", "mtu", "gue_port"}) {
+      if (find(s, key) != nullptr) fail(*find(s, key), fmt::format("service.{}", key), "only a tunnel (forward = \"ipip\" or \"gue\") takes it");
+    }
+    return tunnel;
+  }
+  tunnel.source = address_at(s, "service", "tunnel_source");
+  tunnel.mtu = static_cast<std::uint16_t>(integer_at(s, "service", "mtu", kDefaultTunnelMtu, 576, 65535));
+  if (tunnel.mode != ForwardMode::gue && find(s, "gue_port") != nullptr) {
+    fail(*find(s, "gue_port"), "service.gue_port", "only forward = \"gue\" takes it");
+  }
+  tunnel.gue_port = to_network16(static_cast<std::uint16_t>(integer_at(s, "service", "gue_port", kDefaultGuePort, 1, 65535)));
+  return tunnel;
+}
+
+// A number of seconds (integer or not) in [low, high] at `key` of `table`, or `fallback` when absent.
+Nanos seconds_at(const Value& table, const std::string& where, const std::string& key, Nanos fallback, double low, double high) {
+  const Value* v = find(table, key);
+  if (v == nullptr) return fallback;
+  const double seconds = v->is_integer() ? static_cast<double>(v->as_integer()) : v->is_floating() ? v->as_floating() : -1;
+  if (!(seconds >= low && seconds <= high)) fail(*v, where + "." + key, fmt::format("expected seconds in {}..{}, such as 0.5", low, high));
+  return static_cast<Nanos>(seconds * 1e9 + 0.5);
+}
+
+// A [[service]]'s [service.health] table: how its backends are checked (nf/health_config.hpp).
+HealthCheckConfig health_of(const Value& h) {
+  if (!h.is_table()) fail(h, "service.health", "expected a table");
+  only_keys(h, "service.health");
+  const std::string where = "service.health";
+  HealthCheckConfig c;
+  const std::string probe = string_at(h, where, "probe", "tcp");
+  if (probe == "tcp") c.probe = HealthProbe::tcp;
+  else if (probe == "http") c.probe = HealthProbe::http;
+  else fail(*find(h, "probe"), where + ".probe", "expected \"tcp\" or \"http\"");
+  if (c.probe != HealthProbe::http) {
+    for (const char* key : {"path", "status", "body"}) {
+      if (find(h, key) != nullptr) fail(*find(h, key), fmt::format("{}.{}", where, key), "only probe = \"http\" takes it");
+    }
+  }
+  c.port = to_network16(static_cast<std::uint16_t>(integer_at(h, where, "port", 0, 0, 65535)));
+  c.path = string_at(h, where, "path", c.path);
+  // The path goes into the request line as it is: nothing that would end it or the line.
+  if (c.path.empty() || c.path[0] != '/' || c.path.size() > 1024 || c.path.find_first_of(" \r\n\t") != std::string::npos) {
+    fail(*find(h, "path"), where + ".path", "expected a path such as \"/health\": starting with '/', without spaces, at most 1024 bytes");
+  }
+  c.status = static_cast<std::uint16_t>(integer_at(h, where, "status", c.status, 100, 599));
+  c.body = string_at(h, where, "body", "");
+  if (c.body.size() > 1024) fail(*find(h, "body"), where + ".body", "at most 1024 bytes");
+  c.interval = seconds_at(h, where, "interval", c.interval, 0.01, 3600);
+  c.timeout = seconds_at(h, where, "timeout", std::min(c.timeout, c.interval), 0.001, 3600);
+  if (c.timeout > c.interval) fail(*find(h, "timeout"), where + ".timeout", "a probe must end before the next begins: at most the interval");
+  c.rise = static_cast<std::uint32_t>(integer_at(h, where, "rise", c.rise, 1, 100));
+  c.fall = static_cast<std::uint32_t>(integer_at(h, where, "fall", c.fall, 1, 100));
+  if (const Value* jitter = find(h, "jitter")) {
+    const double j = jitter->is_integer() ? static_cast<double>(jitter->as_integer()) : jitter->is_floating() ? jitter->as_floating() : -1;
+    if (!(j >= 0 && j <= 0.5)) fail(*jitter, where + ".jitter", "expected a share of the interval in 0..0.5");
+    c.jitter = j;
+  }
+  const std::string all_down = string_at(h, where, "all_down", "fail_open");
+  if (all_down == "fail_open") c.all_down = AllDown::fail_open;
+  else if (all_down == "drop") c.all_down = AllDown::drop;
+  else fail(*find(h, "all_down"), where + ".all_down", "expected \"fail_open\" or \"drop\"");
+  return c;
 }
 
 // maglev_size_key names the option that sets the table size, for the error when a service has more
@@ -151,17 +258,28 @@ std::vector<ServiceConfig> services_of(const Value& root, std::uint32_t maglev_s
   if (list == nullptr) fail(root, "service", "missing: at least one [[service]] is needed");
   if (!list->is_array()) fail(*list, "service", "expected [[service]] tables");
   std::vector<ServiceConfig> services;
+  // Where each name and each (VIP, port, protocol) was first given: one service each. Values, not
+  // lines: toml11 finds a value's line by counting from the file's start, so only an error asks.
+  std::map<std::string, const Value*> names;
+  std::map<std::tuple<std::uint32_t, std::uint16_t, std::uint8_t>, std::pair<std::string, const Value*>> endpoints;
   for (const Value& s : list->as_array()) {
     if (!s.is_table()) fail(s, "service", "expected a table");
     only_keys(s, "service");
     ServiceConfig service;
     service.name = string_at(s, "service", "name", fmt::format("service-{}", services.size()));
+    const Value& name_at = find(s, "name") != nullptr ? *find(s, "name") : s;
+    if (const auto [first, fresh] = names.try_emplace(service.name, &name_at); !fresh) {
+      fail(name_at, "service.name",
+           fmt::format("'{}' is the name of the service at line {} too", service.name, first->second->location().line()));
+    }
     const std::string protocol = string_at(s, "service", "protocol", "tcp");
     if (protocol == "tcp") service.protocol = ipproto::kTcp;
     else if (protocol == "udp") service.protocol = ipproto::kUdp;
     else fail(*find(s, "protocol"), "service.protocol", "expected \"tcp\" or \"udp\"");
     const std::vector<std::uint32_t> vips = addresses_at(s, "service", "vip");
     const std::vector<std::uint16_t> ports = ports_at(s, "service", "port");
+    service.tunnel = tunnel_of(s);
+    if (const Value* health = find(s, "health")) service.health = health_of(*health);
     const Value* backends = find(s, "backend");
     if (backends == nullptr || !backends->is_array() || backends->as_array().empty()) {
       fail(s, "service.backend", "missing: each service needs [[service.backend]] tables");
@@ -175,6 +293,9 @@ std::vector<ServiceConfig> services_of(const Value& root, std::uint32_t maglev_s
       if (!names.insert(backend.name).second) fail(b, "service.backend.name", fmt::format("'{}' appears twice", backend.name));
       backend.address = address_at(b, "service.backend", "address");
       backend.port = to_network16(static_cast<std::uint16_t>(integer_at(b, "service.backend", "port", 0, 0, 65535)));
+      if (backend.port != 0 && service.tunnel.tunnels()) {
+        fail(*find(b, "port"), "service.backend.port", "a tunnel delivers the client's packet as it is, to the service's port");
+      }
       backend.weight = static_cast<std::uint32_t>(integer_at(b, "service.backend", "weight", 1, 0, 1'000'000));
       service.backends.push_back(backend);
     }
@@ -184,8 +305,18 @@ std::vector<ServiceConfig> services_of(const Value& root, std::uint32_t maglev_s
                        service.backends.size(), maglev_size_key, maglev_size, max_backends_for(maglev_size)));
     }
     // One service per (vip, port): both may be given as arrays, the service is then repeated.
+    const Value& vip_at = *find(s, "vip");
+    if (services.size() + vips.size() * ports.size() > kMaxServices) {
+      fail(vip_at, "service.vip", fmt::format("{} services so far and {} VIPs x {} ports here: at most {} services in all",
+                                              services.size(), vips.size(), ports.size(), kMaxServices));
+    }
     for (const std::uint32_t vip : vips) {
       for (const std::uint16_t port : ports) {
+        const auto [first, fresh] = endpoints.try_emplace({vip, port, service.protocol}, service.name, &vip_at);
+        if (!fresh) {
+          fail(vip_at, "service.vip", fmt::format("{} port {} {} is service '{}''s (line {}) already", dotted(vip), to_host16(port),
+                                                  protocol, first->second.first, first->second.second->location().line()));
+        }
         service.vip = vip;
         service.port = port;
         services.push_back(service);
@@ -221,6 +352,10 @@ std::vector<PoolChange> changes_of(const Value& root, const std::vector<ServiceC
   const Value* list = find(root, "change");
   if (list == nullptr) return {};
   if (!list->is_array()) fail(*list, "change", "expected [[change]] tables");
+  if (list->as_array().size() > kMaxPoolChanges) {
+    fail(list->as_array()[kMaxPoolChanges], "change",
+         fmt::format("{} [[change]] tables: at most {}", list->as_array().size(), kMaxPoolChanges));
+  }
   std::vector<std::pair<PoolChange, const Value*>> read;
   for (const Value& c : list->as_array()) {
     if (!c.is_table()) fail(c, "change", "expected a table");
@@ -255,6 +390,12 @@ std::vector<PoolChange> changes_of(const Value& root, const std::vector<ServiceC
     }
     read.emplace_back(std::move(change), &c);
   }
+  if (read.size() * std::uint64_t{maglev_size} > kMaxScheduleEntries) {
+    fail(*list, "change",
+         fmt::format("{} [[change]] tables each refill a Maglev table of {} entries: {} entries in all, at most {} (fewer changes or "
+                     "a smaller maglev_size)",
+                     read.size(), maglev_size, read.size() * std::uint64_t{maglev_size}, kMaxScheduleEntries));
+  }
   std::ranges::stable_sort(read, {}, [](const auto& r) { return r.first.at; });
   std::vector<PoolChange> changes;
   for (const auto& r : read) changes.push_back(r.first);
@@ -277,10 +418,84 @@ void check_top_level(const Value& root) {
   only_keys(root, "", "(top level)");
 }
 
+// The NAT's public addresses (`pool`, read into config.pool in its order) are outside its inside
+// network and given once each.
+void check_pool(const Value& pool, const NatConfig& config) {
+  const auto item = [&](std::size_t i) -> const Value& { return pool.is_array() ? pool.as_array()[i] : pool; };
+  const std::uint32_t mask = mask_of(config.inside_prefix_length);
+  std::set<std::uint32_t> seen;
+  for (std::size_t i = 0; i < config.pool.size(); ++i) {
+    const std::uint32_t address = config.pool[i];
+    if ((address & mask) == (config.inside_network & mask)) {
+      fail(item(i), "nat.pool", fmt::format("'{}' is inside the inside network {}/{}: a public address is outside it", dotted(address),
+                                            dotted(config.inside_network & mask), config.inside_prefix_length));
+    }
+    if (!seen.insert(address).second) fail(item(i), "nat.pool", fmt::format("'{}' appears twice", dotted(address)));
+  }
+}
+
+// The ports of [dataplane] (`tables`, read into `ports` in their order): each address is a host of its
+// own network, no two networks overlap (an address would be on two ports), and every gateway is on a
+// port's network without being a port's own address.
+void check_ports(const toml::array& tables, const std::vector<DataplanePortConfig>& ports) {
+  const auto network = [](const DataplanePortConfig& p) {
+    return fmt::format("{}/{}", dotted(p.address & mask_of(p.prefix_length)), p.prefix_length);
+  };
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    const Value& address = *find(tables[i], "address");
+    const DataplanePortConfig& p = ports[i];
+    check_host(address, "dataplane.port.address", p.address);
+    const std::uint32_t host_part = p.address & ~mask_of(p.prefix_length);
+    if (p.prefix_length <= 30 && (host_part == 0 || host_part == ~mask_of(p.prefix_length))) {
+      fail(address, "dataplane.port.address", fmt::format("'{}' is the {} address of {}, no host's", dotted(p.address),
+                                                          host_part == 0 ? "network" : "broadcast", network(p)));
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      const std::uint32_t mask = mask_of(std::min(p.prefix_length, ports[j].prefix_length));
+      if ((p.address & mask) != (ports[j].address & mask)) continue;
+      fail(address, "dataplane.port.address",
+           p.address == ports[j].address
+               ? fmt::format("'{}' is port {}'s address too", dotted(p.address), j)
+               : fmt::format("{} overlaps port {}'s network {}: an address must be on one port only", network(p), j, network(ports[j])));
+    }
+  }
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    if (ports[i].gateway == 0) continue;
+    const Value& gateway = *find(tables[i], "gateway");
+    std::vector<std::string> networks;
+    bool attached = false;
+    for (std::size_t j = 0; j < ports.size(); ++j) {
+      if (ports[i].gateway == ports[j].address) {
+        fail(gateway, "dataplane.port.gateway", fmt::format("'{}' is port {}'s own address", dotted(ports[i].gateway), j));
+      }
+      const std::uint32_t mask = mask_of(ports[j].prefix_length);
+      attached = attached || (ports[i].gateway & mask) == (ports[j].address & mask);
+      networks.push_back(network(ports[j]));
+    }
+    if (!attached) {
+      fail(gateway, "dataplane.port.gateway", fmt::format("'{}' is on no port's network ({}): a next hop is directly attached",
+                                                          dotted(ports[i].gateway), fmt::join(networks, ", ")));
+    }
+  }
+}
+
+// A NAT's timeouts are at least the RFC minimums (nat44_config.hpp) unless [nat] says
+// below_rfc_minimums = true; the error names the [timeouts] key that is short.
+void check_rfc_minimums(const Value& root, const ConntrackTimeouts& timeouts) {
+  const auto shortfall = nat_timeout_below_rfc_minimum(timeouts);
+  if (!shortfall) return;
+  // Only a [timeouts] key can be short: nat_timeouts(), the defaults, meet every minimum.
+  const Value& key = *find(*find(root, "timeouts"), shortfall->key);
+  fail(key, "timeouts." + shortfall->key,
+       fmt::format("{} s is below the {} s that {} requires for {}; `below_rfc_minimums = true` in [nat] allows it (tests, labs)",
+                   shortfall->value / kNanosPerSecond, shortfall->minimum / kNanosPerSecond, shortfall->requirement,
+                   shortfall->subject));
+}
+
 }  // namespace
 
-StatelessLbConfig load_stateless_lb_config(const std::string& path) {
-  const Value root = parse_file(path);
+StatelessLbConfig load_stateless_lb_config(const ConfigText& text) {
+  const Value root = parse(text);
   check_top_level(root);
   StatelessLbConfig config;
   if (const Value* slb = section(root, "slb")) {
@@ -297,8 +512,8 @@ StatelessLbConfig load_stateless_lb_config(const std::string& path) {
   return config;
 }
 
-StatefulLbConfig load_stateful_lb_config(const std::string& path) {
-  const Value root = parse_file(path);
+StatefulLbConfig load_stateful_lb_config(const ConfigText& text) {
+  const Value root = parse(text);
   check_top_level(root);
   StatefulLbConfig config;
   if (const Value* lb = section(root, "lb")) {
@@ -317,6 +532,11 @@ StatefulLbConfig load_stateful_lb_config(const std::string& path) {
     config.maglev_size = static_cast<std::uint32_t>(integer_at(*lb, "lb", "maglev_size", config.maglev_size, 3, 1 << 24));
     if (!is_prime(config.maglev_size)) fail(*find(*lb, "maglev_size"), "lb.maglev_size", "must be a prime");
     config.seed = static_cast<std::uint64_t>(integer_at(*lb, "lb", "seed", 1, 0, INT64_MAX));
+    config.new_connection_rate = static_cast<std::uint64_t>(integer_at(*lb, "lb", "new_connection_rate", 0, 0, 100'000'000));
+    config.new_connection_burst = static_cast<std::uint64_t>(integer_at(*lb, "lb", "new_connection_burst", 0, 0, 10'000'000));
+    if (config.new_connection_burst != 0 && config.new_connection_rate == 0) {
+      fail(*find(*lb, "new_connection_burst"), "lb.new_connection_burst", "there is no new_connection_rate to burst above");
+    }
   }
   config.timeouts = timeouts_of(root);
   config.services = services_of(root, config.maglev_size, "lb.maglev_size");
@@ -324,8 +544,8 @@ StatefulLbConfig load_stateful_lb_config(const std::string& path) {
   return config;
 }
 
-NatConfig load_nat_config(const std::string& path) {
-  const Value root = parse_file(path);
+NatConfig load_nat_config(const ConfigText& text) {
+  const Value root = parse(text);
   check_top_level(root);
   NatConfig config;
   const Value* nat = section(root, "nat");
@@ -333,6 +553,7 @@ NatConfig load_nat_config(const std::string& path) {
   only_keys(*nat, "nat");
   std::tie(config.inside_network, config.inside_prefix_length) = prefix_at(*nat, "nat", "inside", "10.0.0.0/16");
   config.pool = addresses_at(*nat, "nat", "pool");
+  check_pool(*find(*nat, "pool"), config);
   if (const Value* ports = find(*nat, "ports")) {
     if (!ports->is_array() || ports->as_array().size() != 2 || !ports->as_array()[0].is_integer() ||
         !ports->as_array()[1].is_integer()) {
@@ -367,15 +588,50 @@ NatConfig load_nat_config(const std::string& path) {
     }
   }
   config.timeouts = timeouts_of(root, nat_timeouts());
+  if (!bool_at(*nat, "nat", "below_rfc_minimums", false)) check_rfc_minimums(root, config.timeouts);
   return config;
 }
+
+void check_forwarder_config(const ConfigText& text) { check_top_level(parse(text)); }
+
+StatelessLbConfig load_stateless_lb_config(const std::string& path) { return load_stateless_lb_config(read_config_file(path)); }
+StatefulLbConfig load_stateful_lb_config(const std::string& path) { return load_stateful_lb_config(read_config_file(path)); }
+NatConfig load_nat_config(const std::string& path) { return load_nat_config(read_config_file(path)); }
 
 }  // namespace flowtrack
 
 namespace flowtrack {
+namespace {
 
-DataplaneConfig load_dataplane_config(const std::string& path) {
-  const Value root = parse_file(path);
+// What each role's port faces, for the messages that ask for it.
+std::string role_wanted(PortRole role) {
+  const std::string_view faces = role == PortRole::inside     ? "the private network"
+                                 : role == PortRole::outside  ? "the public side, where the pool is"
+                                 : role == PortRole::clients  ? "the clients, who reach the VIPs"
+                                                              : "the backends";
+  return fmt::format("role = \"{}\" ({})", port_role_name(role), faces);
+}
+
+std::string roles_wanted(const std::vector<PortRole>& roles) {
+  std::string text;
+  for (const PortRole role : roles) text += fmt::format("{}{}", text.empty() ? "" : " and one with ", role_wanted(role));
+  return text;
+}
+
+}  // namespace
+
+std::vector<PortRole> port_roles_of(std::string_view nf) {
+  if (nf == "nat") return {PortRole::inside, PortRole::outside};
+  if (nf == "lb" || nf == "concury") return {PortRole::clients, PortRole::backends};
+  return {};
+}
+
+DataplaneConfig load_dataplane_config(const std::string& path, std::string_view nf) {
+  return load_dataplane_config(read_config_file(path), nf);
+}
+
+DataplaneConfig load_dataplane_config(const ConfigText& text, std::string_view nf) {
+  const Value root = parse(text);
   check_top_level(root);
   const Value* plane = section(root, "dataplane");
   if (plane == nullptr) fail(root, "dataplane", "missing: a live run needs a [dataplane] table naming its ports");
@@ -405,6 +661,11 @@ DataplaneConfig load_dataplane_config(const std::string& path) {
   if (ports == nullptr || !ports->is_array() || ports->as_array().empty() || ports->as_array().size() > 2) {
     fail(ports != nullptr ? *ports : *plane, "dataplane.port", "expected one or two [[dataplane.port]] tables");
   }
+  // The function's boundary: each port faces one side, and each side has its port.
+  const std::vector<PortRole> roles = port_roles_of(nf);
+  if (!roles.empty() && ports->as_array().size() != roles.size()) {
+    fail(*ports, "dataplane.port", fmt::format("nf {} needs {} ports: one with {}", nf, roles.size(), roles_wanted(roles)));
+  }
   for (const Value& p : ports->as_array()) {
     if (!p.is_table()) fail(p, "dataplane.port", "expected a table");
     only_keys(p, "dataplane.port");
@@ -412,8 +673,24 @@ DataplaneConfig load_dataplane_config(const std::string& path) {
     port.device = string_at(p, "dataplane.port", "device", "", true);
     std::tie(port.address, port.prefix_length) = prefix_at(p, "dataplane.port", "address", "10.10.1.1/24");
     if (find(p, "gateway") != nullptr) port.gateway = address_at(p, "dataplane.port", "gateway");
+    const Value* role = find(p, "role");
+    if (role == nullptr && !roles.empty()) {
+      fail(p, "dataplane.port.role", fmt::format("missing: nf {} needs one port with {}", nf, roles_wanted(roles)));
+    }
+    if (role != nullptr) {
+      if (roles.empty()) fail(*role, "dataplane.port.role", fmt::format("nf {} takes no port role (nat, lb and concury do)", nf));
+      const auto parsed = port_role_from_name(string_at(p, "dataplane.port", "role", ""));
+      if (!parsed || std::ranges::find(roles, *parsed) == roles.end()) {
+        fail(*role, "dataplane.port.role", fmt::format("nf {} needs one port with {}", nf, roles_wanted(roles)));
+      }
+      for (const DataplanePortConfig& other : config.ports) {
+        if (other.role == *parsed) fail(*role, "dataplane.port.role", fmt::format("'{}' is another port's role too", port_role_name(*parsed)));
+      }
+      port.role = *parsed;
+    }
     config.ports.push_back(port);
   }
+  check_ports(ports->as_array(), config.ports);
   if (const Value* neighbors = find(*plane, "neighbor")) {
     if (!neighbors->is_array()) fail(*neighbors, "dataplane.neighbor", "expected [[dataplane.neighbor]] tables");
     for (const Value& n : neighbors->as_array()) {

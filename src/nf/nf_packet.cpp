@@ -18,9 +18,25 @@ std::string_view nf_drop_name(NfDrop drop) {
     case NfDrop::filtered: return "filtered";
     case NfDrop::untranslatable: return "untranslatable";
     case NfDrop::log_full: return "log_full";
+    case NfDrop::not_to_pool: return "not_to_pool";
+    case NfDrop::spoofed_source: return "spoofed_source";
+    case NfDrop::not_to_service: return "not_to_service";
+    case NfDrop::too_big: return "too_big";
+    case NfDrop::no_room: return "no_room";
+    case NfDrop::not_ipv4: return "not_ipv4";
     case NfDrop::count_: break;
   }
   return "unknown";
+}
+
+NfCounters& NfCounters::operator+=(const NfCounters& other) {
+  forwarded += other.forwarded;
+  rewritten += other.rewritten;
+  passed += other.passed;
+  connections_created += other.connections_created;
+  connections_expired += other.connections_expired;
+  for (std::size_t d = 0; d < drops.size(); ++d) drops[d] += other.drops[d];
+  return *this;
 }
 
 std::string_view nf_stage_name(NfStage stage) {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 namespace flowtrack {
@@ -15,6 +16,8 @@ std::optional<PoolAction> pool_action_from_name(std::string_view name) {
   if (name == "remove") return PoolAction::remove;
   if (name == "drain") return PoolAction::drain;
   if (name == "weight") return PoolAction::weight;
+  if (name == "down") return PoolAction::down;
+  if (name == "up") return PoolAction::up;
   return std::nullopt;
 }
 
@@ -24,10 +27,12 @@ std::optional<PoolChangeProblem> check_pool_changes(std::span<const PoolChange> 
   // port), so the replay keeps one name set per service name (by name: a configuration may list tens of
   // thousands of services).
   std::map<std::string, std::set<std::string>, std::less<>> pools;
+  std::set<std::string, std::less<>> tunnelled;  // services whose backends take no port (nf/tunnel.hpp)
   for (const ServiceConfig& s : services) {
     const auto [pool, fresh] = pools.try_emplace(s.name);
     if (!fresh) continue;
     for (const BackendConfig& b : s.backends) pool->second.insert(b.name);
+    if (s.tunnel.tunnels()) tunnelled.insert(s.name);
   }
   for (std::size_t i = 0; i < changes.size(); ++i) {
     const PoolChange& c = changes[i];
@@ -37,6 +42,9 @@ std::optional<PoolChangeProblem> check_pool_changes(std::span<const PoolChange> 
     std::set<std::string>& names = pool->second;
     const bool present = names.contains(c.backend.name);
     if (c.action == PoolAction::add) {
+      if (c.backend.port != 0 && tunnelled.contains(c.service)) {
+        return PoolChangeProblem{i, "port", fmt::format("service '{}' tunnels the client's packet as it is: its backends take no port", c.service)};
+      }
       if (present) {
         return PoolChangeProblem{i, "backend", fmt::format("'{}' is already in service '{}'", c.backend.name, c.service)};
       }
@@ -56,19 +64,29 @@ std::optional<PoolChangeProblem> check_pool_changes(std::span<const PoolChange> 
   return std::nullopt;
 }
 
-void sort_pool_changes(std::vector<PoolChange>& changes) {
-  std::ranges::stable_sort(changes, {}, &PoolChange::at);
+PoolChangeSchedule::PoolChangeSchedule(std::vector<PoolChange> changes, std::span<const ServiceConfig> services,
+                                       std::uint32_t maglev_size)
+    : changes_(std::move(changes)) {
+  std::ranges::stable_sort(changes_, {}, &PoolChange::at);  // changes at one time keep their order
+  if (const auto problem = check_pool_changes(changes_, services, maglev_size)) {
+    throw std::invalid_argument(fmt::format("change {}: {}: {}", problem->index, problem->key, problem->problem));
+  }
+  if (changes_.empty()) next_at_ = kNever;
 }
 
 void apply_pool_change(const PoolChange& change, std::span<Service> services) {
+  const Service* changed = nullptr;  // the first service of the name, whose new table the others take
   for (Service& s : services) {
     if (s.config().name != change.service) continue;
     switch (change.action) {
-      case PoolAction::add: s.add_backend(change.backend); break;
-      case PoolAction::remove: s.remove_backend(change.backend.name); break;
-      case PoolAction::drain: s.set_weight(change.backend.name, 0); break;
-      case PoolAction::weight: s.set_weight(change.backend.name, change.backend.weight); break;
+      case PoolAction::add: s.add_backend(change.backend, changed); break;
+      case PoolAction::remove: s.remove_backend(change.backend.name, changed); break;
+      case PoolAction::drain: s.set_weight(change.backend.name, 0, changed); break;
+      case PoolAction::weight: s.set_weight(change.backend.name, change.backend.weight, changed); break;
+      case PoolAction::down: s.set_down(change.backend.name, true, changed); break;
+      case PoolAction::up: s.set_down(change.backend.name, false, changed); break;
     }
+    if (changed == nullptr) changed = &s;
   }
 }
 

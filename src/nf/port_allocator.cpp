@@ -1,4 +1,4 @@
-#include "flowtrack/nf/port_allocator.hpp"
+#include "flowtrack/nf/internal/port_allocator.hpp"
 
 #include <bit>
 #include <stdexcept>

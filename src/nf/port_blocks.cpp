@@ -1,4 +1,4 @@
-#include "flowtrack/nf/port_blocks.hpp"
+#include "flowtrack/nf/internal/port_blocks.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -36,7 +36,10 @@ std::uint64_t nat_state_hash(const NatConfig& c, unsigned workers) {
 std::uint64_t lb_state_hash(const StatefulLbConfig& c, unsigned workers) {
   std::string text = fmt::format("lb 1\nmaglev {}\nconnections {}\nworkers {}\n", c.maglev_size, c.max_connections, workers);
   for (const ServiceConfig& s : c.services) {
-    text += fmt::format("service {} {}:{} {}\n", s.name, ipv4_to_string(s.vip), to_host16(s.port), s.protocol);
+    // Whether its connections are tracked one way (a tunnel) or both ways: a connection saved under one
+    // does not fit the other.
+    text += fmt::format("service {} {}:{} {} {}\n", s.name, ipv4_to_string(s.vip), to_host16(s.port), s.protocol,
+                        s.tunnel.tunnels() ? "one-way" : "both-ways");
   }
   return sha256_prefix(text);
 }

@@ -11,8 +11,8 @@
 
 #include "flowtrack/conntrack/tcp_state.hpp"
 #include "flowtrack/hash/crc32c.hpp"
-#include "flowtrack/nf/byte_codec.hpp"
-#include "flowtrack/nf/snapshot_codec.hpp"
+#include "flowtrack/nf/internal/byte_codec.hpp"
+#include "flowtrack/nf/internal/snapshot_codec.hpp"
 
 namespace flowtrack {
 namespace {
@@ -24,6 +24,8 @@ constexpr std::size_t kSessionBytes = kSavedConnectionBytes + 8, kBlockBytes = 1
 constexpr std::size_t kQuarantinedPortBytes = 15, kQuarantinedBlockBytes = 14;
 constexpr std::size_t kServiceBytes = 2 + 4 + 2 + 1 + 8, kBackendBytes = 2 + 4 + 2 + 4 + 1 + 8 + 8;
 constexpr std::size_t kLbConnectionBytes = kSavedConnectionBytes + 8;
+// A backend's flags byte.
+constexpr std::uint8_t kRemoved = 1, kDown = 2;
 
 std::string_view kind_name(std::uint32_t kind) {
   return kind == static_cast<std::uint32_t>(StateKind::nat) ? "nat" : kind == static_cast<std::uint32_t>(StateKind::lb) ? "lb" : "unknown";
@@ -102,7 +104,7 @@ void write_body(ByteWriter& w, const LbSnapshot& s) {
       w.raw32(b.address);
       w.raw16(b.port);
       w.u32(b.weight);
-      w.u8(b.removed ? 1 : 0);
+      w.u8((b.removed ? kRemoved : 0) | (b.down ? kDown : 0));
       w.u64(b.total_connections);
       w.i64(b.smooth_weight);
     }
@@ -128,9 +130,10 @@ void read_body(ByteReader& r, LbSnapshot& s) {
       b.address = r.raw32();
       b.port = r.raw16();
       b.weight = r.u32();
-      const std::uint8_t removed = r.u8();
-      if (removed > 1) r.fail();
-      b.removed = removed != 0;
+      const std::uint8_t flags = r.u8();
+      if ((flags & ~(kRemoved | kDown)) != 0) r.fail();
+      b.removed = (flags & kRemoved) != 0;
+      b.down = (flags & kDown) != 0;
       b.total_connections = r.u64();
       b.smooth_weight = r.i64();
     }

@@ -3,8 +3,6 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include <vector>
-
 namespace flowtrack {
 namespace {
 
@@ -19,20 +17,49 @@ std::vector<int> allowed_cpus() {
   return cpus;
 }
 
+// The cores the process may use, read once: at its first use, before anything pinned a thread (the
+// static is initialised when main() starts, see below).
+const std::vector<int>& process_cpus() {
+  static const std::vector<int> cpus = allowed_cpus();
+  return cpus;
+}
+[[maybe_unused]] const bool read_at_start = !process_cpus().empty();
+
+bool pin_to_set(const std::vector<int>& cpus) {
+  if (cpus.empty()) return false;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (const int cpu : cpus) CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+}
+
 }  // namespace
 
 unsigned usable_cpus() {
-  const auto cpus = allowed_cpus();
+  const auto& cpus = process_cpus();
   return cpus.empty() ? 1u : static_cast<unsigned>(cpus.size());
 }
 
 bool pin_current_thread(unsigned cpu) {
-  static const std::vector<int> cpus = allowed_cpus();
+  const auto& cpus = process_cpus();
   if (cpus.empty()) return false;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpus[cpu % cpus.size()], &set);
-  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+  return pin_to_set({cpus[cpu % cpus.size()]});
+}
+
+bool pin_current_thread_to_cpu_id(unsigned cpu_id) {
+  if (cpu_id >= CPU_SETSIZE) return false;
+  return pin_to_set({static_cast<int>(cpu_id)});
+}
+
+void unpin_current_thread() { pin_to_set(process_cpus()); }
+
+bool PinPolicy::pin(unsigned worker) const {
+  switch (kind) {
+    case Kind::none: return false;
+    case Kind::consecutive: return pin_current_thread(first + worker);
+    case Kind::listed: return !cpus.empty() && pin_current_thread_to_cpu_id(cpus[worker % cpus.size()]);
+  }
+  return false;
 }
 
 }  // namespace flowtrack

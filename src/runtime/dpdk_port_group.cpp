@@ -9,7 +9,9 @@
 #include <atomic>
 #include <cstring>
 #include <fmt/format.h>
+#include <numeric>
 #include <stdexcept>
+#include <utility>
 
 #include "flowtrack/nf/network_function.hpp"
 
@@ -17,14 +19,28 @@ namespace flowtrack {
 namespace {
 
 constexpr std::uint16_t kDescriptors = 1024;
-constexpr unsigned kInboxSize = 1024;  // a power of two: rte_ring's size (it holds one less)
 constexpr unsigned kPoolCache = 256;
-// Enough mbufs for every descriptor ring, every worker's bursts, TX buffers, hand-off ring and waiting
-// room, and the per-lcore cache; at least the one-worker pool of 8191 (2^n - 1 is the mempool's most
-// compact size).
-unsigned pool_size(std::size_t ports, unsigned rx_queues, unsigned workers) {
-  const std::size_t need = ports * (std::size_t{rx_queues} + workers) * kDescriptors +
-                           std::size_t{workers} * (kInboxSize + (ports + 2) * kMaxBurst + 64) + kPoolCache;
+// The largest hand-off ring: with many workers, what all the others' RX rings hold is more than one
+// worker would ever wait to take in.
+constexpr unsigned kMaxInbox = 1u << 16;
+
+// A worker's hand-off ring holds what the RX rings of every other worker that polls the ports can hold
+// (`rx_frames`: one worker's RX descriptors on all ports), so that when the NIC or the kernel's fanout
+// puts one owner's traffic on the others' queues, all of it fits while the owner catches up. rte_ring's
+// size is a power of two and it holds one less; a worker no one hands to gets the smallest ring.
+unsigned inbox_size(unsigned worker, unsigned rx_queues, std::size_t rx_frames) {
+  const unsigned senders = rx_queues - (worker < rx_queues ? 1 : 0);
+  const std::size_t frames = std::max<std::size_t>(std::size_t{senders} * rx_frames, kMaxBurst);
+  return std::min(rte_align32pow2(static_cast<std::uint32_t>(std::min<std::size_t>(frames, kMaxInbox - 1) + 1)), kMaxInbox);
+}
+
+// Enough mbufs for every descriptor ring, every worker's bursts, TX buffers, hand-off ring (`inboxes`
+// slots in all) and waiting room, and the per-lcore cache; at least the one-worker pool of 8191 (2^n - 1
+// is the mempool's most compact size).
+unsigned pool_size(std::size_t rx_frames, std::size_t tx_frames, std::size_t ports, unsigned rx_queues, unsigned workers,
+                   std::size_t inboxes) {
+  const std::size_t need = std::size_t{rx_queues} * rx_frames + std::size_t{workers} * tx_frames + inboxes +
+                           std::size_t{workers} * ((ports + 2) * kMaxBurst + 64) + kPoolCache;
   unsigned size = 8191;
   while (size < need) size = size * 2 + 1;
   return size;
@@ -76,6 +92,13 @@ std::uint16_t rx_queues_of(std::uint16_t id, const std::string& device, unsigned
   return static_cast<std::uint16_t>(std::min<unsigned>(workers, std::max<unsigned>(info.max_rx_queues, 1)));
 }
 
+// The RX and TX descriptors of each queue of `device`: kDescriptors as the PMD takes them.
+std::pair<std::uint16_t, std::uint16_t> descriptors_of(std::uint16_t id, const std::string& device) {
+  std::uint16_t rx_descriptors = kDescriptors, tx_descriptors = kDescriptors;
+  check(rte_eth_dev_adjust_nb_rx_tx_desc(id, &rx_descriptors, &tx_descriptors), device, "descriptor count");
+  return {rx_descriptors, tx_descriptors};
+}
+
 // Configures and starts `device` with `rx_queues` RX queues (RSS over them where the PMD hashes) and
 // one TX queue per worker, fed by `pool`.
 void start_port(std::uint16_t id, const std::string& device, std::uint16_t rx_queues, unsigned workers, rte_mempool* pool) {
@@ -94,8 +117,7 @@ void start_port(std::uint16_t id, const std::string& device, std::uint16_t rx_qu
     }
   }
   check(rte_eth_dev_configure(id, rx_queues, static_cast<std::uint16_t>(workers), &conf), device, "configure");
-  std::uint16_t rx_descriptors = kDescriptors, tx_descriptors = kDescriptors;
-  check(rte_eth_dev_adjust_nb_rx_tx_desc(id, &rx_descriptors, &tx_descriptors), device, "descriptor count");
+  const auto [rx_descriptors, tx_descriptors] = descriptors_of(id, device);
   const int socket = rte_eth_dev_socket_id(id);
   const unsigned node = socket < 0 ? SOCKET_ID_ANY : static_cast<unsigned>(socket);
   for (std::uint16_t q = 0; q < rx_queues; ++q) check(rte_eth_rx_queue_setup(id, q, rx_descriptors, node, nullptr, pool), device, "RX queue setup");
@@ -114,19 +136,27 @@ DpdkPortGroup::DpdkPortGroup(const DataplaneConfig& config, unsigned workers, Pa
   const unsigned group = groups++;
   std::vector<std::uint16_t> ids;
   rx_queues_ = static_cast<std::uint16_t>(workers_);
+  std::size_t rx_frames = 0, tx_frames = 0;  // one queue's descriptors, summed over the ports
   for (const DataplanePortConfig& p : config.ports) {
     ids.push_back(port_by_name(p.device));
     rx_queues_ = std::min(rx_queues_, rx_queues_of(ids.back(), p.device, workers_));
+    const auto [rx_descriptors, tx_descriptors] = descriptors_of(ids.back(), p.device);
+    rx_frames += rx_descriptors;
+    tx_frames += tx_descriptors;
   }
   if (owner_.rule() == PacketOwner::Rule::spread && rx_queues_ == workers_) owner_ = PacketOwner{};
+  // One worker hands nothing over: no rings.
+  std::vector<unsigned> inbox_sizes;
+  for (unsigned w = 0; workers_ > 1 && w < workers_; ++w) inbox_sizes.push_back(inbox_size(w, rx_queues_, rx_frames));
+  const std::size_t inbox_slots = std::accumulate(inbox_sizes.begin(), inbox_sizes.end(), std::size_t{0});
   const std::string pool_name = fmt::format("flowtrack_ports{}", group);
-  pool_ = rte_pktmbuf_pool_create(pool_name.c_str(), pool_size(ids.size(), rx_queues_, workers_), kPoolCache, 0,
-                                  RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+  pool_ = rte_pktmbuf_pool_create(pool_name.c_str(), pool_size(rx_frames, tx_frames, ids.size(), rx_queues_, workers_, inbox_slots),
+                                  kPoolCache, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
   if (pool_ == nullptr) throw std::runtime_error(fmt::format("cannot create the mbuf pool: {}", rte_strerror(rte_errno)));
   try {
-    for (unsigned w = 0; w < workers_; ++w) {
+    for (unsigned w = 0; w < inbox_sizes.size(); ++w) {
       const std::string name = fmt::format("flowtrack_in{}_{}", group, w);
-      inboxes_.push_back(rte_ring_create(name.c_str(), kInboxSize, SOCKET_ID_ANY, RING_F_SC_DEQ));
+      inboxes_.push_back(rte_ring_create(name.c_str(), inbox_sizes[w], SOCKET_ID_ANY, RING_F_SC_DEQ));
       if (inboxes_.back() == nullptr) throw std::runtime_error(fmt::format("cannot create a hand-off ring: {}", rte_strerror(rte_errno)));
     }
     for (std::size_t p = 0; p < ids.size(); ++p) {

@@ -53,7 +53,7 @@ DpdkPorts::DpdkPorts(DpdkPortGroup& group, unsigned worker, std::vector<std::uin
   const DataplaneConfig& config = group.config();
   std::vector<Layer2Port> addresses;
   for (std::size_t p = 0; p < config.ports.size(); ++p) {
-    ports_.push_back({.id = group.port_id(p)});
+    ports_.push_back({.id = group.port_id(p), .role = config.ports[p].role});
     addresses.push_back({group.mac(p), config.ports[p].address, config.ports[p].prefix_length, config.ports[p].gateway});
   }
   layer2_ = Layer2(std::move(addresses), std::move(owned));
@@ -61,6 +61,7 @@ DpdkPorts::DpdkPorts(DpdkPortGroup& group, unsigned worker, std::vector<std::uin
   for (const DataplanePortConfig& p : config.ports) {
     if (p.gateway != 0) next_hops_.push_back(p.gateway);
   }
+  if (group.workers() > 1) handoffs_.resize(group.workers());
   refresh_neighbours(now());
 }
 
@@ -76,7 +77,7 @@ std::size_t DpdkPorts::next(std::span<NfPacket> burst) {
     return 0;
   }
   for (;;) {
-    if (cut_tick_.load(std::memory_order_relaxed) && cut_tick_.exchange(false, std::memory_order_relaxed)) return 0;
+    if (interrupt_ != nullptr && interrupt_->load(std::memory_order_relaxed)) return 0;
     const Nanos t = now();
     if (group_.arp_board().has_news(board_seen_)) learn_from_board();
     std::size_t n = take_handed(burst.first(capacity), t);
@@ -91,6 +92,7 @@ std::size_t DpdkPorts::next(std::span<NfPacket> burst) {
       const MacAddress& mine = layer2_.ports()[p].mac;
       for (std::uint16_t i = 0; i < received; ++i) {
         rte_mbuf* m = got[i];
+        m->port = ports_[p].id;  // the port it came by, whose role goes with it (not every PMD sets it)
         std::uint8_t* data = data_of(m);
         const std::uint16_t length = rte_pktmbuf_data_len(m);
         if (m->nb_segs != 1) {
@@ -114,6 +116,7 @@ std::size_t DpdkPorts::next(std::span<NfPacket> burst) {
         add_to_burst(burst, m, t);
         ++n;
       }
+      send_handoffs();
     }
     next_port_ = (next_port_ + 1) % ports_.size();
     counters_.to_function += n;
@@ -133,7 +136,15 @@ void DpdkPorts::add_to_burst(std::span<NfPacket> burst, rte_mbuf* m, Nanos now) 
   packet.wire_length = rte_pktmbuf_pkt_len(m);
   packet.time = now;
   packet.slot = static_cast<std::uint32_t>(burst_size_);
+  packet.arrival = role_of(m->port);
   burst_[burst_size_++] = m;
+}
+
+PortRole DpdkPorts::role_of(std::uint16_t port_id) const {
+  for (const Port& p : ports_) {
+    if (p.id == port_id) return p.role;
+  }
+  return PortRole::unknown;
 }
 
 std::size_t DpdkPorts::take_handed(std::span<NfPacket> burst, Nanos now) {
@@ -147,15 +158,37 @@ std::size_t DpdkPorts::take_handed(std::span<NfPacket> burst, Nanos now) {
 
 bool DpdkPorts::hand_off(rte_mbuf* m) {
   const PacketOwner& owner = group_.owner();
-  if (owner.rule() == PacketOwner::Rule::where_received) return false;
+  if (handoffs_.empty() || owner.rule() == PacketOwner::Rule::where_received) return false;
   const unsigned to = owner.owner({data_of(m), rte_pktmbuf_data_len(m)}, worker_);
   if (to == worker_) return false;
-  if (rte_ring_enqueue(group_.inbox(to), m) != 0) {
-    drop(m, PortDrop::handoff_full);
-  } else {
-    ++counters_.handed_off;
-  }
+  Handoff& h = handoffs_[to];
+  h.mbufs[h.count++] = m;  // a receive burst brings at most kMaxBurst frames: send_handoffs() follows it
   return true;
+}
+
+void DpdkPorts::send_handoffs() {
+  for (unsigned to = 0; to < handoffs_.size(); ++to) {
+    Handoff& h = handoffs_[to];
+    if (h.count == 0) continue;
+    rte_ring* inbox = group_.inbox(to);
+    const auto offer = [&](unsigned from) {
+      return rte_ring_enqueue_burst(inbox, reinterpret_cast<void* const*>(h.mbufs.data() + from), h.count - from, nullptr);
+    };
+    unsigned sent = offer(0);
+    if (sent < h.count) {
+      // Back off: the owner takes a burst in at every poll; this worker gives up its core meanwhile,
+      // which the owner may be waiting for.
+      ++counters_.handoff_backoffs;
+      const Nanos give_up = now() + kHandoffPatience;
+      do {
+        std::this_thread::yield();
+        sent += offer(sent);
+      } while (sent < h.count && now() < give_up);
+    }
+    counters_.handed_off += sent;
+    for (unsigned i = sent; i < h.count; ++i) drop(h.mbufs[i], PortDrop::handoff_full);
+    h.count = 0;
+  }
 }
 
 void DpdkPorts::learn_from_board() {
@@ -292,6 +325,13 @@ rte_mbuf* DpdkPorts::fresh(std::size_t length) {
   if (m != nullptr) rte_pktmbuf_free(m);  // no room for `length` bytes in one mbuf
   ++counters_.drops[static_cast<std::size_t>(PortDrop::no_mbuf)];
   return nullptr;
+}
+
+Nanos DpdkPorts::tick() {
+  const Nanos t = now();
+  refresh_neighbours(t);
+  deadline_ = t + kTick;
+  return t;
 }
 
 void DpdkPorts::refresh_neighbours(Nanos now) {

@@ -11,7 +11,6 @@
 #include <optional>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/aging/heap_aging.hpp"
 #include "flowtrack/aging/lazy_aging.hpp"
 #include "flowtrack/aging/scan_aging.hpp"
@@ -21,6 +20,7 @@
 #include "flowtrack/table/cuckoo.hpp"
 #include "flowtrack/table/cuckoo_pp.hpp"
 #include "flowtrack/table/robin_hood.hpp"
+#include "flowtrack/util/time.hpp"
 #include "support/numbered_keys.hpp"
 
 namespace flowtrack::testing {

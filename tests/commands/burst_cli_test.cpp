@@ -2,7 +2,7 @@
 // not depend on how the trace is cut into bursts. For every function, every connection table a stateful
 // function takes in this build's grid, both tracker agings, on one and two workers (sharded: each
 // worker's instance sees its packets in trace order), `run --burst 1` (the per-packet path) and
-// `run --burst 32` write the same capture, byte for byte.
+// `run --burst 32` write the same capture, byte for byte; and so do the load balancers in tunnel mode.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -11,8 +11,8 @@
 #include <tuple>
 #include <vector>
 
-#include "flowtrack/table/registry.hpp"
 #include "campus_configs.hpp"
+#include "flowtrack/lab/registry.hpp"
 #include "support/cli_runner.hpp"
 #include "support/scratch_suite.hpp"
 
@@ -29,6 +29,9 @@ class BurstCli : public testing::ScratchSuite<BurstCli> {
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
     std::ofstream(path("lb.toml")) << testing::campus_lb_config("least_connections", 2000);
     std::ofstream(path("nat.toml")) << testing::campus_nat_config(2000);
+    // A path too narrow for the largest UDP packets once encapsulated: they are counted as too_big.
+    std::ofstream(path("lb-ipip.toml")) << testing::campus_tunnel_lb_config("ipip", 1000);
+    std::ofstream(path("lb-gue.toml")) << testing::campus_tunnel_lb_config("gue");
   }
   static std::string contents(const std::string& file) {
     std::ifstream in(file, std::ios::binary);
@@ -63,6 +66,20 @@ TEST_F(BurstCli, ConcuryWritesTheSameCaptureInBurstsOfOneAndOf32AcrossPoolChange
   }
 }
 
+// Tunnel mode: every balancer, IPIP and GUE, the answers left out of the replay (they go to the clients
+// directly), on the connection table of the default run.
+TEST_F(BurstCli, TunnelModesWriteTheSameCaptureInBurstsOfOneAndOf32) {
+  for (const std::string workers : {"1", "2"}) {
+    for (const std::string forward : {"ipip", "gue"}) {
+      expect_same_in_bursts_of_one_and_32("--nf lb --config " + path("lb-" + forward + ".toml") + " --workers " + workers);
+    }
+    for (const std::string nf : {"slb", "concury"}) {
+      expect_same_in_bursts_of_one_and_32("--nf " + nf + " --config " + std::string(FLOWTRACK_SOURCE_DIR "/examples/lb-tunnel.toml") +
+                                          " --workers " + workers);
+    }
+  }
+}
+
 // One (function, aging) pair per test, so that ctest runs them side by side. Under the sanitizers on two
 // workers only (each worker's instance runs the one-worker path on its share; 7 s a pair under ASan
 // with both, for the CI budget): the release tree runs both.
@@ -84,7 +101,13 @@ TEST_P(StatefulBurstCli, WritesTheSameCaptureInBurstsOfOneAndOf32OnEveryTable) {
                                           " --aging " + aging + " --workers " + workers);
     }
   }
+  // The representative grid at least: our cuckoo and chained tables, abseil's swiss table, and with DPDK
+  // its rte_hash (labkit/CMakeLists.txt).
+#ifdef FLOWTRACK_WITH_DPDK
   EXPECT_GE(tables, 4u);
+#else
+  EXPECT_GE(tables, 3u);
+#endif
 }
 
 INSTANTIATE_TEST_SUITE_P(FunctionsAndAgings, StatefulBurstCli,

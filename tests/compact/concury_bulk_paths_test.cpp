@@ -11,7 +11,7 @@
 #include <tuple>
 
 #include "flowtrack/compact/concury_control.hpp"
-#include "flowtrack/compact/prefetch_policy.hpp"
+#include "flowtrack/compact/internal/prefetch_policy.hpp"
 #include "support/compact_cases.hpp"
 
 namespace flowtrack::compact {

@@ -12,7 +12,7 @@
 #include "flowtrack/compact/concury_control.hpp"
 #include "flowtrack/compact/digest_conn_table.hpp"
 #include "flowtrack/compact/silkroad_table.hpp"
-#include "flowtrack/io/random.hpp"
+#include "flowtrack/util/random.hpp"
 #include "support/compact_cases.hpp"
 
 namespace flowtrack::compact {

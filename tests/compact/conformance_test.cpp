@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "flowtrack/io/random.hpp"
+#include "flowtrack/util/random.hpp"
 #include "support/compact_cases.hpp"
 
 namespace flowtrack::testing {

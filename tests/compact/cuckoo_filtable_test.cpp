@@ -4,7 +4,7 @@
 
 #include <unordered_set>
 
-#include "flowtrack/io/random.hpp"
+#include "flowtrack/util/random.hpp"
 #include "support/compact_cases.hpp"
 
 namespace flowtrack::compact {

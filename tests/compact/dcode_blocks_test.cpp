@@ -11,7 +11,7 @@
 
 #include "flowtrack/compact/dcode_blocks_builder.hpp"
 #include "flowtrack/compact/dcode_blocks_lookup.hpp"
-#include "flowtrack/io/random.hpp"
+#include "flowtrack/util/random.hpp"
 #include "support/compact_cases.hpp"
 
 namespace flowtrack::compact {

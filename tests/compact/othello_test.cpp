@@ -10,7 +10,7 @@
 #include <unordered_map>
 
 #include "flowtrack/compact/othello_map.hpp"
-#include "flowtrack/io/random.hpp"
+#include "flowtrack/util/random.hpp"
 #include "support/compact_cases.hpp"
 
 namespace flowtrack::compact {

@@ -8,7 +8,8 @@
 
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/nf/forwarder.hpp"
-#include "flowtrack/runtime/nf_runner.hpp"
+#include "flowtrack/runtime/replay_run.hpp"
+#include "flowtrack/runtime/sharing.hpp"
 
 namespace flowtrack {
 namespace {
@@ -22,14 +23,13 @@ TEST(Dispatcher, HandsEveryPacketToOneWorkerOrCountsItUnderContention) {
   for (const DispatchPolicy policy : {DispatchPolicy::rss, DispatchPolicy::laps}) {
     for (const auto wait : {std::chrono::microseconds(0), std::chrono::microseconds(50'000)}) {
       const DispatchOptions dispatch{.policy = policy, .ring_capacity = 16, .ring_wait = wait, .slow_worker = std::chrono::microseconds(2)};
-      const auto results = run_workers(
-          trace, partition, 2, NfScaling::sharded, NfRunOptions{.dispatch = dispatch},
-          [](unsigned, unsigned, Nanos) { return std::make_unique<Forwarder>(); }, [](Forwarder&, WorkerResult&) {});
+      OnePerWorker forwarders([](unsigned, unsigned, Nanos) { return std::make_unique<Forwarder>(); }, 2);
+      const auto results = replay(trace, partition, forwarders, ReplayOptions{.dispatch = dispatch}, [](const Forwarder&, WorkerReport&) {});
       std::uint64_t accounted = 0;
-      for (const WorkerResult& r : results) {
-        accounted += r.packets + r.dispatch.ring_full;
-        EXPECT_EQ(r.forwarded, r.packets);
-        EXPECT_EQ(r.out.size(), r.packets);
+      for (const WorkerReport& r : results) {
+        accounted += r.counters.packets + r.counters.ring_full;
+        EXPECT_EQ(r.forwarded, r.counters.packets);
+        EXPECT_EQ(r.out.size(), r.counters.packets);
       }
       EXPECT_EQ(accounted, trace.size());
     }

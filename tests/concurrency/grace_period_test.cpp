@@ -13,8 +13,10 @@
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/sync/lock_free_table.hpp"
 #include "flowtrack/table/cuckoo.hpp"
-#include "flowtrack/table/dpdk_table.hpp"
 #include "support/numbered_keys.hpp"
+#ifdef FLOWTRACK_WITH_DPDK
+#include "flowtrack/lab/dpdk_table.hpp"
+#endif
 
 namespace flowtrack {
 namespace {
@@ -24,9 +26,11 @@ using testing::numbered_key;
 template <class Table>
 class GracePeriod : public ::testing::Test {};
 
-using Tables =
-    ::testing::Types<LockFreeTable<CuckooTable<FlowKeyV4, CuckooPrefetch::secondary_on_demand, CuckooReaders::optimistic>>,
-                     LockFreeTable<DpdkTable<FlowKeyV4, DpdkMode::lock_free>>>;
+using Tables = ::testing::Types<
+#ifdef FLOWTRACK_WITH_DPDK
+    LockFreeTable<DpdkTable<FlowKeyV4, DpdkMode::lock_free>>,
+#endif
+    LockFreeTable<CuckooTable<FlowKeyV4, CuckooPrefetch::secondary_on_demand, CuckooReaders::optimistic>>>;
 TYPED_TEST_SUITE(GracePeriod, Tables);
 
 TYPED_TEST(GracePeriod, ReadersNeverSeeTheirIdReused) {

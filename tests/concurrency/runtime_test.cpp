@@ -14,15 +14,17 @@
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
-#include "flowtrack/runtime/runner.hpp"
+#include "flowtrack/lab/libcuckoo_table.hpp"
+#include "flowtrack/lab/map_adapter.hpp"
+#include "flowtrack/lab/scale_run.hpp"
 #include "flowtrack/sync/lock_free_table.hpp"
 #include "flowtrack/sync/locked_table.hpp"
 #include "flowtrack/table/chained.hpp"
 #include "flowtrack/table/cuckoo.hpp"
-#include "flowtrack/table/dpdk_table.hpp"
-#include "flowtrack/table/libcuckoo_table.hpp"
-#include "flowtrack/table/map_adapter.hpp"
 #include "flowtrack/table/robin_hood.hpp"
+#ifdef FLOWTRACK_WITH_DPDK
+#include "flowtrack/lab/dpdk_table.hpp"
+#endif
 
 namespace flowtrack {
 namespace {
@@ -89,14 +91,16 @@ using V4 = FlowKeyV4;
 using RuntimeCases = ::testing::Types<
     RuntimeCase<Placement::sharded, CuckooTable<V4>, Steering::hardware, 2>,
     RuntimeCase<Placement::sharded, ChainedTable<V4>, Steering::software, 2>,
-    RuntimeCase<Placement::sharded, DpdkTable<V4>, Steering::hardware, 1>,
     RuntimeCase<Placement::shared, SpinlockTable<CuckooTable<V4>>, Steering::hardware, 2>,
     RuntimeCase<Placement::shared, PacketSpinlockTable<RobinHoodTable<V4>>, Steering::hardware, 2>,
     RuntimeCase<Placement::shared, RwLockTable<SwissTable<V4>>, Steering::software, 2>,
     RuntimeCase<Placement::shared, ChainedTable<V4, ChainLocking::striped>, Steering::hardware, 2>,
     RuntimeCase<Placement::shared, LockFreeTable<CuckooTable<V4, CuckooPrefetch::secondary_on_demand, CuckooReaders::optimistic>>,
                 Steering::hardware, 2>,
+#ifdef FLOWTRACK_WITH_DPDK
+    RuntimeCase<Placement::sharded, DpdkTable<V4>, Steering::hardware, 1>,
     RuntimeCase<Placement::shared, LockFreeTable<DpdkTable<V4, DpdkMode::lock_free>>, Steering::software, 2>,
+#endif
     RuntimeCase<Placement::shared, LibcuckooTable<V4>, Steering::hardware, 2>>;
 
 struct RuntimeCaseName {
@@ -116,20 +120,20 @@ TYPED_TEST_SUITE(RuntimeRun, RuntimeCases, RuntimeCaseName);
 TYPED_TEST(RuntimeRun, EveryPacketOnceEveryFlowInsertedOnce) {
   using C = TypeParam;
   const PacketStore& trace = campus_trace();
-  RunOptions options;
+  ScaleRunOptions options;
   options.workers = C::kWorkers;
   options.steering = C::kSteering;
   options.passes = 2;  // the second pass finds every flow
   options.pin = false;  // the test machine may have fewer cores than threads
-  const RunReport report = run_trace<C::kPlacement, typename C::Table>(trace, options);
+  const ScaleReport report = scale_run<C::kPlacement, typename C::Table>(trace, options);
   EXPECT_EQ(report.total.packets, 2 * trace.size());
-  EXPECT_EQ(report.total.tracked + report.total.drops(), report.total.packets);
+  EXPECT_EQ(report.total.function.forwarded + report.total.drops(), report.total.packets);
   EXPECT_EQ(report.total.drops(), 0u);  // the campus trace is all well-formed IPv4
   const std::size_t flows = distinct_ipv4_keys(trace);
-  EXPECT_EQ(report.total.new_flows, flows);  // once across all workers: RSS kept each flow on one core
+  EXPECT_EQ(report.total.function.connections_created, flows);  // once across all workers: RSS kept each flow on one core
   EXPECT_EQ(report.flows, flows);
   EXPECT_LE(report.load(), 0.76);
-  EXPECT_GT(report.mpps(), 0);
+  for (const WorkerCounters& w : report.workers) EXPECT_GT(w.bursts, 0u);  // every worker took part
 }
 
 // With aging, flows that go idle longer than the timeout leave the table and come back as new flows;
@@ -140,7 +144,7 @@ TYPED_TEST(RuntimeRun, EveryPacketOnceEveryFlowInsertedOnce) {
 // packets must be counted as table_full drops, never lost.
 TEST(RuntimeAging, IdleFlowsExpireAndReturn) {
   const PacketStore& trace = campus_trace();
-  RunOptions options;
+  ScaleRunOptions options;
   options.workers = 2;
   options.passes = 3;
   options.pin = false;
@@ -148,13 +152,14 @@ TEST(RuntimeAging, IdleFlowsExpireAndReturn) {
   options.aging = {.timeout = 20 * kNanosPerMicro, .tick = 10 * kNanosPerMicro};
   options.pps_per_worker = 2e6;  // paced, so that whole passes take milliseconds and flows go idle
   using LockFreeCuckoo = LockFreeTable<CuckooTable<FlowKeyV4, CuckooPrefetch::secondary_on_demand, CuckooReaders::optimistic>>;
-  const RunReport report = run_trace<Placement::shared, LockFreeCuckoo>(trace, options);
+  const ScaleReport report = scale_run<Placement::shared, LockFreeCuckoo>(trace, options);
   const std::size_t flows = distinct_ipv4_keys(trace);
-  EXPECT_GT(report.total.expired_flows, 0u);
-  EXPECT_GT(report.total.new_flows, flows);  // some came back after expiring
-  EXPECT_EQ(report.total.new_flows - report.total.expired_flows, report.flows);
-  EXPECT_EQ(report.total.packets, report.total.tracked + report.total.drops());
-  EXPECT_EQ(report.total.drops(), report.total.runtime_drops[static_cast<std::size_t>(RuntimeDrop::table_full)]);
+  const NfCounters& meters = report.total.function;
+  EXPECT_GT(meters.connections_expired, 0u);
+  EXPECT_GT(meters.connections_created, flows);  // some came back after expiring
+  EXPECT_EQ(meters.connections_created - meters.connections_expired, report.flows);
+  EXPECT_EQ(report.total.packets, meters.forwarded + report.total.drops());
+  EXPECT_EQ(report.total.drops(), meters.drops[static_cast<std::size_t>(NfDrop::table_full)]);
 }
 
 }  // namespace

@@ -13,7 +13,8 @@
 #include "flowtrack/io/trace_multiplier.hpp"
 #include "flowtrack/nf/nat44.hpp"
 #include "flowtrack/nf/stateful_lb.hpp"
-#include "flowtrack/runtime/nf_runner.hpp"
+#include "flowtrack/runtime/replay_run.hpp"
+#include "flowtrack/runtime/sharing.hpp"
 #include "flowtrack/table/cuckoo.hpp"
 
 namespace flowtrack {
@@ -39,9 +40,9 @@ StatefulLbConfig lb_config() {
 }
 
 // Frames as strings of bytes: sortable, and comparable as a whole.
-std::vector<std::string> sorted_output(const std::vector<WorkerResult>& results) {
+std::vector<std::string> sorted_output(const std::vector<WorkerReport>& results) {
   std::vector<std::string> frames;
-  for (const WorkerResult& r : results) {
+  for (const WorkerReport& r : results) {
     for (std::size_t i = 0; i < r.out.size(); ++i) {
       const auto bytes = r.out[i].bytes;
       frames.emplace_back(reinterpret_cast<const char*>(bytes.data()), bytes.size());
@@ -51,9 +52,15 @@ std::vector<std::string> sorted_output(const std::vector<WorkerResult>& results)
   return frames;
 }
 
-std::uint64_t total(const std::vector<WorkerResult>& results, std::uint64_t WorkerResult::*field) {
+std::uint64_t forwarded(const std::vector<WorkerReport>& results) {
   std::uint64_t sum = 0;
-  for (const WorkerResult& r : results) sum += r.*field;
+  for (const WorkerReport& r : results) sum += r.forwarded;
+  return sum;
+}
+
+std::uint64_t packets(const std::vector<WorkerReport>& results) {
+  std::uint64_t sum = 0;
+  for (const WorkerReport& r : results) sum += r.counters.packets;
   return sum;
 }
 
@@ -62,18 +69,17 @@ TEST(SharedNf, SpinlockedLoadBalancerSeesEveryPacketOnceAndEmitsWhatTheShardedOn
   const PacketStore trace = two_window_campus();
   const PacketPartition partition = partition_by_rss(trace, RssSteering(2));
   const StatefulLbConfig config = lb_config();
-  const auto run = [&](NfScaling scaling) {
-    return run_workers(
-        trace, partition, 2, scaling, NfRunOptions{}, [&](unsigned, unsigned, Nanos start) { return std::make_unique<Lb>(config, start); },
-        [](Lb& lb, WorkerResult& r) { r.live_connections = lb.tracker().size(); });
-  };
-  const std::vector<WorkerResult> sharded = run(NfScaling::sharded);
-  const std::vector<WorkerResult> shared = run(NfScaling::spinlock);
-  EXPECT_EQ(total(shared, &WorkerResult::packets), trace.size());
-  EXPECT_EQ(total(shared, &WorkerResult::forwarded), trace.size());  // room for every connection: no drop
-  EXPECT_EQ(shared[0].counters.connections_created,
-            sharded[0].counters.connections_created + sharded[1].counters.connections_created);
-  EXPECT_EQ(shared[1].counters.connections_created, 0u);  // the one instance's counters are reported once
+  const auto make = [&](unsigned, unsigned, Nanos start) { return std::make_unique<Lb>(config, start); };
+  const auto collect = [](const Lb& lb, WorkerReport& r) { r.live_connections = lb.tracker().size(); };
+  OnePerWorker per_worker(make, 2);
+  OneUnderLock under_lock(make, 2, first_time(trace, partition));
+  const std::vector<WorkerReport> sharded = replay(trace, partition, per_worker, ReplayOptions{}, collect);
+  const std::vector<WorkerReport> shared = replay(trace, partition, under_lock, ReplayOptions{}, collect);
+  EXPECT_EQ(packets(shared), trace.size());
+  EXPECT_EQ(forwarded(shared), trace.size());  // room for every connection: no drop
+  EXPECT_EQ(shared[0].counters.function.connections_created,
+            sharded[0].counters.function.connections_created + sharded[1].counters.function.connections_created);
+  EXPECT_EQ(shared[1].counters.function.connections_created, 0u);  // the one instance's counters are reported once
   EXPECT_EQ(shared[0].live_connections + shared[1].live_connections,
             sharded[0].live_connections + sharded[1].live_connections);
   EXPECT_TRUE(sorted_output(shared) == sorted_output(sharded));
@@ -88,18 +94,18 @@ TEST(SharedNf, SpinlockedNatTracksEveryConnectionOfBothWorkers) {
   config.inside_prefix_length = 8;
   config.pool = {to_network32(0xcb007101)};
   config.max_sessions = config.max_mappings = 10'000;
-  const std::vector<WorkerResult> shared = run_workers(
-      trace, partition, 2, NfScaling::spinlock, NfRunOptions{},
+  OneUnderLock under_lock(
       [&](unsigned instance, unsigned instances, Nanos start) {
         EXPECT_EQ(instances, 1u);  // one instance, owning the whole port range
         return std::make_unique<Nat>(config, instance, instances, start);
       },
-      [](Nat&, WorkerResult&) {});
-  EXPECT_EQ(total(shared, &WorkerResult::packets), trace.size());
+      2, first_time(trace, partition));
+  const std::vector<WorkerReport> shared = replay(trace, partition, under_lock, ReplayOptions{}, [](const Nat&, WorkerReport&) {});
+  EXPECT_EQ(packets(shared), trace.size());
   // The trace is captured inside: outbound packets open sessions (one per connection, ICMP included);
   // its inbound packets are addressed to inside hosts, not to the pool, and pass untouched.
-  EXPECT_EQ(shared[0].counters.connections_created, 2u * 1'500u);
-  EXPECT_EQ(total(shared, &WorkerResult::forwarded), trace.size());
+  EXPECT_EQ(shared[0].counters.function.connections_created, 2u * 1'500u);
+  EXPECT_EQ(forwarded(shared), trace.size());
 }
 
 }  // namespace

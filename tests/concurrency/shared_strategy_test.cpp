@@ -16,14 +16,16 @@
 #include <vector>
 
 #include "flowtrack/hash/crc32c.hpp"
+#include "flowtrack/lab/libcuckoo_table.hpp"
 #include "flowtrack/sync/lock_free_table.hpp"
 #include "flowtrack/sync/locked_table.hpp"
 #include "flowtrack/table/chained.hpp"
 #include "flowtrack/table/cuckoo.hpp"
-#include "flowtrack/table/dpdk_table.hpp"
-#include "flowtrack/table/libcuckoo_table.hpp"
 #include "flowtrack/table/robin_hood.hpp"
 #include "support/numbered_keys.hpp"
+#ifdef FLOWTRACK_WITH_DPDK
+#include "flowtrack/lab/dpdk_table.hpp"
+#endif
 
 namespace flowtrack {
 namespace {
@@ -39,7 +41,10 @@ using SharedTables =
                      PacketSpinlockTable<CuckooTable<FlowKeyV4>>,
                      RwLockTable<CuckooTable<FlowKeyV4>>, RwLockTable<ChainedTable<FlowKeyV4>>,
                      ChainedTable<FlowKeyV4, ChainLocking::striped>, LockFreeTable<CuckooLf>,
-                     LockFreeTable<DpdkTable<FlowKeyV4, DpdkMode::lock_free>>, LibcuckooTable<FlowKeyV4>>;
+#ifdef FLOWTRACK_WITH_DPDK
+                     LockFreeTable<DpdkTable<FlowKeyV4, DpdkMode::lock_free>>,
+#endif
+                     LibcuckooTable<FlowKeyV4>>;
 TYPED_TEST_SUITE(SharedStrategy, SharedTables);
 
 // libcuckoo's scan reads its id arrays without locks: it must not run beside writers.

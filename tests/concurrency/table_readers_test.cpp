@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "flowtrack/hash/crc32c.hpp"
+#include "flowtrack/lab/libcuckoo_table.hpp"
 #include "flowtrack/table/cuckoo.hpp"
-#include "flowtrack/table/dpdk_table.hpp"
-#include "flowtrack/table/libcuckoo_table.hpp"
+#ifdef FLOWTRACK_WITH_DPDK
+#include "flowtrack/lab/dpdk_table.hpp"
+#endif
 
 namespace flowtrack {
 namespace {
@@ -21,7 +23,10 @@ namespace {
 template <class Table>
 class ConcurrentReaders : public ::testing::Test {};
 
-using ReadersTables = ::testing::Types<DpdkTable<FlowKeyV4, DpdkMode::rwlock>, DpdkTable<FlowKeyV4, DpdkMode::lock_free>,
+using ReadersTables = ::testing::Types<
+#ifdef FLOWTRACK_WITH_DPDK
+                                      DpdkTable<FlowKeyV4, DpdkMode::rwlock>, DpdkTable<FlowKeyV4, DpdkMode::lock_free>,
+#endif
                                       LibcuckooTable<FlowKeyV4>,
                                       CuckooTable<FlowKeyV4, CuckooPrefetch::secondary_on_demand, CuckooReaders::optimistic>>;
 TYPED_TEST_SUITE(ConcurrentReaders, ReadersTables);

@@ -11,16 +11,17 @@
 #include <rte_ring.h>
 
 #include <cstring>
+#include <map>
 #include <set>
 #include <vector>
 
+#include "flowtrack/io/dpdk_eal_start.hpp"
 #include "flowtrack/nf/nat44.hpp"
 #include "flowtrack/nf/stateless_lb.hpp"
-#include "flowtrack/packet/parser.hpp"
 #include "flowtrack/packet/frame_builder.hpp"
+#include "flowtrack/packet/parser.hpp"
 #include "flowtrack/runtime/burst_loop.hpp"
 #include "flowtrack/table/cuckoo.hpp"
-#include "flowtrack/table/dpdk_eal_start.hpp"
 #include "support/addresses.hpp"
 
 namespace flowtrack {
@@ -31,7 +32,7 @@ const MacAddress kClient{0x02, 0, 0, 0, 0xc, 2}, kBackend{0x02, 0, 0, 0, 0xb, 0x
 void start_eal() {
   static const bool started = [] {
     // No shared files, no hugepages: the smallest EAL that runs ports.
-    start_dpdk_eal({"--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-l", "0", "-m", "128", "--log-level=error"});
+    start_dpdk_eal({"--no-huge", "--no-pci", "--no-shconf", "--no-telemetry", "-l", "0", "-m", "256", "--log-level=error"});
     return true;
   }();
   ASSERT_TRUE(started);
@@ -133,12 +134,11 @@ class DpdkPortsTest : public ::testing::Test {
     }
   }
 
-  // Runs the loop until the ports have been idle for a poll.
+  // Runs the loop until the ports have been idle for a poll (no tick started: its end is past).
   template <class Nf>
-  BurstLoopCounters run(Nf& nf, DpdkPorts& ports) {
-    BurstLoopCounters counters;
+  WorkerCounters run(Nf& nf, DpdkPorts& ports) {
+    WorkerCounters counters;
     StageClock clock(false);
-    ports.set_deadline(0);
     run_burst_loop(nf, ports, ports, 32, counters, clock);
     return counters;
   }
@@ -204,7 +204,7 @@ TEST_F(DpdkPortsTest, ForwardedPacketsLeaveInTheMbufsTheyCameInRewrittenInPlace)
     free_all(answered);
 
     for (std::uint16_t i = 0; i < 8; ++i) injected.push_back(inject(*clients_, tcp_from_client(port_a, 40000 + i)));
-    const BurstLoopCounters counters = run(lb, ports);
+    const WorkerCounters counters = run(lb, ports);
     EXPECT_EQ(counters.packets, 8u);
     const std::vector<rte_mbuf*> forwarded = backends_->sent();
     ASSERT_EQ(forwarded, injected);  // the same mbufs, in order: nothing was copied
@@ -240,7 +240,7 @@ TEST_F(DpdkPortsTest, EveryDroppedFrameIsFreedAndCountedByReason) {
   inject(*clients_, cut);
   inject(*clients_, tcp_from_client(port_a, 3, "10.2.0.99"));       // no service: passed, next hop unknown
   inject(*clients_, tcp_from_client(port_a, 4, "192.0.2.1"));       // no route (no gateway)
-  const BurstLoopCounters counters = run(lb, ports);
+  const WorkerCounters counters = run(lb, ports);
   EXPECT_EQ(ports.counters().drops[static_cast<std::size_t>(PortDrop::arp_unresolved)], 0u);  // it waits
   ports.refresh_neighbours(DpdkPorts::now() + DpdkPorts::kWaitLimit);                           // in vain
 
@@ -452,6 +452,107 @@ void DpdkPortsTest::two_nat_workers(unsigned rx_queues) {
 }
 
 TEST_F(DpdkPortsTest, TwoWorkersEachFrameReachesTheWorkerThatOwnsItsSessionWhateverQueueItArrivesOn) { two_nat_workers(2); }
+
+// Records the role each packet arrived with, by its source port, and drops it.
+struct ArrivalRecorder {
+  std::map<std::uint16_t, PortRole> arrivals;
+  template <BurstOutput Out>
+  void process_burst(std::span<NfPacket> burst, Out& out) {
+    for (NfPacket& packet : burst) {
+      arrivals[to_host16(packet.parsed.key4.src_port)] = packet.arrival;
+      out.verdict(packet, Verdict::drop);
+    }
+  }
+  std::size_t expire(Nanos, std::size_t) { return 0; }
+  NfCounters counters() const { return {}; }
+};
+
+// `count` frames from the clients' side that PacketOwner::spread(2) gives worker `owner`, their source
+// ports from `first_port` on.
+std::vector<std::vector<std::uint8_t>> frames_owned_by(unsigned owner, std::size_t count, const MacAddress& to, std::uint16_t first_port) {
+  const PacketOwner spread = PacketOwner::spread(2);
+  std::vector<std::vector<std::uint8_t>> frames;
+  for (std::uint16_t port = first_port; frames.size() < count; ++port) {
+    std::vector<std::uint8_t> frame = tcp_from_client(to, port);
+    if (spread.owner(frame, 0) == owner) frames.push_back(std::move(frame));
+  }
+  return frames;
+}
+
+// The port's role comes with each packet to the function, whether the worker that serves it took it in
+// itself or had it handed over (worker 1 polls no queue here: everything reaches it from worker 0).
+TEST_F(DpdkPortsTest, EachPacketCarriesItsPortsRoleToTheWorkerThatServesIt) {
+  wire_ports(2, 1);
+  config_.ports[0].role = PortRole::clients;
+  config_.ports[1].role = PortRole::backends;
+  DpdkPortGroup group(config_, 2, PacketOwner::spread(2));
+  ASSERT_EQ(group.rx_queues(), 1u);
+  DpdkPorts first(group, 0, {}, {}), second(group, 1, {}, {});
+  std::uint16_t next_port = 1000;
+  for (unsigned owner = 0; owner < 2; ++owner) {
+    for (std::size_t port = 0; port < 2; ++port) {
+      for (const auto& frame : frames_owned_by(owner, 4, group.mac(port), next_port)) inject(port == 0 ? *clients_ : *backends_, frame);
+      next_port += 1000;
+    }
+  }
+  ArrivalRecorder on_first, on_second;
+  run(on_first, first);
+  run(on_second, second);
+  for (const ArrivalRecorder* recorder : {&on_first, &on_second}) {
+    EXPECT_EQ(recorder->arrivals.size(), 8u);
+    for (const auto& [source_port, role] : recorder->arrivals) {
+      // Ports 1000.. and 3000.. were injected on the clients' port, 2000.. and 4000.. on the backends'.
+      EXPECT_EQ(role, (source_port / 1000) % 2 == 1 ? PortRole::clients : PortRole::backends) << source_port;
+    }
+  }
+  EXPECT_EQ(second.counters().to_function, 8u);
+  EXPECT_EQ(first.counters().handed_off, 8u);
+  first.close();
+  second.close();
+  EXPECT_EQ(group.close(), 0u);
+}
+
+// A worker hands another its frames a burst at a time into a ring that holds what the sender's RX
+// queues hold. When the owner does not take them in (here it does not run at all), the ring fills: the
+// sender backs off, counted, then drops only what still does not fit, counted as handoff_full; every
+// mbuf comes back once the owner has run.
+TEST_F(DpdkPortsTest, AFullHandoffRingMakesTheSenderBackOffBeforeItDrops) {
+  wire_ports(2, 1);
+  rte_mempool* wire = rte_pktmbuf_pool_create("wire_handoff", 8191, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+  ASSERT_NE(wire, nullptr);
+  {
+    DpdkPortGroup group(config_, 2, PacketOwner::spread(2));
+    const unsigned capacity = rte_ring_get_capacity(group.inbox(1));
+    EXPECT_GE(capacity, 2u * 1024);  // one sender's RX descriptors on both ports
+    DpdkPorts first(group, 0, {}, {}), second(group, 1, {}, {});
+    constexpr unsigned kBeyond = 10;
+    const auto frames = frames_owned_by(1, capacity + kBeyond, group.mac(0), 1);
+    std::size_t sent = 0;
+    ArrivalRecorder dropper;
+    while (sent < frames.size()) {  // through the test's RX ring, as fast as worker 0 takes them in
+      for (std::size_t k = 0; k < 128 && sent < frames.size(); ++k, ++sent) {
+        rte_mbuf* m = rte_pktmbuf_alloc(wire);
+        ASSERT_NE(m, nullptr);
+        std::memcpy(rte_pktmbuf_append(m, static_cast<std::uint16_t>(frames[sent].size())), frames[sent].data(), frames[sent].size());
+        ASSERT_EQ(rte_ring_enqueue(clients_->rx[0], m), 0);
+      }
+      while (rte_ring_count(clients_->rx[0]) != 0) run(dropper, first);
+    }
+    const PortCounters& c = first.counters();
+    EXPECT_EQ(c.handed_off, capacity);
+    EXPECT_EQ(c.drops[static_cast<std::size_t>(PortDrop::handoff_full)], kBeyond);
+    EXPECT_GE(c.handoff_backoffs, 1u);
+    EXPECT_EQ(dropper.arrivals.size(), 0u);  // worker 0 owns none of them
+    ArrivalRecorder owner;
+    while (rte_ring_count(group.inbox(1)) != 0) run(owner, second);
+    EXPECT_EQ(second.counters().to_function, capacity);
+    first.close();
+    second.close();
+    EXPECT_EQ(group.close(), 0u);
+  }
+  EXPECT_EQ(rte_mempool_in_use_count(wire), 0u);
+  rte_mempool_free(wire);
+}
 
 TEST_F(DpdkPortsTest, AWorkerWithoutAnRxQueueGetsEveryFrameItOwnsFromTheOthers) { two_nat_workers(1); }
 

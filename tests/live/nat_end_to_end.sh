@@ -4,11 +4,15 @@
 #   client 10.20.1.2 (gateway 10.20.1.1) --- [port 0 10.20.1.1 | flowtrack | port 1 10.20.2.1] --- server 10.20.2.2
 #                                                      pool address 10.20.2.100
 #
-# The server has no route to the private network: only answers to the pool address, which flowtrack
-# answers ARP for, can come back. TCP (100 curl requests), UDP (datagrams to an echo server that
-# answers with the address it saw; iperf3 -u for a second) and ping must all work, the servers must
-# see the pool address only, and after the idle timeouts (2 s here) the mappings must be gone
-# (flowtrack's report: no live session).
+# TCP (100 curl requests), UDP (datagrams to an echo server that answers with the address it saw;
+# iperf3 -u for a second) and ping must all work, the servers must see the pool address only, and after
+# the idle timeouts (2 s here) the mappings must be gone (flowtrack's report: no live session). With two
+# workers, a 5 s iperf3 TCP transfer must lose no frame between them (no handoff_full).
+#
+# The boundary: the server then routes the private network via the NAT's outside address, as a host
+# on the outside could; its pings, SYNs and datagrams at the client must not arrive (a capture on the
+# client's side counts them) and are counted as not_to_pool; datagrams the client sends from a forged
+# source must not reach the server and are counted as spoofed_source.
 #
 # Then port exhaustion: flowtrack again, with two external ports per protocol (per worker: the client's
 # worker has two). Two UDP flows and two
@@ -23,12 +27,7 @@ bin=${1:?usage: nat_end_to_end.sh path/to/flowtrack}
 source "$(dirname "$0")/live_lib.sh"
 live_init nginx curl ping iperf3 dpdk-telemetry.py
 
-live_ns client nf server
-live_veth client c0 nf f0
-live_veth nf f1 server s0
-ip -n "$tag-client" addr add 10.20.1.2/24 dev c0
-ip -n "$tag-client" route add default via 10.20.1.1
-ip -n "$tag-server" addr add 10.20.2.2/24 dev s0
+live_nat_network
 live_nginx server web 10.20.2.2 public
 # A UDP echo server that answers each datagram with the address and port it came from.
 live_spawn server python3 -c '
@@ -44,6 +43,7 @@ cat > "$work/nat.toml" << 'CONF'
 [nat]
 inside = "10.20.1.0/24"
 pool = ["10.20.2.100"]
+below_rfc_minimums = true           # 2 s timeouts: the test watches mappings end
 [timeouts]
 udp_unreplied = 2
 udp_replied = 2
@@ -58,9 +58,11 @@ stats_interval = 1
 [[dataplane.port]]
 device = "net_af_packet0"
 address = "10.20.1.1/24"
+role = "inside"
 [[dataplane.port]]
 device = "net_af_packet1"
 address = "10.20.2.1/24"
+role = "outside"
 CONF
 live_start_flowtrack nf nat "$work/nat.toml" f0 f1
 
@@ -81,11 +83,7 @@ print(" ".join(seen))
 ')
 # iperf3 UDP, 1 s at 10 Mbit/s (about 900 datagrams): the server, which reports whom it served, runs
 # for this one test.
-live_spawn server iperf3 -s -1 -B 10.20.2.2 -J --logfile "$work/iperf3-server.json"
-for _ in $(seq 50); do  # until it listens on port 5201 (0x1451)
-  ip netns exec "$tag-server" grep -q ':1451 00000000:0000 0A' /proc/net/tcp && break
-  sleep 0.1
-done
+live_iperf3_server server 10.20.2.2 -J --logfile "$work/iperf3-server.json"
 ip netns exec "$tag-client" iperf3 -c 10.20.2.2 -u -b 10M -t 1 -J > "$work/iperf3-client.json"
 iperf3_status=$?
 iperf3_udp=$(python3 -c '
@@ -97,6 +95,20 @@ except Exception:
     print("none none none")
 ' "$work/iperf3-client.json")
 ping_ok=$(ip netns exec "$tag-client" ping -c 3 -i 0.2 -W 2 10.20.2.2 | grep -c 'bytes from 10.20.2.2')
+# Bulk TCP between two workers: af_packet's fanout puts a flow's data and its ACKs on either worker's
+# queue, and the owner takes in what the other hands it.
+if ((live_workers > 1)); then
+  live_iperf3_server server 10.20.2.2
+  ip netns exec "$tag-client" iperf3 -c 10.20.2.2 -t 5 -J > "$work/iperf3-tcp.json" || live_fail "iperf3 TCP failed"
+fi
+# The boundary, from both sides.
+ip -n "$tag-server" route add 10.20.1.0/24 via 10.20.2.1
+live_capture client c0 inside 10.20.2.2
+live_capture server s0 outside 192.0.2.9
+live_probe server 10.20.1.2
+live_probe client 10.20.2.2 192.0.2.9
+reached_inside=$(live_captured inside)
+reached_outside=$(live_captured outside)
 sleep 4  # past every idle timeout
 live_stop_flowtrack
 
@@ -106,6 +118,8 @@ iperf3_peer=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["
 read -r udp_sent udp_lost udp_lost_percent <<< "$iperf3_udp"
 echo "nat end to end: TCP $tcp_ok of 100 requests answered; UDP echoes: $udp_seen; ping $ping_ok of 3; server saw: $peers"
 echo "  iperf3 UDP 10 Mbit/s for 1 s: $udp_sent datagrams, $udp_lost lost ($udp_lost_percent %); its server saw ${iperf3_peer:-nothing}"
+echo "  boundary: of 15 probes from outside, $reached_inside reached the client; of 3 forged from inside, $reached_outside reached the server"
+((live_workers > 1)) && live_handoff_summary "$work/iperf3-tcp.json"
 [[ $tcp_ok -eq 100 ]] || live_fail "$((100 - tcp_ok)) TCP requests failed"
 [[ $ping_ok -eq 3 ]] || live_fail "ping: $ping_ok of 3 answered"
 [[ $peers == "10.20.2.100 " ]] || live_fail "the server saw other addresses than the pool's: $peers"
@@ -114,7 +128,10 @@ echo "  iperf3 UDP 10 Mbit/s for 1 s: $udp_sent datagrams, $udp_lost lost ($udp_
 for echo in $udp_seen; do
   [[ $echo == 10.20.2.100:* ]] || live_fail "UDP: an echo shows '$echo', not the pool address"
 done
-live_report_check 'r["mbufs_missing"] == 0' 'r["connections"] >= 102' 'r["connections_live"] == 0' 'r["arp_answered"] > 0'
+[[ $reached_inside == 0 ]] || live_fail "$reached_inside probes from outside reached the inside host"
+[[ $reached_outside == 0 ]] || live_fail "$reached_outside forged datagrams reached the outside host"
+live_report_check 'r["mbufs_missing"] == 0' 'r["connections"] >= 102' 'r["connections_live"] == 0' 'r["arp_answered"] > 0' \
+  'r["drops"].get("not_to_pool", 0) >= 15' 'r["drops"].get("spoofed_source", 0) >= 3' '"handoff_full" not in r["drops"]'
 
 # Port exhaustion: the same network, two ports per worker (each worker allocates from its own slice,
 # and one inside address is always served by one worker: the client gets two).

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "flowtrack/nf/concury_lb.hpp"
+#include "flowtrack/nf/lb_consistency.hpp"
 #include "lb_rig.hpp"
 
 namespace flowtrack {
@@ -27,23 +28,63 @@ using lb_rig::web_service;
 using Setup = std::tuple<std::size_t, ControlPlanePlace>;
 class ConcuryLbInBothLayouts : public ::testing::TestWithParam<Setup> {};
 
+// Concury with a schedule of pool changes applied as their times come and the consistency check
+// (runtime/consistency_check.hpp) watching every packet it forwards, as `run --check` runs it.
 // `every_timeout`: each of the configuration's timeouts, when not 0 (else the defaults).
-ConcuryLb make_concury(Setup setup, const std::vector<std::uint32_t>& weights, std::vector<PoolChange> changes = {},
-                       std::uint8_t protocol = ipproto::kTcp, Nanos every_timeout = 0) {
-  StatefulLbConfig config;
-  if (every_timeout != 0) {
-    config.timeouts.tcp.fill(every_timeout);
-    config.timeouts.udp_unreplied = config.timeouts.udp_replied = config.timeouts.icmp = config.timeouts.other = every_timeout;
+class CheckedConcury {
+ public:
+  CheckedConcury(Setup setup, const std::vector<std::uint32_t>& weights, std::vector<PoolChange> changes = {},
+                 std::uint8_t protocol = ipproto::kTcp, Nanos every_timeout = 0)
+      : config_(config_of(setup, weights, protocol, every_timeout)),
+        lb_(config_, std::get<ControlPlanePlace>(setup)),
+        schedule_(std::move(changes), config_.services, config_.maglev_size),
+        ledger_(lb_.services(), LinkType::ethernet, config_.timeouts.tcp_timeout(TcpState::syn_sent)) {}
+
+  template <BurstOutput Out>
+  void process_burst(std::span<NfPacket> burst, Out& out) {
+    apply_due_changes(schedule_, lb_, burst.front().time);
+    Watched<Out> watched{out, ledger_};
+    lb_.process_burst(burst, watched);
   }
-  config.max_connections = std::get<std::size_t>(setup);
-  config.services = {web_service(weights.size(), protocol)};
-  for (std::size_t b = 0; b < weights.size(); ++b) config.services[0].backends[b].weight = weights[b];
-  config.changes = std::move(changes);
-  config.maglev_size = 1009;  // room for 10 backends
-  ConcuryLb lb(config, std::get<ControlPlanePlace>(setup));
-  lb.enable_audit();
-  return lb;
-}
+  std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget) { return lb_.expire(now, budget); }
+  NfCounters counters() const { return lb_.counters(); }
+  const ConcuryStats& stats() const { return lb_.stats(); }
+  const ConsistencyCounts& check() const { return ledger_.counts(); }
+  std::size_t known_connections() const { return lb_.known_connections(); }
+  const std::vector<Service>& services() const { return lb_.services(); }
+
+ private:
+  template <class Out>
+  struct Watched {
+    Out& out;
+    ConsistencyLedger& ledger;
+    void verdict(const NfPacket& packet, Verdict verdict) {
+      if (verdict == Verdict::forward) ledger.forwarded(packet.parsed, packet.frame, packet.time);
+      out.verdict(packet, verdict);
+    }
+    void held(std::span<const std::uint8_t> frame, std::uint32_t wire_length) { out.held(frame, wire_length); }
+    void stage_done(NfStage stage) { out.stage_done(stage); }
+  };
+
+  static StatefulLbConfig config_of(Setup setup, const std::vector<std::uint32_t>& weights, std::uint8_t protocol,
+                                    Nanos every_timeout) {
+    StatefulLbConfig config;
+    if (every_timeout != 0) {
+      config.timeouts.tcp.fill(every_timeout);
+      config.timeouts.udp_unreplied = config.timeouts.udp_replied = config.timeouts.icmp = config.timeouts.other = every_timeout;
+    }
+    config.max_connections = std::get<std::size_t>(setup);
+    config.services = {web_service(weights.size(), protocol)};
+    for (std::size_t b = 0; b < weights.size(); ++b) config.services[0].backends[b].weight = weights[b];
+    config.maglev_size = 1009;  // room for 10 backends
+    return config;
+  }
+
+  StatefulLbConfig config_;
+  ConcuryLb lb_;
+  PoolChangeSchedule schedule_;
+  ConsistencyLedger ledger_;
+};
 
 PoolChange change(double at_seconds, PoolAction action, std::size_t backend, std::uint32_t weight = 1) {
   return {static_cast<Nanos>(at_seconds * kNanosPerSecond), "web", action,
@@ -66,7 +107,7 @@ FlowKeyV4 answer_from(std::size_t backend, const FlowKeyV4& client) {
 
 TEST_P(ConcuryLbInBothLayouts, NewConnectionSharesFollowTheWeightsByChiSquared) {
   const std::vector<std::uint32_t> weights{1, 2, 3, 4};
-  ConcuryLb lb = make_concury(GetParam(), weights);
+  CheckedConcury lb(GetParam(), weights);
   constexpr std::uint32_t kConnections = 20000;
   std::vector<double> counts(weights.size(), 0);
   for (std::uint32_t n = 0; n < kConnections; ++n) ++counts.at(backend_of(run(lb, client(n), tcpflag::kSyn)));
@@ -80,7 +121,7 @@ TEST_P(ConcuryLbInBothLayouts, NewConnectionSharesFollowTheWeightsByChiSquared) 
 }
 
 TEST_P(ConcuryLbInBothLayouts, EveryConnectionKeepsItsBackendAcrossAddDrainWeightAndRemove) {
-  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1}, {change(1, PoolAction::add, 3, 3), change(2, PoolAction::drain, 0),
+  CheckedConcury lb(GetParam(), {1, 1, 1}, {change(1, PoolAction::add, 3, 3), change(2, PoolAction::drain, 0),
                                           change(3, PoolAction::weight, 1, 5), change(4, PoolAction::remove, 2)});
   std::map<std::uint32_t, std::size_t> backend;  // client -> its connection's backend
   std::uint32_t next = 0;
@@ -98,8 +139,8 @@ TEST_P(ConcuryLbInBothLayouts, EveryConnectionKeepsItsBackendAcrossAddDrainWeigh
     }
   }
   EXPECT_EQ(lb.stats().rewrites, 4u);
-  EXPECT_EQ(lb.stats().violations, 0u);
-  EXPECT_EQ(lb.stats().false_hits, 0u);
+  EXPECT_EQ(lb.check().violations, 0u);
+  EXPECT_EQ(lb.check().false_hits, 0u);
   EXPECT_EQ(lb.counters().connections_created, next);
 }
 
@@ -110,7 +151,7 @@ TEST_P(ConcuryLbInBothLayouts, EveryConnectionKeepsItsBackendAcrossAddDrainWeigh
 // Once the answers stop, each is forgotten about the timeout later.
 TEST_P(ConcuryLbInBothLayouts, AnAnsweredConnectionKeepsItsBackendAcrossARewriteLongAfterItsOpening) {
   constexpr Nanos kTimeout = 60 * kNanosPerSecond;
-  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1}, {change(280, PoolAction::add, 3, 10)}, ipproto::kTcp, kTimeout);
+  CheckedConcury lb(GetParam(), {1, 1, 1}, {change(280, PoolAction::add, 3, 10)}, ipproto::kTcp, kTimeout);
   constexpr std::uint32_t kClients = 300;
   std::map<std::uint32_t, std::size_t> backend;
   for (std::uint32_t n = 0; n < kClients; ++n) backend[n] = backend_of(run(lb, client(n), tcpflag::kSyn, 0));
@@ -126,7 +167,7 @@ TEST_P(ConcuryLbInBothLayouts, AnAnsweredConnectionKeepsItsBackendAcrossARewrite
     lb.expire(now);
   }
   EXPECT_EQ(lb.stats().rewrites, 1u);
-  EXPECT_EQ(lb.stats().violations, 0u);
+  EXPECT_EQ(lb.check().violations, 0u);
   EXPECT_EQ(lb.known_connections(), kClients);
   lb.expire(400 * kNanosPerSecond + kTimeout + kTimeout / 4);
   EXPECT_EQ(lb.known_connections(), 0u);
@@ -141,7 +182,7 @@ TEST_P(ConcuryLbInBothLayouts, ABackendThatComesAndGoesKeepsItsConnectionsAndOne
     flaps.push_back(change(2 * round + 1, PoolAction::remove, 0));
     flaps.push_back(change(2 * round + 2, PoolAction::add, 0));
   }
-  ConcuryLb lb = make_concury(GetParam(), {1, 1}, flaps);
+  CheckedConcury lb(GetParam(), {1, 1}, flaps);
   std::map<std::uint32_t, std::size_t> backend;
   std::uint32_t next = 0;
   for (int step = 0; step <= 100; ++step) {
@@ -154,15 +195,15 @@ TEST_P(ConcuryLbInBothLayouts, ABackendThatComesAndGoesKeepsItsConnectionsAndOne
   for (const auto& [c, b] : backend) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, 101 * kNanosPerSecond)), b);
   EXPECT_EQ(lb.services()[0].backends().size(), 2u);
   EXPECT_EQ(lb.stats().rewrites, 100u);
-  EXPECT_EQ(lb.stats().violations, 0u);
-  EXPECT_EQ(lb.stats().false_hits, 0u);
+  EXPECT_EQ(lb.check().violations, 0u);
+  EXPECT_EQ(lb.check().false_hits, 0u);
 }
 
 TEST_P(ConcuryLbInBothLayouts, NewConnectionsLandingOnADrainedBackendsPinGoElsewhereAndStayThere) {
   // Eight backends, seven drained at 1 s while they hold connections: seven pins, one live backend.
   std::vector<PoolChange> drains;
   for (std::size_t b = 0; b < 7; ++b) drains.push_back(change(1, PoolAction::drain, b));
-  ConcuryLb lb = make_concury(GetParam(), std::vector<std::uint32_t>(8, 1), drains);
+  CheckedConcury lb(GetParam(), std::vector<std::uint32_t>(8, 1), drains);
   for (std::uint32_t n = 0; n < 200; ++n) run(lb, client(n), tcpflag::kSyn, 0);
   std::map<std::uint32_t, std::size_t> backend;
   for (std::uint32_t n = 200; n < 10200; ++n) {
@@ -172,12 +213,12 @@ TEST_P(ConcuryLbInBothLayouts, NewConnectionsLandingOnADrainedBackendsPinGoElsew
   // Seven codes in 4096 are pins: about seventeen of the 10000 landed on one and were sent to web-7.
   EXPECT_GT(lb.stats().rehomed, 0u);
   for (const auto& [c, b] : backend) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, 3 * kNanosPerSecond)), b);
-  EXPECT_EQ(lb.stats().violations, 0u);
-  EXPECT_EQ(lb.stats().false_hits, 0u);
+  EXPECT_EQ(lb.check().violations, 0u);
+  EXPECT_EQ(lb.check().false_hits, 0u);
 }
 
 TEST_P(ConcuryLbInBothLayouts, AnswersGetTheServicesAddressAndPortBack) {
-  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1});
+  CheckedConcury lb(GetParam(), {1, 1, 1});
   const FlowKeyV4 c = client(7);
   const std::size_t b = backend_of(run(lb, c, tcpflag::kSyn));
   const lb_rig::Output back = run(lb, answer_from(b, c), tcpflag::kSyn | tcpflag::kAck);
@@ -188,7 +229,7 @@ TEST_P(ConcuryLbInBothLayouts, AnswersGetTheServicesAddressAndPortBack) {
 // A connection met mid-stream (no SYN: the control plane has not heard of it) whose arrays are rewritten
 // before its backend answers: the answer repairs it, so its client's later packets go back there.
 TEST_P(ConcuryLbInBothLayouts, AConnectionMetMidStreamIsRepairedByItsBackendsFirstAnswer) {
-  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1}, {change(1, PoolAction::weight, 0, 5)});
+  CheckedConcury lb(GetParam(), {1, 1, 1}, {change(1, PoolAction::weight, 0, 5)});
   std::map<std::uint32_t, std::size_t> backend;
   for (std::uint32_t n = 0; n < 500; ++n) backend[n] = backend_of(run(lb, client(n), tcpflag::kAck, kNanosPerSecond / 2));
   EXPECT_EQ(lb.counters().connections_created, 0u);  // an ACK reports nothing
@@ -196,33 +237,33 @@ TEST_P(ConcuryLbInBothLayouts, AConnectionMetMidStreamIsRepairedByItsBackendsFir
   EXPECT_EQ(lb.counters().connections_created, 500u);
   EXPECT_GT(lb.stats().repairs, 0u);
   for (const auto& [c, b] : backend) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, 3 * kNanosPerSecond)), b);
-  EXPECT_EQ(lb.stats().violations, 0u);
+  EXPECT_EQ(lb.check().violations, 0u);
 }
 
 // The race left: a client packet of such a connection between the rewrite and its backend's first
-// answer may go elsewhere. The audit counts each such packet; the answer still repairs the connection.
+// answer may go elsewhere. The check counts each such packet; the answer still repairs the connection.
 TEST_P(ConcuryLbInBothLayouts, TheRaceOfAnUnreportedConnectionIsCountedAndRepaired) {
-  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1}, {change(1, PoolAction::weight, 0, 5)});
+  CheckedConcury lb(GetParam(), {1, 1, 1}, {change(1, PoolAction::weight, 0, 5)});
   std::map<std::uint32_t, std::size_t> backend;
   for (std::uint32_t n = 0; n < 500; ++n) backend[n] = backend_of(run(lb, client(n), tcpflag::kAck, kNanosPerSecond / 2));
   std::uint64_t moved = 0;
   for (const auto& [c, b] : backend) moved += backend_of(run(lb, client(c), tcpflag::kAck, kNanosPerSecond * 3 / 2)) != b;
   EXPECT_GT(moved, 0u);
-  EXPECT_EQ(lb.stats().violations, moved);
+  EXPECT_EQ(lb.check().violations, moved);
   for (const auto& [c, b] : backend) run(lb, answer_from(b, client(c)), tcpflag::kAck, 2 * kNanosPerSecond);
   // Every moved connection is repaired; a repair's refill may move a few more connections not yet
   // answered (those with a cell in the repaired key's tree), which their own answers repair.
   EXPECT_GE(lb.stats().repairs, moved);
   EXPECT_LE(lb.stats().repairs, moved + moved / 10);
   for (const auto& [c, b] : backend) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kAck, 3 * kNanosPerSecond)), b);
-  EXPECT_EQ(lb.stats().violations, moved);
+  EXPECT_EQ(lb.check().violations, moved);
 }
 
 // RFC 9293, 3.10.7.4: a client sends a SYN on the endpoints of an answered connection only to open a
 // new one. When the answered connection's backend was drained since, the new one goes to a backend that
-// takes new connections, and stays there; the audit counts it as the endpoints' next connection.
+// takes new connections, and stays there; the check counts it as the endpoints' next connection.
 TEST_P(ConcuryLbInBothLayouts, ASynOnTheEndpointsOfAnAnsweredConnectionOpensANewOneAwayFromADrainedBackend) {
-  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1}, {change(1, PoolAction::drain, 0), change(1, PoolAction::drain, 1)});
+  CheckedConcury lb(GetParam(), {1, 1, 1}, {change(1, PoolAction::drain, 0), change(1, PoolAction::drain, 1)});
   std::map<std::uint32_t, std::size_t> first;
   for (std::uint32_t n = 0; n < 300; ++n) first[n] = backend_of(run(lb, client(n), tcpflag::kSyn, 0));
   for (const auto& [c, b] : first) {
@@ -237,23 +278,23 @@ TEST_P(ConcuryLbInBothLayouts, ASynOnTheEndpointsOfAnAnsweredConnectionOpensANew
   }
   EXPECT_GT(on_drained, 150u);
   EXPECT_EQ(lb.stats().rehomed, on_drained);
-  EXPECT_EQ(lb.stats().false_hits, 0u);
-  EXPECT_EQ(lb.stats().violations, 0u);
+  EXPECT_EQ(lb.check().false_hits, 0u);
+  EXPECT_EQ(lb.check().violations, 0u);
 }
 
 // Its first SYN unanswered, a client resends it (RFC 9293, 3.8.1): the resent SYN belongs to the same
 // connection, which stays on its backend though that was drained since; past the handshake timeout
 // (Linux's SYN_SENT timeout, 120 s) a SYN opens a new connection, sent elsewhere.
 TEST_P(ConcuryLbInBothLayouts, AResentSynStaysWithItsDrainedBackendUntilTheHandshakeTimeout) {
-  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1}, {change(1, PoolAction::drain, 0), change(1, PoolAction::drain, 1)});
+  CheckedConcury lb(GetParam(), {1, 1, 1}, {change(1, PoolAction::drain, 0), change(1, PoolAction::drain, 1)});
   std::map<std::uint32_t, std::size_t> first;
   for (std::uint32_t n = 0; n < 300; ++n) first[n] = backend_of(run(lb, client(n), tcpflag::kSyn, 0));
   for (const auto& [c, b] : first) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kSyn, 3 * kNanosPerSecond)), b) << c;
   EXPECT_EQ(lb.stats().rehomed, 0u);
   for (const auto& [c, b] : first) ASSERT_EQ(backend_of(run(lb, client(c), tcpflag::kSyn, 121 * kNanosPerSecond)), 2u) << c;
   EXPECT_GT(lb.stats().rehomed, 150u);
-  EXPECT_EQ(lb.stats().false_hits, 0u);
-  EXPECT_EQ(lb.stats().violations, 0u);
+  EXPECT_EQ(lb.check().false_hits, 0u);
+  EXPECT_EQ(lb.check().violations, 0u);
 }
 
 // Linux's closing-state timeouts (the longest, FIN_WAIT's and TIME_WAIT's, 120 s): a connection whose FIN
@@ -261,7 +302,7 @@ TEST_P(ConcuryLbInBothLayouts, AResentSynStaysWithItsDrainedBackendUntilTheHands
 // later: ConcuryLb::expire waits for an eighth of the timeout's worth of ends); one that never
 // closes stays known; the endpoints of a forgotten one open a new connection like any client's.
 TEST_P(ConcuryLbInBothLayouts, AClosedConnectionIsForgottenTheClosingTimeoutAfterItsLastFinOrRst) {
-  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1});
+  CheckedConcury lb(GetParam(), {1, 1, 1});
   constexpr std::uint32_t kClients = 200;
   std::map<std::uint32_t, std::size_t> first;
   for (std::uint32_t n = 0; n < 2 * kClients; ++n) first[n] = backend_of(run(lb, client(n), tcpflag::kSyn, 0));
@@ -285,8 +326,8 @@ TEST_P(ConcuryLbInBothLayouts, AClosedConnectionIsForgottenTheClosingTimeoutAfte
   for (std::uint32_t n = 0; n < kClients; ++n) run(lb, client(n), tcpflag::kSyn, 148 * kNanosPerSecond);
   EXPECT_EQ(lb.known_connections(), 2u * kClients);
   EXPECT_EQ(lb.counters().connections_created, 3u * kClients);
-  EXPECT_EQ(lb.stats().violations, 0u);
-  EXPECT_EQ(lb.stats().false_hits, 0u);
+  EXPECT_EQ(lb.check().violations, 0u);
+  EXPECT_EQ(lb.check().false_hits, 0u);
 }
 
 // A client that has sent its FIN still receives, and acknowledges, for as long as the backend sends
@@ -294,7 +335,7 @@ TEST_P(ConcuryLbInBothLayouts, AClosedConnectionIsForgottenTheClosingTimeoutAfte
 // their backend across a pool change that rewrites the arrays; the backend's FIN closes it, and it is
 // forgotten the closing timeout later.
 TEST_P(ConcuryLbInBothLayouts, AHalfClosedConnectionKeepsItsBackendPastTheClosingTimeoutRfc9293Section3_6) {
-  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1}, {change(200, PoolAction::add, 3, 3)});
+  CheckedConcury lb(GetParam(), {1, 1, 1}, {change(200, PoolAction::add, 3, 3)});
   constexpr std::uint32_t kClients = 300;
   std::map<std::uint32_t, std::size_t> first;
   for (std::uint32_t n = 0; n < kClients; ++n) first[n] = backend_of(run(lb, client(n), tcpflag::kSyn, 0));
@@ -309,8 +350,8 @@ TEST_P(ConcuryLbInBothLayouts, AHalfClosedConnectionKeepsItsBackendPastTheClosin
   }
   for (const auto& [c, b] : first) run(lb, answer_from(b, client(c)), tcpflag::kFin | tcpflag::kAck, 210 * kNanosPerSecond);
   EXPECT_EQ(lb.expire(346 * kNanosPerSecond), kClients);  // at most an eighth of the closing timeout late
-  EXPECT_EQ(lb.stats().violations, 0u);
-  EXPECT_EQ(lb.stats().false_hits, 0u);
+  EXPECT_EQ(lb.check().violations, 0u);
+  EXPECT_EQ(lb.check().false_hits, 0u);
 }
 
 // A datagram flow lives the longer UDP timeout (120 s by default, Linux's UDP stream timeout) from its
@@ -318,7 +359,7 @@ TEST_P(ConcuryLbInBothLayouts, AHalfClosedConnectionKeepsItsBackendPastTheClosin
 // one that stopped is forgotten (at most an eighth of the timeout late, or one timeout more when its
 // last datagrams hit the known-connection cache: concury_learning.hpp).
 TEST_P(ConcuryLbInBothLayouts, ADatagramFlowIsKeptWhileItSendsAndForgottenTheUdpTimeoutAfterItsLast) {
-  ConcuryLb lb = make_concury(GetParam(), {1, 1, 1}, {change(300, PoolAction::add, 3, 3)}, ipproto::kUdp);
+  CheckedConcury lb(GetParam(), {1, 1, 1}, {change(300, PoolAction::add, 3, 3)}, ipproto::kUdp);
   constexpr std::uint32_t kFlows = 200;
   std::map<std::uint32_t, std::size_t> first;
   for (std::uint32_t n = 0; n < kFlows; ++n) first[n] = backend_of(lb_rig::run_udp(lb, client(n, ipproto::kUdp), 0));
@@ -335,12 +376,12 @@ TEST_P(ConcuryLbInBothLayouts, ADatagramFlowIsKeptWhileItSendsAndForgottenTheUdp
   EXPECT_EQ(lb.expire(655 * kNanosPerSecond), kFlows / 2);
   EXPECT_EQ(lb.known_connections(), 0u);
   EXPECT_EQ(lb.counters().connections_created, kFlows);
-  EXPECT_EQ(lb.stats().violations, 0u);
-  EXPECT_EQ(lb.stats().false_hits, 0u);
+  EXPECT_EQ(lb.check().violations, 0u);
+  EXPECT_EQ(lb.check().false_hits, 0u);
 }
 
 // The known-connection cache's tags hold a service in 15 bits beside the client endpoint and its
-// half-open bit (nf/concury_learning.hpp): a configuration with more services is refused before any is
+// half-open bit (nf/internal/concury_learning.hpp): a configuration with more services is refused before any is
 // built, with a message that says so. (One service fewer is taken: every other Concury test, at a size
 // too slow to build here.)
 TEST(ConcuryLbConfig, MoreServicesThanTheCacheTagsHoldAreRefused) {
@@ -361,27 +402,24 @@ TEST(ConcuryLbConfig, MoreServicesThanTheCacheTagsHoldAreRefused) {
 }
 
 // Every backend a service ever listed may hold a pin, a Dcode of its row's 4096: a schedule that would
-// list more (each name, address and port once) is refused before any packet, with a message that says
-// so; one that lists exactly that many is taken.
-TEST(ConcuryLbConfig, AScheduleListingMoreBackendsThanDcodesIsRefused) {
+// list more (each name, address and port once) is found, with the change and the count; one that lists
+// exactly that many is not.
+TEST(ConcuryLbConfig, AScheduleListingMoreBackendsThanDcodesIsFound) {
+  const std::vector<ServiceConfig> services = {web_service(1)};
   const auto schedule = [](std::uint32_t added) {
-    StatefulLbConfig config;
-    config.maglev_size = 251;
-    config.services = {web_service(1)};
+    std::vector<PoolChange> changes;
     for (std::uint32_t n = 1; n <= added; ++n) {
       const BackendConfig b{"n" + std::to_string(n), to_network32(0x0b000000 + n), to_network16(8443), 1};
-      config.changes.push_back({2 * Nanos{n}, "web", PoolAction::add, b});
-      config.changes.push_back({2 * Nanos{n} + 1, "web", PoolAction::remove, b});
+      changes.push_back({2 * Nanos{n}, "web", PoolAction::add, b});
+      changes.push_back({2 * Nanos{n} + 1, "web", PoolAction::remove, b});
     }
-    return config;
+    return changes;
   };
-  EXPECT_NO_THROW(ConcuryLb{schedule(4095)});
-  try {
-    ConcuryLb lb(schedule(4096));
-    FAIL() << "a schedule of 4097 backends was taken";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("listed 4097 backends, at most 4096"), std::string::npos) << e.what();
-  }
+  EXPECT_EQ(ConcuryLb::listing_beyond(schedule(4095), services), std::nullopt);
+  const auto beyond = ConcuryLb::listing_beyond(schedule(4096), services);
+  ASSERT_TRUE(beyond.has_value());
+  EXPECT_EQ(beyond->first, 2u * 4095);  // the 4096th add
+  EXPECT_EQ(beyond->second, 4097u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ConcuryLbInBothLayouts,

@@ -1,4 +1,4 @@
-// Concury's learning (nf/concury_learning.hpp): reports of known connections are skipped by its cache
+// Concury's learning (nf/internal/concury_learning.hpp): reports of known connections are skipped by its cache
 // of known connections exactly when learning them would change nothing, and a forgotten connection is
 // learnt again when reported again (the cache never answers for a connection the control plane does
 // not know); a SYN is a retransmission only while its connection is half-open, and opens a new
@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "flowtrack/nf/concury_learning.hpp"
+#include "flowtrack/nf/internal/concury_learning.hpp"
 
 namespace flowtrack {
 namespace {

@@ -1,7 +1,10 @@
 // The live data plane's [dataplane] table (nf/dataplane_config.hpp): ports, gateways, configured
-// neighbours, the stats interval, the metrics listener; errors naming the key; the live examples loading.
+// neighbours, the stats interval, the metrics listener, the ports' roles as each function needs them;
+// errors naming the key; the live examples loading.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
 
 #include "flowtrack/nf/dataplane_config.hpp"
 #include "flowtrack/nf/nf_config.hpp"
@@ -27,7 +30,7 @@ mac = "02:00:00:00:00:2a"
 )";
 
 TEST(DataplaneConfig, PortsGatewaysNeighboursAndIntervalAreRead) {
-  const DataplaneConfig c = load_dataplane_config(test::temp_config("plane.toml", kTwoPorts));
+  const DataplaneConfig c = load_dataplane_config(test::temp_config("plane.toml", kTwoPorts), "fwd");
   EXPECT_EQ(c.stats_interval, 5 * kNanosPerSecond);
   ASSERT_TRUE(c.metrics);
   EXPECT_EQ(c.metrics->address, test::ipv4("127.0.0.1"));
@@ -69,7 +72,7 @@ TEST(DataplaneConfig, AMistakeNamesTheKey) {
            {"[dataplane]\nmetrics = \"127.0.0.1:99999999999999999999\"\n", "dataplane.metrics"},
        }) {
     try {
-      load_dataplane_config(test::temp_config("plane.toml", text));
+      load_dataplane_config(test::temp_config("plane.toml", text), "fwd");
       ADD_FAILURE() << text << "loaded";
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
@@ -86,10 +89,56 @@ TEST(DataplaneConfig, MacAddressesParseInEitherNotationOnly) {
   EXPECT_EQ(mac_to_string({0x0a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f}), "0a:1b:2c:3d:4e:5f");
 }
 
+// The error `text` gets when loaded for `nf` (empty if it loads).
+std::string plane_error(const std::string& text, std::string_view nf) {
+  try {
+    load_dataplane_config(test::temp_config("plane.toml", text), nf);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string two_ports(const std::string& first_role, const std::string& second_role) {
+  return "[dataplane]\n[[dataplane.port]]\ndevice = \"net_null0\"\naddress = \"10.0.1.1/24\"\n" + first_role +
+         "[[dataplane.port]]\ndevice = \"net_null1\"\naddress = \"10.0.2.1/24\"\n" + second_role;
+}
+
+TEST(DataplaneConfig, EachPortOfTheNatAndTheLbFacesOneSide) {
+  const DataplaneConfig nat = load_dataplane_config(test::temp_config("plane.toml", two_ports("role = \"outside\"\n", "role = \"inside\"\n")), "nat");
+  EXPECT_EQ(nat.ports[0].role, PortRole::outside);
+  EXPECT_EQ(nat.ports[1].role, PortRole::inside);
+  const DataplaneConfig lb = load_dataplane_config(test::temp_config("plane.toml", two_ports("role = \"clients\"\n", "role = \"backends\"\n")), "lb");
+  EXPECT_EQ(lb.ports[0].role, PortRole::clients);
+  EXPECT_EQ(lb.ports[1].role, PortRole::backends);
+  EXPECT_EQ(load_dataplane_config(test::temp_config("plane.toml", two_ports("", "")), "slb").ports[0].role, PortRole::unknown);
+}
+
+TEST(DataplaneConfig, ARoleMissingOrWrongIsRefusedWithWhatToAdd) {
+  const std::string inside = "role = \"inside\"\n";
+  for (const auto& [text, nf, message] : {
+           std::tuple{two_ports("", ""), "nat",
+                      ":2: dataplane.port.role: missing: nf nat needs one port with role = \"inside\" (the private network) and one "
+                      "with role = \"outside\" (the public side, where the pool is)"},
+           {two_ports(inside, ""), "nat", ":6: dataplane.port.role: missing"},
+           {two_ports(inside, inside), "nat", ":9: dataplane.port.role: 'inside' is another port's role too"},
+           {two_ports(inside, "role = \"backends\"\n"), "nat", "dataplane.port.role: nf nat needs one port with role = \"inside\""},
+           {two_ports("role = \"outside\"\n", "role = \"clients\"\n"), "lb", "nf lb needs one port with role = \"clients\""},
+           {two_ports("", ""), "lb", "dataplane.port.role: missing: nf lb needs one port with role = \"clients\" (the clients, who"},
+           {two_ports(inside, ""), "fwd", ":5: dataplane.port.role: nf fwd takes no port role (nat, lb and concury do)"},
+           {"[dataplane]\n[[dataplane.port]]\ndevice = \"net_null0\"\naddress = \"10.0.1.1/24\"\n" + inside, "nat",
+            "dataplane.port: nf nat needs 2 ports: one with role = \"inside\""},
+       }) {
+    const std::string error = plane_error(text, nf);
+    EXPECT_NE(error.find(message), std::string::npos) << nf << ": " << error;
+  }
+}
+
 TEST(DataplaneConfig, TheLiveExamplesLoad) {
-  for (const char* name : {"/examples/live-lb.toml", "/examples/live-nat.toml"}) {
-    const DataplaneConfig c = load_dataplane_config(std::string(FLOWTRACK_SOURCE_DIR) + name);
-    EXPECT_EQ(c.ports.size(), 2u) << name;
+  for (const auto& [name, nf] : {std::pair{"/examples/live-lb.toml", "lb"}, {"/examples/live-nat.toml", "nat"}}) {
+    const DataplaneConfig c = load_dataplane_config(std::string(FLOWTRACK_SOURCE_DIR) + name, nf);
+    ASSERT_EQ(c.ports.size(), 2u) << name;
+    EXPECT_EQ(c.ports[0].role, port_roles_of(nf)[0]) << name;  // the private or the clients' side first
   }
   EXPECT_EQ(load_stateful_lb_config(FLOWTRACK_SOURCE_DIR "/examples/live-lb.toml").services.size(), 1u);
   EXPECT_EQ(load_nat_config(FLOWTRACK_SOURCE_DIR "/examples/live-nat.toml").pool.size(), 1u);

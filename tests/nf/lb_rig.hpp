@@ -49,12 +49,13 @@ struct Output {
   FlowKeyV4 key;
 };
 
-// Runs one frame through a balancer (the stateful LB, Concury); the frame that leaves must parse and
-// have every checksum right.
+// Runs one frame through a balancer (the stateful LB, Concury) as if it came through a port of role
+// `arrival` (unknown: replayed); the frame that leaves must parse and have every checksum right.
 template <NetworkFunction Nf>
-Output run_spec(Nf& lb, const FrameSpec& spec, Nanos now = 0) {
+Output run_spec(Nf& lb, const FrameSpec& spec, Nanos now = 0, PortRole arrival = PortRole::unknown) {
   std::vector<std::uint8_t> frame = build_frame(spec);
   NfPacket packet{frame, {}, static_cast<std::uint32_t>(frame.size())};
+  packet.arrival = arrival;
   EXPECT_EQ(parse_frame(frame, LinkType::ethernet, packet.parsed), ParseStatus::ok);
   const Verdict verdict = process_packet(lb, packet, now);
   ParsedPacket after;
@@ -65,14 +66,51 @@ Output run_spec(Nf& lb, const FrameSpec& spec, Nanos now = 0) {
 }
 
 template <NetworkFunction Nf>
-Output run(Nf& lb, const FlowKeyV4& key, std::uint8_t flags, Nanos now = 0, std::uint16_t payload = 0) {
-  return run_spec(lb, FrameSpec::tcp4(key, flags, payload), now);
+Output run(Nf& lb, const FlowKeyV4& key, std::uint8_t flags, Nanos now = 0, std::uint16_t payload = 0,
+           PortRole arrival = PortRole::unknown) {
+  return run_spec(lb, FrameSpec::tcp4(key, flags, payload), now, arrival);
 }
 
 template <NetworkFunction Nf>
 Output run_udp(Nf& lb, const FlowKeyV4& key, Nanos now = 0, std::uint16_t payload = 0) {
   return run_spec(lb, FrameSpec::udp4(key, payload), now);
 }
+
+// A change to service "web"'s backend `name` (a weight for PoolAction::weight).
+inline PoolChange web_change(PoolAction action, const std::string& name, std::uint32_t weight = 0) {
+  return {0, "web", action, {name, 0, 0, weight}};
+}
+
+// The backend of service 0 named `name`.
+template <class Nf>
+const Backend& web_backend(const Nf& lb, const std::string& name) {
+  for (const Backend& b : lb.services()[0].backends()) {
+    if (b.config.name == name) return b;
+  }
+  throw std::out_of_range("no backend " + name);
+}
+
+// A balancer shown its packets one at a time with a schedule of pool changes applied as their times
+// come, as a replay applies it between bursts (runtime/scheduled_source.hpp): a NetworkFunction over
+// the balancer, which the test keeps reading directly.
+template <class Nf>
+class Scheduled {
+ public:
+  Scheduled(Nf& nf, std::vector<PoolChange> changes, const StatefulLbConfig& config)
+      : nf_(nf), schedule_(std::move(changes), config.services, config.maglev_size) {}
+
+  template <BurstOutput Out>
+  void process_burst(std::span<NfPacket> burst, Out& out) {
+    apply_due_changes(schedule_, nf_, burst.front().time);
+    nf_.process_burst(burst, out);
+  }
+  std::size_t expire(Nanos now, std::size_t budget) { return nf_.expire(now, budget); }
+  NfCounters counters() const { return nf_.counters(); }
+
+ private:
+  Nf& nf_;
+  PoolChangeSchedule schedule_;
+};
 
 inline FlowKeyV4 client_key(std::uint16_t client_port, std::uint8_t protocol = ipproto::kTcp) {
   return FlowKeyV4::from_host(kClient, kVip, client_port, 443, protocol);

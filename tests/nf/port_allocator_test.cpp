@@ -4,7 +4,7 @@
 #include <set>
 #include <vector>
 
-#include "flowtrack/nf/port_allocator.hpp"
+#include "flowtrack/nf/internal/port_allocator.hpp"
 
 namespace flowtrack {
 namespace {

@@ -6,7 +6,7 @@
 #include <set>
 #include <vector>
 
-#include "flowtrack/nf/port_blocks.hpp"
+#include "flowtrack/nf/internal/port_blocks.hpp"
 
 namespace flowtrack {
 namespace {

@@ -7,13 +7,13 @@
 #include <unordered_map>
 
 #include "flowtrack/hash/crc32c.hpp"
-#include "flowtrack/io/random.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
 #include "flowtrack/nf/nf_config.hpp"
-#include "support/temp_config.hpp"
 #include "flowtrack/packet/rewrite.hpp"
+#include "flowtrack/util/random.hpp"
 #include "nf/lb_rig.hpp"
+#include "support/temp_config.hpp"
 
 namespace flowtrack {
 namespace {
@@ -184,7 +184,10 @@ TEST(LbMaglev, EmptyPoolYieldsNoBackend) {
   EXPECT_EQ(empty.tracker().size(), 0u);
 
   Lb removed = make_lb(LbPolicy::maglev);
-  for (const char* name : {"web-0", "web-1", "web-2"}) ASSERT_TRUE(removed.services()[0].remove_backend(name));
+  for (const char* name : {"web-0", "web-1", "web-2"}) {
+    removed.apply(web_change(PoolAction::remove, name));
+    ASSERT_TRUE(web_backend(removed, name).removed);
+  }
   EXPECT_EQ(removed.services()[0].consistent_choice(12345), Service::kNoBackend);
   EXPECT_EQ(run(removed, client_key(1), kSyn).verdict, Verdict::drop);
   EXPECT_EQ(drops(removed, NfDrop::no_backend), 1u);
@@ -271,7 +274,8 @@ TEST(LbMaglev, RemovingOneOfNMovesNoConnectionThatHasState) {
   // Where new connections would go before the removal.
   std::vector<std::uint32_t> before;
   for (std::uint16_t port = 10001; port <= 13000; ++port) before.push_back(consistent_address(lb, client_key(port)));
-  ASSERT_TRUE(lb.services()[0].remove_backend("web-3"));
+  lb.apply(web_change(PoolAction::remove, "web-3"));
+  ASSERT_TRUE(web_backend(lb, "web-3").removed);
   std::size_t on_removed = 0;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     const Output out = run(lb, keys[i], kAck, 0, 50);
@@ -328,13 +332,15 @@ TEST(LbPoolChangesUnderLoad, NoConnectionMovesOnAMultipliedCampusTrace) {
   config.policy = LbPolicy::weighted_random;
   config.maglev_size = 1009;
   config.services = campus_services(profile);
-  config.changes = {
-      {4 * duration / 5, "web", PoolAction::weight, backend("b-2", 3, 5)},  // given out of order: sorted
-      {1 * duration / 5, "web", PoolAction::add, backend("b-new", 99, 3)},
-      {2 * duration / 5, "web", PoolAction::drain, backend("b-0", 1)},
-      {3 * duration / 5, "web", PoolAction::remove, backend("b-1", 2)},
-  };
   Lb lb(config);
+  Scheduled scheduled(lb,
+                      {
+                          {4 * duration / 5, "web", PoolAction::weight, backend("b-2", 3, 5)},  // given out of order: sorted
+                          {1 * duration / 5, "web", PoolAction::add, backend("b-new", 99, 3)},
+                          {2 * duration / 5, "web", PoolAction::drain, backend("b-0", 1)},
+                          {3 * duration / 5, "web", PoolAction::remove, backend("b-1", 2)},
+                      },
+                      config);
   const std::uint32_t b0 = backend("b-0", 1).address, b1 = backend("b-1", 2).address, added = backend("b-new", 99).address;
 
   std::unordered_map<FlowKeyV4, std::uint32_t, FlowKeyHasher> backend_of;  // client-side key -> backend
@@ -355,7 +361,7 @@ TEST(LbPoolChangesUnderLoad, NoConnectionMovesOnAMultipliedCampusTrace) {
       ASSERT_EQ(parse_frame(frame, trace.link_type(), packet.parsed), ParseStatus::ok);
     }
     const std::uint64_t created = lb.counters().connections_created;
-    ASSERT_EQ(process_packet(lb, packet, trace[i].timestamp_ns), Verdict::forward);
+    ASSERT_EQ(process_packet(scheduled, packet, trace[i].timestamp_ns), Verdict::forward);
     ParsedPacket after;
     ASSERT_EQ(parse_frame(frame, trace.link_type(), after), ParseStatus::ok);
     if (packet.parsed.ip_version != 4 || !packet.parsed.has_ports) continue;
@@ -432,11 +438,14 @@ TEST(LbPoolChangesUnderLoad, NewConnectionsFollowTheNewWeights) {
       return share;
     };
     open(2000);  // load before the change
-    Service& s = lb.services()[0];
-    ASSERT_TRUE(s.set_weight("web-0", 0));
-    ASSERT_TRUE(s.set_weight("web-1", 3));
-    ASSERT_TRUE(s.remove_backend("web-2"));
-    ASSERT_TRUE(s.add_backend({"web-new", to_network32(0x0a0100ff), to_network16(8443), 4}));
+    lb.apply(web_change(PoolAction::drain, "web-0"));
+    lb.apply(web_change(PoolAction::weight, "web-1", 3));
+    lb.apply(web_change(PoolAction::remove, "web-2"));
+    lb.apply({0, "web", PoolAction::add, {"web-new", to_network32(0x0a0100ff), to_network16(8443), 4}});
+    ASSERT_EQ(web_backend(lb, "web-0").config.weight, 0u);
+    ASSERT_EQ(web_backend(lb, "web-1").config.weight, 3u);
+    ASSERT_TRUE(web_backend(lb, "web-2").removed);
+    ASSERT_EQ(web_backend(lb, "web-new").config.weight, 4u);
     const auto share = open(8000);
     EXPECT_FALSE(share.contains("web-0"));
     EXPECT_FALSE(share.contains("web-2"));
@@ -453,7 +462,8 @@ TEST(LbBackendCounters, LiveCountsReturnToZeroAndRemovedBackendsKeepTheirConnect
   std::vector<Output> opened;
   for (std::uint16_t port = 1; port <= 30; ++port) opened.push_back(run(lb, client_key(port), kSyn, kNanosPerSecond));
   for (const Backend& b : lb.services()[0].backends()) EXPECT_EQ(b.connections, 10u);
-  ASSERT_TRUE(lb.services()[0].remove_backend("web-1"));
+  lb.apply(web_change(PoolAction::remove, "web-1"));
+  ASSERT_TRUE(web_backend(lb, "web-1").removed);
   const Backend& removed = lb.services()[0].backends()[1];
   EXPECT_EQ(removed.connections, 10u);
   for (std::uint16_t port = 1; port <= 30; ++port) {
@@ -496,7 +506,8 @@ TEST(LbPortReuse, ASynOnAnEndedConnectionsTupleOpensANewOneByThePolicy) {
       run(lb, key, kFin | kAck, kNanosPerSecond);
       run(lb, first.key.reversed(), kAck, kNanosPerSecond);
     }
-    ASSERT_TRUE(lb.services()[0].set_weight(old_backend, 0));  // drained
+    lb.apply(web_change(PoolAction::drain, old_backend));
+    ASSERT_EQ(web_backend(lb, old_backend).config.weight, 0u);
     const Output again = run(lb, key, kSyn, 2 * kNanosPerSecond);
     EXPECT_NE(backend_name(lb, again.key.dst_addr), old_backend) << (by_rst ? "after a RST" : "in time_wait");
     EXPECT_EQ(run(lb, key, kAck, 2 * kNanosPerSecond).key, again.key) << "the new connection keeps its backend";
@@ -516,20 +527,22 @@ TEST(LbPortReuse, ASynOnAnEndedConnectionsTupleOpensANewOneByThePolicy) {
 TEST(LbChangeSchedule, AppliedWhenThePacketClockPassesEachChange) {
   StatefulLbConfig config = lb_config(LbPolicy::round_robin);
   config.maglev_size = 401;  // > 100 x 4 backends
-  config.changes = {
-      {2 * kNanosPerSecond, "web", PoolAction::add, {"web-new", to_network32(0x0a0100ff), to_network16(8443), 1}},
-      {1 * kNanosPerSecond, "web", PoolAction::remove, {"web-0", 0, 0, 0}},
-  };
-  Lb lb(config);
+  Lb balancer(config);
+  Scheduled lb(balancer,
+               {
+                   {2 * kNanosPerSecond, "web", PoolAction::add, {"web-new", to_network32(0x0a0100ff), to_network16(8443), 1}},
+                   {1 * kNanosPerSecond, "web", PoolAction::remove, {"web-0", 0, 0, 0}},
+               },
+               config);
   const Nanos t0 = 5 * kNanosPerSecond;
   std::map<std::string, int> before, after_remove, after_add;
   const Output first = run(lb, client_key(1), kSyn, t0);
-  before[backend_name(lb, first.key.dst_addr)]++;
-  for (std::uint16_t port = 2; port <= 3; ++port) before[backend_name(lb, run(lb, client_key(port), kSyn, t0 + kNanosPerSecond - 1).key.dst_addr)]++;
+  before[backend_name(balancer, first.key.dst_addr)]++;
+  for (std::uint16_t port = 2; port <= 3; ++port) before[backend_name(balancer, run(lb, client_key(port), kSyn, t0 + kNanosPerSecond - 1).key.dst_addr)]++;
   EXPECT_EQ(before, (std::map<std::string, int>{{"web-0", 1}, {"web-1", 1}, {"web-2", 1}}));
-  for (std::uint16_t port = 4; port <= 7; ++port) after_remove[backend_name(lb, run(lb, client_key(port), kSyn, t0 + kNanosPerSecond).key.dst_addr)]++;
+  for (std::uint16_t port = 4; port <= 7; ++port) after_remove[backend_name(balancer, run(lb, client_key(port), kSyn, t0 + kNanosPerSecond).key.dst_addr)]++;
   EXPECT_EQ(after_remove, (std::map<std::string, int>{{"web-1", 2}, {"web-2", 2}}));
-  for (std::uint16_t port = 8; port <= 13; ++port) after_add[backend_name(lb, run(lb, client_key(port), kSyn, t0 + 3 * kNanosPerSecond).key.dst_addr)]++;
+  for (std::uint16_t port = 8; port <= 13; ++port) after_add[backend_name(balancer, run(lb, client_key(port), kSyn, t0 + 3 * kNanosPerSecond).key.dst_addr)]++;
   EXPECT_EQ(after_add, (std::map<std::string, int>{{"web-1", 2}, {"web-2", 2}, {"web-new", 2}}));
   // The connection on the removed backend is still there.
   EXPECT_EQ(run(lb, client_key(1), kAck, t0 + 4 * kNanosPerSecond).key, first.key);
@@ -544,20 +557,17 @@ TEST(LbChangeSchedule, ImpossibleChangesAreRefusedBeforeAnyPacket) {
       {{{1, "web", PoolAction::remove, {"web-1", 0, 0, 0}}, {2, "web", PoolAction::weight, {"web-1", 0, 0, 3}}}, "no backend 'web-1'"},
       {{{0, "web", PoolAction::add, added}}, "at most 2"},  // 251 / 100: 3 backends already
   };
+  const StatefulLbConfig config = lb_config();
   for (const auto& [changes, message] : bad) {
-    StatefulLbConfig config = lb_config();
-    config.changes = changes;
     try {
-      Lb lb(config);
+      const PoolChangeSchedule schedule(changes, config.services, config.maglev_size);
       ADD_FAILURE() << "accepted; expected: " << message;
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
     }
   }
-  StatefulLbConfig config = lb_config();
-  config.maglev_size = 401;
-  config.changes = {{1, "web", PoolAction::remove, {"web-1", 0, 0, 0}}, {2, "web", PoolAction::add, {"web-1", 1, 0, 1}}};
-  EXPECT_NO_THROW(Lb{config});  // a removed backend may come back
+  const std::vector<PoolChange> back = {{1, "web", PoolAction::remove, {"web-1", 0, 0, 0}}, {2, "web", PoolAction::add, {"web-1", 1, 0, 1}}};
+  EXPECT_NO_THROW(PoolChangeSchedule(back, config.services, 401));  // a removed backend may come back
 }
 
 // ---- 6. A full table ----------------------------------------------------------------------------

@@ -114,7 +114,10 @@ TEST(StatefulLb, FullTableDropsNewConnectionsOrForwardsStatelessly) {
 
 TEST(StatefulLb, NoBackendDropsAndCounts) {
   Lb lb = make_lb();
-  for (const char* name : {"web-0", "web-1", "web-2"}) ASSERT_TRUE(lb.services()[0].set_weight(name, 0));
+  for (const char* name : {"web-0", "web-1", "web-2"}) {
+    lb.apply(web_change(PoolAction::drain, name));
+    ASSERT_EQ(web_backend(lb, name).config.weight, 0u);
+  }
   EXPECT_EQ(run(lb, FlowKeyV4::from_host(kClient, kVip, 5, 443, ipproto::kTcp), tcpflag::kSyn).verdict, Verdict::drop);
   EXPECT_EQ(lb.counters().drops[static_cast<std::size_t>(NfDrop::no_backend)], 1u);
 }
@@ -144,15 +147,12 @@ TEST(StatefulLb, EveryConnectionStaysOnItsBackendThroughPoolChanges) {
   std::unordered_map<FlowKeyV4, std::uint32_t, FlowKeyHasher> backend_of;  // client-side key -> backend address
   std::size_t moved = 0, checked = 0;
   for (std::size_t i = 0; i < trace.size(); ++i) {
-    if (i == trace.size() / 4) {
-      for (Service& s : lb.services()) s.add_backend({"web-new", to_network32(0x0a0100ff), 0, 3});
-    }
+    // Every service is named "svc": a change applies to each.
+    if (i == trace.size() / 4) lb.apply({0, "svc", PoolAction::add, {"web-new", to_network32(0x0a0100ff), 0, 3}});
     if (i == trace.size() / 2) {
-      for (Service& s : lb.services()) {
-        s.set_weight("web-0", 0);
-        s.remove_backend("web-1");
-        s.set_weight("web-2", 5);
-      }
+      lb.apply({0, "svc", PoolAction::drain, {"web-0", 0, 0, 0}});
+      lb.apply({0, "svc", PoolAction::remove, {"web-1", 0, 0, 0}});
+      lb.apply({0, "svc", PoolAction::weight, {"web-2", 0, 0, 5}});
     }
     std::vector<std::uint8_t> frame(trace[i].bytes.begin(), trace[i].bytes.end());
     NfPacket packet{frame, {}, trace[i].wire_length};

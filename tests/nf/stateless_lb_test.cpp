@@ -51,8 +51,8 @@ TEST(StatelessLb, ForwardToTheHashedBackendAndRestoreTheVipOnReplies) {
 
 double share_moved(StatelessSelection selection) {
   StatelessLb before(config(selection)), after(config(selection));
-  after.services()[0].remove_backend("b2");
-  after.reindex();
+  after.apply({0, after.services()[0].config().name, PoolAction::remove, {"b2", 0, 0, 0}});
+  if (!after.services()[0].backends()[2].removed) ADD_FAILURE() << "b2 (backend 2) was not removed";
   std::size_t moved = 0;
   constexpr int kFlows = 5000;
   for (int i = 0; i < kFlows; ++i) {

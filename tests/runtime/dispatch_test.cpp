@@ -1,4 +1,4 @@
-// The live dispatcher (`run --dispatch`, runtime/dispatched_run.hpp): every packet is processed once by
+// The live dispatcher (`run --dispatch`, runtime/dispatched_replay.hpp): every packet is processed once by
 // one worker or counted as a ring_full drop; RSS gives each worker exactly the packets, in the order, the
 // partition before the run gives it, so no flow is reordered; LAPS moves connections off a slowed worker
 // and the reordering that costs is counted; the tags keep a connection's two directions together; the
@@ -16,8 +16,9 @@
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/nf/forwarder.hpp"
 #include "flowtrack/packet/parser.hpp"
-#include "flowtrack/runtime/nf_runner.hpp"
+#include "flowtrack/runtime/replay_run.hpp"
 #include "flowtrack/runtime/reordering.hpp"
+#include "flowtrack/runtime/sharing.hpp"
 
 namespace flowtrack {
 namespace {
@@ -35,10 +36,9 @@ PacketPartition tagged_partition(const PacketStore& trace, unsigned workers) {
   return partition;
 }
 
-std::vector<WorkerResult> forward(const PacketPartition& partition, unsigned workers, const DispatchOptions& dispatch) {
-  return run_workers(
-      dispatched_campus(), partition, workers, NfScaling::sharded, NfRunOptions{.dispatch = dispatch},
-      [](unsigned, unsigned, Nanos) { return std::make_unique<Forwarder>(); }, [](Forwarder&, WorkerResult&) {});
+std::vector<WorkerReport> forward(const PacketPartition& partition, unsigned workers, const DispatchOptions& dispatch) {
+  OnePerWorker forwarders([](unsigned, unsigned, Nanos) { return std::make_unique<Forwarder>(); }, workers);
+  return replay(dispatched_campus(), partition, forwarders, ReplayOptions{.dispatch = dispatch}, [](const Forwarder&, WorkerReport&) {});
 }
 
 std::vector<std::string> frames_of(const PacketStore& store) {
@@ -49,14 +49,14 @@ std::vector<std::string> frames_of(const PacketStore& store) {
 
 // Taken by a worker or dropped at its ring: each packet of the trace exactly once; and what went out is
 // a sub-multiset of the trace (nothing doubled, nothing invented), as large as the workers say.
-void expect_every_packet_once(const std::vector<WorkerResult>& results, const char* policy) {
+void expect_every_packet_once(const std::vector<WorkerReport>& results, const char* policy) {
   std::uint64_t taken = 0, dropped = 0, forwarded = 0;
   std::vector<std::string> out;
-  for (const WorkerResult& r : results) {
-    taken += r.packets;
-    dropped += r.dispatch.ring_full;
+  for (const WorkerReport& r : results) {
+    taken += r.counters.packets;
+    dropped += r.counters.ring_full;
     forwarded += r.forwarded;
-    EXPECT_LE(r.dispatch.out_of_order, r.packets) << policy;
+    EXPECT_LE(r.counters.out_of_order, r.counters.packets) << policy;
     const auto frames = frames_of(r.out);
     out.insert(out.end(), frames.begin(), frames.end());
   }
@@ -76,7 +76,7 @@ TEST(Dispatcher, EveryPacketIsProcessedOnceOrCountedAsRingFull) {
         forward(partition, 2, {.policy = policy, .ring_capacity = 8, .ring_wait = microseconds(0), .slow_worker = microseconds(5)});
     const char* name = policy == DispatchPolicy::rss ? "rss" : "laps";
     expect_every_packet_once(results, name);
-    EXPECT_GT(results[0].dispatch.ring_full, 0u) << name << ": the slowed worker's ring never overflowed";
+    EXPECT_GT(results[0].counters.ring_full, 0u) << name << ": the slowed worker's ring never overflowed";
   }
 }
 
@@ -88,9 +88,9 @@ TEST(Dispatcher, RssGivesEachWorkerThePartitionsPacketsInTraceOrder) {
       partition, 2, {.policy = DispatchPolicy::rss, .ring_capacity = dispatched_campus().size(), .slow_worker = microseconds(1)});
   for (unsigned w = 0; w < 2; ++w) {
     EXPECT_EQ(frames_of(dispatched[w].out), frames_of(partitioned[w].out)) << "worker " << w;
-    EXPECT_EQ(dispatched[w].dispatch.ring_full, 0u);
-    EXPECT_EQ(dispatched[w].dispatch.migrations_in, 0u);
-    EXPECT_EQ(dispatched[w].dispatch.out_of_order, 0u) << "RSS keeps a flow on its worker, in order";
+    EXPECT_EQ(dispatched[w].counters.ring_full, 0u);
+    EXPECT_EQ(dispatched[w].counters.migrations_in, 0u);
+    EXPECT_EQ(dispatched[w].counters.out_of_order, 0u) << "RSS keeps a flow on its worker, in order";
   }
 }
 
@@ -98,14 +98,14 @@ TEST(Dispatcher, LapsMovesConnectionsOffASlowWorkerAndCountsTheReordering) {
   const PacketPartition partition = tagged_partition(dispatched_campus(), 2);
   // Rings that hold the trace: no queue reaches LAPS's threshold (half a ring), the map table alone decides.
   const auto hashed = forward(partition, 2, {.policy = DispatchPolicy::laps, .ring_capacity = dispatched_campus().size()});
-  EXPECT_EQ(hashed[0].dispatch.migrations_in + hashed[1].dispatch.migrations_in, 0u);
+  EXPECT_EQ(hashed[0].counters.migrations_in + hashed[1].counters.migrations_in, 0u);
   const auto results =
       forward(partition, 2, {.policy = DispatchPolicy::laps, .ring_capacity = 64, .slow_worker = microseconds(200)});
   expect_every_packet_once(results, "laps");
   // Connections move off worker 0 to worker 1, whose queue stays short, so worker 0 is handed fewer
   // packets than its buckets hold.
-  EXPECT_GT(results[1].dispatch.migrations_in, results[0].dispatch.migrations_in);
-  EXPECT_LT(results[0].packets + results[0].dispatch.ring_full, hashed[0].packets);
+  EXPECT_GT(results[1].counters.migrations_in, results[0].counters.migrations_in);
+  EXPECT_LT(results[0].counters.packets + results[0].counters.ring_full, hashed[0].counters.packets);
 }
 
 TEST(PacketTags, BothDirectionsOfAConnectionShareItsIdentityButNotTheirFlow) {

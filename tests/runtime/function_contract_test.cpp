@@ -89,8 +89,8 @@ PacketStore through_loop(Nf& nf, std::size_t burst) {
   for (std::uint32_t i = 0; i < all.size(); ++i) all[i] = i;
   ReplaySource source(trace, all);
   StageClock clock(false);
-  VerdictLog log(source, clock);
-  BurstLoopCounters counters;
+  VerdictLog log(source);
+  WorkerCounters counters;
   run_burst_loop(nf, source, log, burst, counters, clock);
   PacketStore out(trace.link_type());
   log.write_to(source, out);
@@ -110,7 +110,7 @@ TYPED_TEST(FunctionContract, EveryPacketIsCountedOnceUnderItsVerdictAndWhatLeave
   ReplaySource source(trace, all);
   StageClock clock(false);
   CheckingOutput out{trace.link_type()};
-  BurstLoopCounters counters;
+  WorkerCounters counters;
   run_burst_loop(nf, source, out, kBurstSize, counters, clock);
   // Every packet once, in arrival order.
   ASSERT_EQ(out.slots.size(), trace.size());

@@ -8,11 +8,11 @@
 #include <set>
 #include <string>
 
-#include "flowtrack/io/random.hpp"
 #include "flowtrack/nf/nat44.hpp"
 #include "flowtrack/packet/frame_builder.hpp"
 #include "flowtrack/packet/parser.hpp"
 #include "flowtrack/table/cuckoo.hpp"
+#include "flowtrack/util/random.hpp"
 #include "support/addresses.hpp"
 
 namespace flowtrack {

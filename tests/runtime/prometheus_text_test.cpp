@@ -1,6 +1,7 @@
 // The live counters as Prometheus text (runtime/prometheus_text.hpp): every family typed and described
 // once, counters named _total, drops as one counter labelled by reason, the LB's backends labelled by
-// name, label values escaped, and nothing but valid exposition lines.
+// name (and their live connections by phase), its VIPs' and backends' traffic, the health checks'
+// states, label values escaped, and nothing but valid exposition lines.
 #include "flowtrack/runtime/prometheus_text.hpp"
 
 #include <gtest/gtest.h>
@@ -25,8 +26,16 @@ LiveCounters lb_counters() {
   c.arp_answered = 2;
   c.arp_asked = 5;
   c.handed_off = 6;
+  c.handoff_backoffs = 2;
   c.backends = {{"b1", 40}, {"b\"2\\", 80}};
-  c.backends_live = {{"b1", 1}, {"b\"2\\", 3}};
+  c.backend_connections = {{"b1", {0, 1, 774}}, {"b\"2\\", {2, 3, 0}}};
+  c.over_rate = 9;
+  c.traffic.vips = {{"10.10.1.100:80/tcp", {.packets = 500, .bytes = 40000, .reply_packets = 480, .reply_bytes = 900000,
+                                            .connections = 120, .connections_live = 4}}};
+  c.traffic.backends = {{"b1", {.packets = 200, .bytes = 16000, .connections = 40}}};
+  c.vip_rate = {{"10.10.1.100:80/tcp", 12}};
+  c.backend_health = {{"web/b1", {.up = false, .probes = 30, .failures = 3, .transitions = 1}}};
+  c.all_down_events = {{"web", 0}};
   return c;
 }
 
@@ -43,6 +52,7 @@ TEST(PrometheusText, CountersAndGaugesCarryTheirValues) {
   EXPECT_TRUE(has_line(text, "flowtrack_arp_replies_sent_total 2"));
   EXPECT_TRUE(has_line(text, "flowtrack_arp_requests_sent_total 5"));
   EXPECT_TRUE(has_line(text, "flowtrack_packets_handed_off_total 6"));
+  EXPECT_TRUE(has_line(text, "flowtrack_handoff_backoffs_total 2"));
 }
 
 TEST(PrometheusText, DropsAreOneCounterLabelledByReason) {
@@ -56,12 +66,24 @@ TEST(PrometheusText, BackendsAreLabelledByTheirEscapedNames) {
   const std::string text = prometheus_text(lb_counters());
   EXPECT_TRUE(has_line(text, "flowtrack_backend_connections_total{backend=\"b1\"} 40"));
   EXPECT_TRUE(has_line(text, "flowtrack_backend_connections_total{backend=\"b\\\"2\\\\\"} 80")) << text;
-  EXPECT_TRUE(has_line(text, "flowtrack_backend_connections{backend=\"b1\"} 1"));
   LiveCounters nat = lb_counters();
   nat.nf = "nat";
   nat.backends.clear();
-  nat.backends_live.clear();
+  nat.backend_connections.clear();
+  nat.traffic = {};
+  nat.backend_health.clear();
   EXPECT_EQ(prometheus_text(nat).find("flowtrack_backend"), std::string::npos);
+}
+
+// A backend's live connections are one gauge per phase: the closing ones (TIME_WAIT) apart from the
+// established.
+TEST(PrometheusText, BackendConnectionsAreAGaugeByPhase) {
+  const std::string text = prometheus_text(lb_counters());
+  EXPECT_TRUE(has_line(text, "# TYPE flowtrack_backend_connections gauge"));
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_connections{backend=\"b1\",phase=\"opening\"} 0"));
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_connections{backend=\"b1\",phase=\"established\"} 1"));
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_connections{backend=\"b1\",phase=\"closing\"} 774"));
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_connections{backend=\"b\\\"2\\\\\",phase=\"opening\"} 2")) << text;
 }
 
 // Every line is a comment (HELP or TYPE) or a sample of the family last typed; each family is typed
@@ -72,7 +94,8 @@ TEST(PrometheusText, EveryLineIsValidExposition) {
   EXPECT_EQ(text.back(), '\n');
   const std::regex help(R"(# HELP ([a-z_]+) \S.*)");
   const std::regex type(R"(# TYPE ([a-z_]+) (counter|gauge))");
-  const std::regex sample(R"(([a-z_]+)(\{[a-z_]+="([^"\\\n]|\\["\\n])*"\})? [0-9]+)");
+  const std::string label = R"([a-z_]+="(?:[^"\\\n]|\\["\\n])*")";  // name="value", the value escaped
+  const std::regex sample("([a-z_]+)(\\{" + label + "(," + label + ")*\\})? [0-9]+");
   std::istringstream lines(text);
   std::set<std::string> typed;
   std::string family;
@@ -88,7 +111,21 @@ TEST(PrometheusText, EveryLineIsValidExposition) {
     ASSERT_TRUE(std::regex_match(line, m, sample)) << "not exposition: " << line;
     EXPECT_EQ(m[1], family) << line;
   }
-  EXPECT_EQ(typed.size(), 12u);
+  EXPECT_EQ(typed.size(), 31u);
+}
+
+TEST(PrometheusText, TheVipsAndTheBackendsTrafficAndTheHealthChecks) {
+  const std::string text = prometheus_text(lb_counters());
+  EXPECT_TRUE(has_line(text, "flowtrack_over_rate_total 9")) << text;
+  EXPECT_TRUE(has_line(text, "flowtrack_vip_packets_total{vip=\"10.10.1.100:80/tcp\"} 500"));
+  EXPECT_TRUE(has_line(text, "flowtrack_vip_reply_bytes_total{vip=\"10.10.1.100:80/tcp\"} 900000"));
+  EXPECT_TRUE(has_line(text, "flowtrack_vip_connections{vip=\"10.10.1.100:80/tcp\"} 4"));
+  EXPECT_TRUE(has_line(text, "flowtrack_vip_new_connections_per_second{vip=\"10.10.1.100:80/tcp\"} 12"));
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_bytes_total{backend=\"b1\"} 16000"));
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_new_connections_per_second{backend=\"b1\"} 0"));
+  EXPECT_TRUE(has_line(text, "flowtrack_backend_up{target=\"web/b1\"} 0"));
+  EXPECT_TRUE(has_line(text, "flowtrack_health_probe_failures_total{target=\"web/b1\"} 3"));
+  EXPECT_TRUE(has_line(text, "flowtrack_service_all_down_total{service=\"web\"} 0"));
 }
 
 }  // namespace

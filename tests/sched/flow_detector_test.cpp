@@ -7,11 +7,11 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "flowtrack/io/random.hpp"
 #include "flowtrack/sched/detector_accuracy.hpp"
 #include "flowtrack/sched/flow_detector.hpp"
 #include "flowtrack/sched/lfu_cache.hpp"
 #include "flowtrack/sched/tag_index.hpp"
+#include "flowtrack/util/random.hpp"
 #include "sched_fixtures.hpp"
 
 namespace flowtrack {

@@ -6,7 +6,7 @@
 
 #include "flowtrack/hash/crc16.hpp"
 #include "flowtrack/hash/toeplitz.hpp"
-#include "flowtrack/io/random.hpp"
+#include "flowtrack/util/random.hpp"
 
 namespace flowtrack::testing {
 

@@ -1,6 +1,6 @@
 // The second half of the registry's tables with IPv4 keys (see conformance_v4_test.cpp).
 #include "conformance_suite.hpp"
-#include "flowtrack/table/registry.hpp"
+#include "flowtrack/lab/registry.hpp"
 
 namespace flowtrack::conformance {
 

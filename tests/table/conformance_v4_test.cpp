@@ -1,8 +1,8 @@
-// The conformance suite over every registered table (table/registry.hpp) with IPv4 keys, so a table
+// The conformance suite over every registered table (lab/registry.hpp) with IPv4 keys, so a table
 // that the CLI can name is a table that passed. The registry is cut in two halves, instantiated here
 // and in conformance_v4_rest_test.cpp, so that two compile jobs share the work.
 #include "conformance_suite.hpp"
-#include "flowtrack/table/registry.hpp"
+#include "flowtrack/lab/registry.hpp"
 
 namespace flowtrack::conformance {
 

@@ -3,7 +3,7 @@
 //
 // A policy tracks, for each live FlowId of one table, the time after which the flow counts as idle:
 // its deadline, `timeout` nanoseconds after its last packet. The caller drives it with the clock's
-// `now` (read once per burst, never decreasing, see clock.hpp):
+// `now` (read once per burst, never decreasing, see util/time.hpp):
 //
 //   policy.arm(id, now, timeout)          the table has just handed out `id` for a new flow
 //   policy.touch(id, now)                 a packet of flow `id` arrived: the hot path, a few stores
@@ -32,8 +32,8 @@
 #include <cstddef>
 #include <string_view>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/table/flow_table.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

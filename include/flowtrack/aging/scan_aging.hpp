@@ -23,7 +23,7 @@
 #include <string_view>
 
 #include "flowtrack/aging/aging_policy.hpp"
-#include "flowtrack/aging/flow_deadlines.hpp"
+#include "flowtrack/aging/internal/flow_deadlines.hpp"
 
 namespace flowtrack {
 

@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "flowtrack/aging/aging_policy.hpp"
-#include "flowtrack/aging/flow_deadlines.hpp"
+#include "flowtrack/aging/internal/flow_deadlines.hpp"
 #include "flowtrack/table/huge_page_allocator.hpp"
 
 namespace flowtrack {

@@ -19,7 +19,7 @@
 
 #include "flowtrack/compact/compact_key.hpp"
 #include "flowtrack/compact/cuckoo_filtable_lookup.hpp"
-#include "flowtrack/io/random.hpp"
+#include "flowtrack/util/random.hpp"
 
 namespace flowtrack::compact {
 

@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <span>
 
-#include "flowtrack/compact/dcode_blocks.hpp"
+#include "flowtrack/compact/internal/dcode_blocks.hpp"
 
 namespace flowtrack::compact {
 

@@ -21,7 +21,7 @@
 #include <span>
 #include <vector>
 
-#include "flowtrack/compact/dcode_blocks.hpp"
+#include "flowtrack/compact/internal/dcode_blocks.hpp"
 #include "flowtrack/compact/lb_query.hpp"
 
 namespace flowtrack::compact {

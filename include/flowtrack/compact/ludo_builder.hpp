@@ -23,7 +23,7 @@
 #include "flowtrack/compact/compact_key.hpp"
 #include "flowtrack/compact/ludo_lookup.hpp"
 #include "flowtrack/compact/othello_builder.hpp"
-#include "flowtrack/io/random.hpp"
+#include "flowtrack/util/random.hpp"
 
 namespace flowtrack::compact {
 

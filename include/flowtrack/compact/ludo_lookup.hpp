@@ -7,7 +7,7 @@
 // small (2,4)-cuckoo table keyed by bucket. Keys whose cuckoo insertion failed sit in a small fallback
 // table of full keys, consulted first whenever it is not empty.
 //
-// Concurrency: the version stripes of compact/version_stripes.hpp, one stripe per bucket position. A
+// Concurrency: the version stripes of compact/internal/version_stripes.hpp, one stripe per bucket position. A
 // reader snapshots both candidate buckets' stripes, asks the locator (validated by its own stripes),
 // reads the seed (and overflow entry) and the slot, and revalidates both buckets: a writer holds every
 // bucket it rewrites, and both buckets of every key it moves, odd while it writes. Images with a new
@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "flowtrack/compact/compact_key.hpp"
+#include "flowtrack/compact/internal/packed_cells.hpp"
+#include "flowtrack/compact/internal/version_stripes.hpp"
 #include "flowtrack/compact/othello_lookup.hpp"
-#include "flowtrack/compact/packed_cells.hpp"
-#include "flowtrack/compact/version_stripes.hpp"
 
 namespace flowtrack::compact {
 

@@ -29,7 +29,7 @@
 
 #include "flowtrack/compact/compact_key.hpp"
 #include "flowtrack/compact/othello_lookup.hpp"
-#include "flowtrack/io/random.hpp"
+#include "flowtrack/util/random.hpp"
 
 namespace flowtrack::compact {
 

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "flowtrack/compact/compact_key.hpp"
-#include "flowtrack/compact/packed_cells.hpp"
-#include "flowtrack/compact/version_stripes.hpp"
+#include "flowtrack/compact/internal/packed_cells.hpp"
+#include "flowtrack/compact/internal/version_stripes.hpp"
 
 namespace flowtrack::compact {
 

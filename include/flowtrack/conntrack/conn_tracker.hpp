@@ -78,6 +78,16 @@ struct CreateResult {
 
 struct NoPayload {};
 
+// The timer wheel a tracker ages its connections on unless told otherwise (the functions' trackers
+// all do): ticks of 100 ms, against timeouts of seconds, so a connection leaves less than a tick after
+// its timeout; four levels reach 256^4 ticks (13.6 years) ahead. `start`: the clock when it starts.
+constexpr TimerWheelConfig connection_wheel(Nanos start = 0) { return {.tick = 100 * kNanosPerMilli, .levels = 4, .start = start}; }
+
+// ConnTracker::update's default: nothing to do when a TCP state moves.
+struct IgnoreTcpChange {
+  void operator()(TcpState, TcpState) const {}
+};
+
 template <FlowTable Table, class Payload = NoPayload, AgingPolicy Aging = TimerWheel>
   requires(!Aging::kRemovesFromTable)
 class ConnTracker {
@@ -90,7 +100,8 @@ class ConnTracker {
     // Read or written by every packet: the first cache line.
     Payload payload{};
     std::uint8_t protocol = 0;
-    bool replied = false;  // a packet was seen in the reply direction
+    bool replied = false;  // a packet was seen in the reply direction (a one-way connection: set at once)
+    bool one_way = false;  // its answers never pass the tracker (create_one_way)
     TcpTracking tcp;
     std::array<std::uint64_t, 2> packets{};  // by Direction
     std::array<std::uint64_t, 2> bytes{};
@@ -106,7 +117,7 @@ class ConnTracker {
   // link packs a connection id with a direction bit). `wheel` configures the timer wheel; other
   // policies need no configuration. Throws std::invalid_argument for 2^31 connections or more.
   explicit ConnTracker(std::size_t max_connections, const ConntrackTimeouts& timeouts = {},
-                       TimerWheelConfig wheel = {.tick = 100 * kNanosPerMilli, .levels = 4, .start = 0})
+                       TimerWheelConfig wheel = connection_wheel())
       : table_(2 * checked_capacity(max_connections)),
         links_(kNamedEntries ? 0 : table_.capacity()),
         conn_ids_(max_connections),
@@ -217,18 +228,35 @@ class ConnTracker {
     return {{conn, Direction::original}, CreateStatus::created};
   }
 
+  // A connection whose answers never pass this tracker (a load balancer's in tunnel mode: the backends
+  // answer the clients directly), tracked by its one tuple: one table entry, every packet in the
+  // original direction, TCP's handshake completed by the client's ACK (tcp_transition_one_way), UDP and
+  // the other protocols on their answered timeouts from the start.
+  CreateResult create_one_way(const Key& original, std::uint32_t original_hash, std::uint8_t protocol, Nanos now) {
+    const CreateResult created = create(original, original_hash, original, original_hash, protocol, now);
+    if (created.status == CreateStatus::created) {
+      Connection& c = connections_[created.match.conn];
+      c.one_way = true;
+      c.replied = true;
+      wheel_.set_timeout(created.match.conn, now, timeout_of(c));
+    }
+    return created;
+  }
+
   using Saved = SavedConnection<Key>;
   // A live connection as a saved state keeps it (saved_connection.hpp), at `now`.
   Saved save(ConnId conn, Nanos now) const {
     const Connection& c = connections_[conn];
     const Nanos deadline = wheel_.deadline(conn);
-    return {c.original, c.reply, c.protocol, c.replied, c.tcp, deadline > now ? deadline - now : 0};
+    return {c.original, c.reply, c.protocol, c.replied, c.tcp, deadline > now ? deadline - now : 0, c.one_way};
   }
-  // A connection carried over from a saved state (a restart, a peer's copy): created as create() does,
-  // with the saved protocol state, and an idle timer that ends `remaining` after `now` (at most the
-  // state's timeout); its next packet restarts the timer with the state's full timeout.
+  // A connection carried over from a saved state (a restart, a peer's copy): created as create() does
+  // (create_one_way for a one-way one), with the saved protocol state, and an idle timer that ends
+  // `remaining` after `now` (at most the state's timeout); its next packet restarts the timer with the
+  // state's full timeout.
   CreateResult restore(const Saved& saved, std::uint32_t original_hash, std::uint32_t reply_hash, Nanos now) {
-    const CreateResult created = create(saved.original, original_hash, saved.reply, reply_hash, saved.protocol, now);
+    const CreateResult created = saved.one_way ? create_one_way(saved.original, original_hash, saved.protocol, now)
+                                               : create(saved.original, original_hash, saved.reply, reply_hash, saved.protocol, now);
     if (created.status != CreateStatus::created) return created;
     Connection& c = connections_[created.match.conn];
     c.tcp = saved.tcp;
@@ -239,16 +267,21 @@ class ConnTracker {
   }
 
   // One packet of a tracked connection: counters, protocol state, idle timer. Every packet's work, so
-  // inlined into the caller's loop.
-  [[gnu::always_inline]] void update(ConnMatch match, const ParsedPacket& packet, std::uint32_t wire_length, Nanos now) {
+  // inlined into the caller's loop. on_tcp_change(from, to) is told when the packet moves a TCP
+  // connection's state (a few times a connection: on the path that resets the timer anyway).
+  template <class OnTcpChange = IgnoreTcpChange>
+  [[gnu::always_inline]] void update(ConnMatch match, const ParsedPacket& packet, std::uint32_t wire_length, Nanos now,
+                                     OnTcpChange&& on_tcp_change = {}) {
     Connection& c = connections_[match.conn];
     const auto d = static_cast<std::size_t>(match.direction);
     ++c.packets[d];
     c.bytes[d] += wire_length;
     bool state_changed = false;
     if (c.protocol == ipproto::kTcp && packet.l4_offset != 0) {
-      const TcpTracking next = next_tcp_state(c.tcp, match.direction, packet.tcp_flags);
+      const TcpTracking next =
+          c.one_way ? next_tcp_state_one_way(c.tcp, packet.tcp_flags) : next_tcp_state(c.tcp, match.direction, packet.tcp_flags);
       state_changed = next.state != c.tcp.state;
+      if (state_changed) on_tcp_change(c.tcp.state, next.state);
       c.tcp = next;
     }
     if (match.direction == Direction::reply && !c.replied) {
@@ -272,6 +305,13 @@ class ConnTracker {
 
   // A live connection's timer is always armed (the wheel re-arms rather than drops a touched timer).
   bool live(ConnId conn) const { return conn < connections_.size() && wheel_.armed(conn); }
+  // Visits every live connection: visit(conn, connection) (a snapshot of the state, nat_snapshot.hpp).
+  template <class Visit>
+  void for_each(Visit&& visit) const {
+    for (std::size_t id = 0; id < connections_.size(); ++id) {
+      if (live(static_cast<ConnId>(id))) visit(static_cast<ConnId>(id), connections_[id]);
+    }
+  }
 
   // Destroys the connections idle past their timeout, calling on_expire(conn, connection) for each
   // just before; at most `budget` timers are handled. Returns the number expired.
@@ -284,6 +324,10 @@ class ConnTracker {
   }
 
   const Connection& connection(ConnId conn) const { return connections_[conn]; }
+  // A connection's phase for the gauges (tcp_state.hpp): a TCP one's by its state, any other established.
+  static ConnectionPhase phase(const Connection& c) {
+    return c.protocol == ipproto::kTcp ? tcp_phase(c.tcp.state) : ConnectionPhase::established;
+  }
   Payload& payload(ConnId conn) { return connections_[conn].payload; }
   const Payload& payload(ConnId conn) const { return connections_[conn].payload; }
   Nanos deadline(ConnId conn) const { return wheel_.deadline(conn); }
@@ -294,14 +338,6 @@ class ConnTracker {
       case ipproto::kIcmp:
       case ipproto::kIcmpV6: return timeouts_.icmp;
       default: return timeouts_.other;
-    }
-  }
-
-  // Visits every live connection: visit(conn, connection).
-  template <class Visit>
-  void for_each(Visit&& visit) const {
-    for (std::size_t id = 0; id < connections_.size(); ++id) {
-      if (live(static_cast<ConnId>(id))) visit(static_cast<ConnId>(id), connections_[id]);
     }
   }
 

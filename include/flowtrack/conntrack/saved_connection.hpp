@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "flowtrack/aging/clock.hpp"
+#include "flowtrack/util/time.hpp"
 #include "flowtrack/conntrack/tcp_state.hpp"
 
 namespace flowtrack {
@@ -16,6 +16,7 @@ struct SavedConnection {
   bool replied = false;  // a packet was seen in the reply direction
   TcpTracking tcp;
   Nanos remaining = 0;  // until it expires if no packet comes
+  bool one_way = false;  // its answers never pass the tracker (ConnTracker::create_one_way)
 
   bool operator==(const SavedConnection&) const = default;
 };

@@ -54,6 +54,30 @@ struct TcpTracking {
   bool operator==(const TcpTracking&) const = default;
 };
 
+// What a gauge of live connections says of one (runtime/live_counters.hpp): opening (a TCP handshake
+// under way), established (the handshake done, or the connection picked up mid-stream; every UDP or
+// other flow, which has no handshake), closing (a FIN seen, TIME_WAIT, or after a RST: the connection
+// is ending, and stays tracked until its closing timeout).
+enum class ConnectionPhase : std::uint8_t { opening, established, closing, count_ };
+inline constexpr std::size_t kConnectionPhaseCount = static_cast<std::size_t>(ConnectionPhase::count_);
+
+std::string_view connection_phase_name(ConnectionPhase phase);
+
+// A TCP connection's phase by its state (`none`: created, before its first packet's update), indexed
+// by TcpState.
+inline constexpr std::array<ConnectionPhase, kTcpStateCount> kTcpPhases = {
+    ConnectionPhase::opening,      // none
+    ConnectionPhase::opening,      // syn_sent
+    ConnectionPhase::opening,      // syn_recv
+    ConnectionPhase::established,  // established
+    ConnectionPhase::closing,      // fin_wait
+    ConnectionPhase::closing,      // close_wait
+    ConnectionPhase::closing,      // last_ack
+    ConnectionPhase::closing,      // time_wait
+    ConnectionPhase::closing,      // close
+};
+constexpr ConnectionPhase tcp_phase(TcpState state) { return kTcpPhases[static_cast<std::size_t>(state)]; }
+
 // The rules: the tracking after a packet with TCP `flags` travelling in direction `d`. Only FIN, SYN,
 // RST and ACK matter.
 constexpr TcpTracking tcp_transition(TcpTracking t, Direction d, std::uint8_t flags) {
@@ -100,23 +124,41 @@ constexpr TcpTracking tcp_transition(TcpTracking t, Direction d, std::uint8_t fl
   return t;
 }
 
+// The same rules for a connection whose answers the tracker never sees (a load balancer in tunnel
+// mode: the backends answer the clients directly). Every packet travels in the original direction, and
+// the client's first ACK after its SYN, which acknowledges the SYN+ACK the tracker did not see, completes
+// the handshake; the rest is as both ways.
+constexpr TcpTracking tcp_transition_one_way(TcpTracking t, std::uint8_t flags) {
+  const bool ack_alone = (flags & (tcpflag::kFin | tcpflag::kSyn | tcpflag::kRst | tcpflag::kAck)) == tcpflag::kAck;
+  if (ack_alone && t.state == TcpState::syn_sent) return {TcpState::established, t.closer};
+  return tcp_transition(t, Direction::original, flags);
+}
+
 namespace detail {
 // The four flags the rules read, packed into 4 bits: FIN, SYN, RST as they lie, ACK (0x10) as 0x08.
 constexpr std::size_t tcp_flag_bits(std::uint8_t flags) { return (flags & 0x07u) | ((flags >> 1) & 0x08u); }
-constexpr std::size_t tcp_transition_index(TcpTracking t, Direction d, std::uint8_t flags) {
-  return ((static_cast<std::size_t>(t.state) * 2 + static_cast<std::size_t>(t.closer)) * 2 + static_cast<std::size_t>(d)) *
+// Which rules a packet takes: a direction's (tcp_transition) or the one-way connection's.
+enum class TcpRules : std::uint8_t { original, reply, one_way };
+constexpr TcpRules rules_of(Direction d) { return d == Direction::original ? TcpRules::original : TcpRules::reply; }
+constexpr TcpTracking tcp_transition_by(TcpTracking t, TcpRules rules, std::uint8_t flags) {
+  if (rules == TcpRules::one_way) return tcp_transition_one_way(t, flags);
+  return tcp_transition(t, rules == TcpRules::original ? Direction::original : Direction::reply, flags);
+}
+constexpr std::size_t tcp_transition_index(TcpTracking t, TcpRules rules, std::uint8_t flags) {
+  return ((static_cast<std::size_t>(t.state) * 2 + static_cast<std::size_t>(t.closer)) * 3 + static_cast<std::size_t>(rules)) *
              16 +
          tcp_flag_bits(flags);
 }
-// tcp_transition for every state, closer, direction and flag bits, computed by the compiler.
+// tcp_transition_by for every state, closer, rules and flag bits, computed by the compiler.
 inline constexpr auto kTcpTransitions = [] {
-  std::array<TcpTracking, kTcpStateCount * 2 * 2 * 16> table{};
+  std::array<TcpTracking, kTcpStateCount * 2 * 3 * 16> table{};
   for (std::size_t s = 0; s < kTcpStateCount; ++s) {
     for (const Direction closer : {Direction::original, Direction::reply}) {
-      for (const Direction d : {Direction::original, Direction::reply}) {
+      for (const TcpRules rules : {TcpRules::original, TcpRules::reply, TcpRules::one_way}) {
         for (unsigned f = 0; f < 0x20; ++f) {
           const TcpTracking t{static_cast<TcpState>(s), closer};
-          table[tcp_transition_index(t, d, static_cast<std::uint8_t>(f))] = tcp_transition(t, d, static_cast<std::uint8_t>(f));
+          table[tcp_transition_index(t, rules, static_cast<std::uint8_t>(f))] =
+              tcp_transition_by(t, rules, static_cast<std::uint8_t>(f));
         }
       }
     }
@@ -125,10 +167,15 @@ inline constexpr auto kTcpTransitions = [] {
 }();
 }  // namespace detail
 
-// tcp_transition on the per-packet path: one read of the table (1 KiB) instead of the rules' branches.
+// tcp_transition on the per-packet path: one read of the table (2 KiB) instead of the rules' branches.
 // `current` must be a tracking the rules produce (a state below count_).
 inline TcpTracking next_tcp_state(TcpTracking current, Direction direction, std::uint8_t flags) {
-  return detail::kTcpTransitions[detail::tcp_transition_index(current, direction, flags)];
+  return detail::kTcpTransitions[detail::tcp_transition_index(current, detail::rules_of(direction), flags)];
+}
+
+// tcp_transition_one_way the same way.
+inline TcpTracking next_tcp_state_one_way(TcpTracking current, std::uint8_t flags) {
+  return detail::kTcpTransitions[detail::tcp_transition_index(current, detail::TcpRules::one_way, flags)];
 }
 
 }  // namespace flowtrack

@@ -6,8 +6,8 @@
 
 #include <array>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/conntrack/tcp_state.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

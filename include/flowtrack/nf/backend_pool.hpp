@@ -17,14 +17,18 @@
 // All addresses and ports are in network byte order, as flow keys hold them.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "flowtrack/io/random.hpp"
+#include "flowtrack/conntrack/tcp_state.hpp"
+#include "flowtrack/nf/health_config.hpp"
 #include "flowtrack/nf/maglev.hpp"
+#include "flowtrack/nf/tunnel.hpp"
 #include "flowtrack/packet/flow_key.hpp"
+#include "flowtrack/util/random.hpp"
 
 namespace flowtrack {
 
@@ -49,22 +53,68 @@ struct ServiceConfig {
   std::uint16_t port = 0;   // network order
   std::uint8_t protocol = ipproto::kTcp;
   std::vector<BackendConfig> backends;
+  TunnelConfig tunnel;  // how its packets reach the backends: rewritten (nat) or in a tunnel (tunnel.hpp)
+  std::optional<HealthCheckConfig> health;  // how its backends are checked (none: they are not)
 };
 
 struct Backend {
   BackendConfig config;
   bool removed = false;
+  // Out of service (a failed health check, or `ctl down`): no new connection; the stateful LB moves its
+  // UDP flows to a live backend, its TCP connections go on. Its weight is kept for when it is up again.
+  bool down = false;
   std::uint64_t connections = 0;        // live
   std::uint64_t total_connections = 0;  // ever assigned
+  // The live ones by phase (opening, established, closing: tcp_state.hpp); they add up to `connections`.
+  std::array<std::uint64_t, kConnectionPhaseCount> by_phase{};
   std::int64_t smooth_weight = 0;       // round robin's running weight
-  bool takes_new() const { return !removed && config.weight > 0; }
+  // Its traffic through the balancer, in wire bytes: the clients' packets to it, and its answers back
+  // (none from a tunnel-mode service's backends, which answer the clients directly).
+  std::uint64_t packets = 0, bytes = 0, reply_packets = 0, reply_bytes = 0;
+  bool takes_new() const { return !removed && !down && config.weight > 0; }
+
+  // One packet of its traffic, in direction `d` (original: to the backend).
+  void count(Direction d, std::uint32_t wire_length) {
+    if (d == Direction::original) {
+      ++packets;
+      bytes += wire_length;
+    } else {
+      ++reply_packets;
+      reply_bytes += wire_length;
+    }
+  }
+
+  // A new connection, in `phase`; a live one that ends in `phase`; one that moves between phases.
+  void join(ConnectionPhase phase) {
+    ++connections;
+    ++total_connections;
+    ++by_phase[static_cast<std::size_t>(phase)];
+  }
+  // A live connection carried over from a saved state: already among total_connections.
+  void carry_over(ConnectionPhase phase) {
+    ++connections;
+    ++by_phase[static_cast<std::size_t>(phase)];
+  }
+  void leave(ConnectionPhase phase) {
+    --connections;
+    --by_phase[static_cast<std::size_t>(phase)];
+  }
+  void move(ConnectionPhase from, ConnectionPhase to) {
+    --by_phase[static_cast<std::size_t>(from)];
+    ++by_phase[static_cast<std::size_t>(to)];
+  }
+  std::uint64_t in_phase(ConnectionPhase phase) const { return by_phase[static_cast<std::size_t>(phase)]; }
 };
 
 class Service {
  public:
   static constexpr std::uint32_t kNoBackend = MaglevTable::kNoBackend;
 
-  Service(ServiceConfig config, std::uint32_t maglev_size = MaglevTable::kDefaultSize);
+  // `same_pool`: a service of the same pool, whose Maglev table this one takes instead of building its
+  // own when their backends are the same (names, weights, removals, in order) — services of one name
+  // (one [[service]] on several VIPs or ports) are, and a 16M-entry table is then built once, not once
+  // per VIP and port. Otherwise, or without it, the table is built.
+  Service(ServiceConfig config, std::uint32_t maglev_size = MaglevTable::kDefaultSize, const Service* same_pool = nullptr);
 
   // A backend for a new connection whose flow hash is `hash`, or kNoBackend.
   std::uint32_t choose(LbPolicy policy, std::uint32_t hash, Random& rng);
@@ -76,22 +126,25 @@ class Service {
 
   // Control plane. Names are unique within a service; false when the name is unknown (or, for add,
   // already present and not removed). A backend added where it was removed from (its name, address and
-  // port) takes its entry back: its index, and its counts of connections.
-  bool add_backend(const BackendConfig& backend);
-  bool set_weight(const std::string& name, std::uint32_t weight);
-  bool remove_backend(const std::string& name);
+  // port) takes its entry back: its index, and its counts of connections. `same_pool` as for the
+  // constructor: a service that has just taken the same change.
+  bool add_backend(const BackendConfig& backend, const Service* same_pool = nullptr);
+  bool set_weight(const std::string& name, std::uint32_t weight, const Service* same_pool = nullptr);
+  bool set_down(const std::string& name, bool down, const Service* same_pool = nullptr);
+  bool remove_backend(const std::string& name, const Service* same_pool = nullptr);
   // The pool as a saved state had it (nf/lb_snapshot.hpp): these backends in these places, their live
   // counts zero (the connections restored count themselves). The reason when it cannot be this
   // service's (a name twice among the backends taking part, a weight above 1000000, more backends
   // taking new connections than the Maglev table's size allows), with nothing changed.
-  std::optional<std::string> restore_backends(std::vector<Backend> backends);
+  std::optional<std::string> restore_backends(std::vector<Backend> backends, const Service* same_pool = nullptr);
 
   const ServiceConfig& config() const { return config_; }
   std::vector<Backend>& backends() { return backends_; }
   const std::vector<Backend>& backends() const { return backends_; }
 
  private:
-  void rebuild();
+  void rebuild(const Service* same_pool);
+  bool has_pool_of(const Service& other) const;
   Backend* find(const std::string& name);
 
   ServiceConfig config_;  // as configured at start (backends_ is the live list)
@@ -99,5 +152,9 @@ class Service {
   MaglevTable maglev_;
   std::vector<std::uint32_t> maglev_index_;  // Maglev's backend i -> index in backends_
 };
+
+// Appends a service built from `config`, taking the Maglev table of the one before it when their pools
+// are the same (Service's same_pool): the services of one [[service]] are listed one after another.
+void append_service(std::vector<Service>& services, const ServiceConfig& config, std::uint32_t maglev_size);
 
 }  // namespace flowtrack

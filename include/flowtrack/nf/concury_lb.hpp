@@ -7,7 +7,7 @@
 // uniform because the arrays' free cells are random, hence a backend with odds following the weights,
 // and all its packets the same backend while the arrays do not change.
 //
-// The control plane (compact/concury_control.hpp: an OthelloMap per service, nf/concury_learning.hpp)
+// The control plane (compact/concury_control.hpp: an OthelloMap per service, nf/internal/concury_learning.hpp)
 // learns connections from this data plane's own reports, since flowtrack sees both directions where the
 // thesis needed an agent on every backend; it ignores those of connections it knows already:
 //   - the cold path: a packet that may open a connection (TCP SYN without ACK; any UDP packet, UDP
@@ -53,13 +53,12 @@
 // answer: a connection is protected from rewrites for as long as its backend answers;
 // concury_learning.hpp).
 //
-// `enable_audit()` makes the function check itself against an exact map of every connection's first
-// backend (outside Concury's structures, for the benchmark's check): `violations` counts packets of a
-// connection sent to another backend than its first, `false_hits` packets sent to a backend that is
-// not in the service's pool or, for a connection's first packet, takes no new connections. A
-// connection there is a client endpoint's packets to a service from a first one on; a TCP SYN begins
-// the next, unless it is resent (its connection opened by a SYN, unanswered, within the handshake
-// timeout).
+// A service in tunnel mode (tunnel.hpp) gets its packets to the backend in IPIP or GUE, and its backends
+// answer the clients directly: its control plane learns from the cold path alone, and a connection met
+// mid-stream is known only once it gets a Dcode of its own (no answer repairs it).
+//
+// The boundary, on live ports, is the stateful LB's (stateful_lb.hpp): from the clients' port only
+// packets to a service go on (NfDrop::not_to_service).
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -73,10 +72,11 @@
 
 #include "flowtrack/compact/concury_lookup.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
-#include "flowtrack/nf/concury_learning.hpp"
-#include "flowtrack/nf/lb_plan.hpp"
+#include "flowtrack/nf/internal/concury_learning.hpp"
+#include "flowtrack/nf/internal/lb_plan.hpp"
 #include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
+#include "flowtrack/nf/service_index.hpp"
 #include "flowtrack/nf/stateful_lb_config.hpp"
 
 namespace flowtrack {
@@ -96,15 +96,13 @@ struct ConcuryStats {
   // The worker needed its control plane caught up (a pool change, a repair, a pin, an answer two
   // services' arrays claim, an expiry due): with a control plane of its own, the worker waited for it.
   std::uint64_t syncs = 0;
-  std::uint64_t violations = 0;  // audit: a packet sent to another backend than its connection's first
-  std::uint64_t false_hits = 0;  // audit: a packet sent to a backend outside the pool (or drained, when new)
 };
 
 class ConcuryLb {
  public:
   static constexpr unsigned kDcodeBits = 12;
 
-  // Uses the services, the changes, maglev_size (the bound on backends per service), seed, the longest
+  // Uses the services, maglev_size (the bound on backends per service), seed, the longest
   // timeout and max_connections (each service's control plane is sized for its share) of the stateful
   // LB's configuration; the policy and the other table sizes do not apply.
   explicit ConcuryLb(const StatefulLbConfig& config, ControlPlanePlace place = ControlPlanePlace::worker);
@@ -113,8 +111,7 @@ class ConcuryLb {
   ~ConcuryLb();  // with a thread of its own: after it has learnt every report
 
   // Three stages: lookup (every packet to a service, in bulk), state (the control-plane lines the worker
-  // will read prefetched, when it will read them; per packet in order: the pool changes due, the cold and
-  // reverse paths' reports, the plan; then the burst's reports handed to the control plane), rewrite.
+  // will read prefetched, when it will read them; per packet in order: the cold and reverse paths' reports, the plan; then the burst's reports handed to the control plane), rewrite.
   template <BurstOutput Out>
   void process_burst(std::span<NfPacket> burst, Out& out) {
     lookup_burst(burst);
@@ -124,7 +121,7 @@ class ConcuryLb {
     hand_over_reports();
     out.stage_done(NfStage::state);
     for (std::size_t i = 0; i < burst.size(); ++i) {
-      out.verdict(burst[i], apply_lb_plan(burst[i], plans_[i]) ? counters_.rewrite() : plans_[i].verdict);
+      out.verdict(burst[i], apply_lb_plan(burst[i], plans_[i], counters_));
     }
     out.stage_done(NfStage::rewrite);
   }
@@ -135,6 +132,7 @@ class ConcuryLb {
   // These wait, with a control plane of its own, until it has learnt every report handed over.
   NfCounters counters() const;
   std::size_t known_connections() const;  // connections the control plane knows, over every service
+  std::size_t peak_connections() const;   // the most it knew at once
   std::uint64_t new_connections(std::uint32_t service, std::uint16_t backend) const;  // ever given to it
 
   const ConcuryStats& stats() const { return stats_; }
@@ -144,9 +142,16 @@ class ConcuryLb {
   // now: the arrays' answer, which is the control plane's for every connection it knows.
   std::uint16_t backend_for(std::uint32_t service, std::uint32_t client_addr, std::uint16_t client_port) const;
   // The service a packet to (address, port, protocol) is for, or kNoService.
-  static constexpr std::uint32_t kNoService = ~std::uint32_t{0};
+  static constexpr std::uint32_t kNoService = ServiceIndex::kNone;
   std::uint32_t service_of(std::uint32_t address, std::uint16_t port, std::uint8_t protocol) const;
-  void enable_audit() { audit_ = true; }
+  // A pool change (TakesPoolChanges) that has passed check_pool_changes and check_listing against the
+  // changes applied before it: the control plane learns what was handed over, then the service's
+  // arrays are rewritten for the new pool; every known connection keeps its backend.
+  void apply(const PoolChange& change);
+  // A schedule (or the history of live changes with a new one last) that would make a service list more
+  // backends over its life than its row has Dcodes: that change's index and the count; nullopt if none.
+  static std::optional<std::pair<std::size_t, std::size_t>> listing_beyond(std::span<const PoolChange> changes,
+                                                                          std::span<const ServiceConfig> services);
 
  private:
   // The client endpoint of a connection, its key in the service's structures.
@@ -190,10 +195,9 @@ class ConcuryLb {
   // An answer that no service's arrays, or more than one's, send to the answering backend (at a sync
   // point): the first listing service whose control plane knows the connection, else a learn or a repair.
   [[gnu::noinline]] LbPlan answer_at_sync(const NfPacket& packet, std::size_t i, const ServiceListing& listing, bool looked);
-  // An answer's plan: its source becomes the service's VIP and port.
-  LbPlan restore_service(std::uint32_t service) const;
+  // An answer's plan: its source becomes the service's VIP and port; counted in the answering backend's traffic.
+  LbPlan restore_service(const ServiceBackend& answering, std::uint32_t wire_length);
   [[gnu::noinline]] void apply_change(const PoolChange& change);
-  void audit(std::uint32_t service, std::uint64_t key, std::uint16_t backend, const ParsedPacket& p, Nanos now);
   // Rewrites the service's arrays from its control plane.
   void publish(std::uint32_t service);
   // The same after keep() made `key` known (`row_changed`: as keep() returned): unless the row changed,
@@ -209,8 +213,7 @@ class ConcuryLb {
   // A connection made known at a sync point by ConcuryControl::keep (a repair, a pin's rehoming);
   // `fresh`: the control plane did not know it before.
   void kept(const ConcuryLearning::Report& r, bool fresh);
-  // What every report, handed over or kept, tells this side: what expire() may find due, and the audit
-  // an answered connection.
+  // What every report, handed over or kept, tells this side: what expire() may find due.
   void note(const ConcuryLearning::Report& r);
   void hand_over_reports();
   void learn_here();  // the staged reports learnt by the worker (the control plane is its own then)
@@ -218,9 +221,8 @@ class ConcuryLb {
   // the worker's to use until the next hand-over.
   void settle();
 
-  std::vector<PoolChange> changes_;
   std::vector<Service> services_;
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_index_;  // endpoint_key(vip, port, protocol) -> service
+  ServiceIndex service_index_;
   // endpoint_key(backend address, port, protocol) -> every (service, backend) listing it
   absl::flat_hash_map<std::uint64_t, ServiceListing> backend_index_;
   // The control plane, and when it has a thread of its own, that thread (declared after it, so that
@@ -239,18 +241,8 @@ class ConcuryLb {
   Nanos next_end_ = kNever, first_report_ = kNever, first_close_ = kNever, first_datagram_ = kNever;
   Nanos oldest_handshake_ = kNever;  // the same for half-open states (ConcuryLearning::oldest_handshake)
   compact::ConcuryLookup lookup_;
-  PoolChangeClock schedule_;
   NfCounters counters_;
   ConcuryStats stats_;
-  bool audit_ = false;
-  // The audit's: each client endpoint's connection, the backend of its first packet, and its opening
-  // SYN's time while no answer of it was reported.
-  struct AuditedConnection {
-    std::uint16_t backend;
-    Nanos syn_at;
-    bool unanswered_syn;
-  };
-  absl::flat_hash_map<std::pair<std::uint32_t, std::uint64_t>, AuditedConnection> first_backend_;
 
   // The burst's lookups, in one bulk lookup: services_of_[i] is packet i's service (kNoService: not to
   // a service); its query (or, for a backend's answer, listing_of_[i]'s queries, one per service listing

@@ -6,6 +6,8 @@
 //   drain SERVICE BACKEND                      weight 0: no new connections, the open ones stay
 //   remove SERVICE BACKEND                     out of the pool; its open connections stay
 //   weight SERVICE BACKEND WEIGHT              a new weight (0..1000000)
+//   down SERVICE BACKEND                       out of service: no new connections, UDP flows move
+//   up SERVICE BACKEND                         back in service
 //
 // Parsing checks the form of a request only; whether a change fits the pool (the service exists, the
 // backend is in it or not, the pool is not too large) is checked against the pool before anything is

@@ -6,10 +6,12 @@
 //   control_socket = "/run/flowtrack.sock"  # optional: the control socket (`flowtrack ctl`)
 //   control_group = "netadmin"           # optional: a group that may use it too (else owner only)
 //   metrics = "127.0.0.1:9469"           # optional: Prometheus text at http://127.0.0.1:9469/metrics
-//   [[dataplane.port]]                   # one or two
+//   [[dataplane.port]]                   # one or two (nat and lb: two, one per role)
 //   device = "net_af_packet0"            # the DPDK port's name: a --vdev name or a PCI address
 //   address = "10.10.1.1/24"             # the port's address and its directly attached network
 //   gateway = "10.10.1.254"              # optional: next hop for destinations on no port's network
+//   role = "inside"                      # the side it faces (port_role.hpp): nat "inside" | "outside",
+//                                        # lb "clients" | "backends"; fwd and slb take none
 //   [[dataplane.neighbor]]               # optional: a next hop's MAC, when it cannot be resolved by ARP
 //   address = "10.10.1.254"
 //   mac = "02:00:00:00:00:01"
@@ -18,10 +20,13 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
+#include "flowtrack/nf/config_text.hpp"
+#include "flowtrack/nf/port_role.hpp"
 #include "flowtrack/packet/mac_address.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 
@@ -30,6 +35,7 @@ struct DataplanePortConfig {
   std::uint32_t address = 0;  // network order
   std::uint8_t prefix_length = 24;
   std::uint32_t gateway = 0;  // network order; 0: none
+  PortRole role = PortRole::unknown;
 };
 
 struct DataplaneNeighbor {
@@ -51,8 +57,15 @@ struct DataplaneConfig {
   std::optional<DataplaneListen> metrics;  // none: no metrics listener
 };
 
-// Reads [dataplane] of the file (ConfigError, nf_config.hpp, naming file, line and key, if it is
-// missing or wrong).
-DataplaneConfig load_dataplane_config(const std::string& path);
+// The roles the ports of function `nf` take: the NAT's two ports face the inside and the outside, the
+// stateful LB's the clients and the backends (each port one role, each role one port: the function
+// draws its boundary between them); none for the others.
+std::vector<PortRole> port_roles_of(std::string_view nf);
+
+// Reads [dataplane] of the file for function `nf` (ConfigError, nf_config.hpp, naming file, line and
+// key, if it is missing or wrong: a role the function does not take, or one it needs and is not given;
+// ports that overlap or a gateway on no port's network, nf_config.hpp).
+DataplaneConfig load_dataplane_config(const ConfigText& text, std::string_view nf);
+DataplaneConfig load_dataplane_config(const std::string& path, std::string_view nf);
 
 }  // namespace flowtrack

@@ -3,8 +3,8 @@
 
 #include <span>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/nf/network_function.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

@@ -16,6 +16,7 @@ namespace flowtrack {
 
 namespace icmp4 {
 inline constexpr std::uint8_t kDestinationUnreachable = 3;
+inline constexpr std::uint8_t kFragmentationNeeded = 4;         // code of kDestinationUnreachable (DF set)
 inline constexpr std::uint8_t kAdministrativelyProhibited = 13;  // code of kDestinationUnreachable
 }  // namespace icmp4
 
@@ -23,7 +24,9 @@ inline constexpr std::uint8_t kAdministrativelyProhibited = 13;  // code of kDes
 // `packet.frame` then spans the answer and `packet.wire_length` is its length (`packet.parsed` still
 // describes the refused packet). Returns false, leaving the packet untouched, when the answer does not
 // fit in packet.room(), or when no error may answer the packet (RFC 1122 section 3.2.2): it is not
-// IPv4, is itself an ICMP error, or is a non-first fragment.
-bool answer_with_icmp_error(NfPacket& packet, std::uint8_t type, std::uint8_t code, std::uint32_t source);
+// IPv4, is itself an ICMP error, or is a non-first fragment. `next_hop_mtu` fills the 16 bits that
+// "fragmentation needed" gives it (RFC 1191 section 4); 0 for every other error.
+bool answer_with_icmp_error(NfPacket& packet, std::uint8_t type, std::uint8_t code, std::uint32_t source,
+                            std::uint16_t next_hop_mtu = 0);
 
 }  // namespace flowtrack

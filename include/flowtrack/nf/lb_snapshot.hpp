@@ -1,6 +1,6 @@
 // A stateful load balancer's state as plain data (StatefulLb::snapshot, StatefulLb::restore): what a
 // state file holds across a restart (state_file.hpp). The pool as it is then (backends added,
-// drained, reweighted or removed since the start, in their places: a connection names its backend by
+// drained, reweighted, marked down or removed since the start, in their places: a connection names its backend by
 // its index) and every connection with its backend. Addresses and ports in network order; times are
 // what is left from the moment of the snapshot.
 #pragma once
@@ -23,6 +23,7 @@ struct LbSnapshot {
     bool removed = false;
     std::uint64_t total_connections = 0;  // ever assigned (the live ones are the connections naming it)
     std::int64_t smooth_weight = 0;       // round robin's running weight
+    bool down = false;                    // out of service (a failed health check, `ctl down`)
     bool operator==(const Backend&) const = default;
   };
   struct Service {

@@ -1,7 +1,17 @@
 // "nat": carrier-grade NAT44 (NAPT), one instance per core ([mt-nat]'s per-core duplication).
 //
-// Sides: a packet whose source is in the inside network and whose destination is not goes out; a
-// packet to an address of the public pool comes in; anything else passes untouched.
+// Sides, by port where the packet came through one (NfPacket::arrival: a live port's role):
+//  - from the inside port, a packet must come from the inside network, else it is dropped as
+//    spoofed_source (BCP 38: no forged source leaves through the NAT); it goes out, unless it is for
+//    the inside network too (routing between inside networks: it passes untouched);
+//  - from the outside port, a packet must be addressed to a pool address, else it is dropped as
+//    not_to_pool whatever its destination (an inside host, or any other: the outside reaches inside
+//    only through a mapping), and must not come from the inside network or the pool (spoofed_source);
+//    it comes in, and then goes on only through a mapping that admits it (below).
+// By address on a replay, where no port says which side a packet came from: a packet whose source is
+// in the inside network and whose destination is not goes out; a packet to an address of the public
+// pool comes in; anything else touches neither the inside network (as its source) nor the pool and
+// passes untouched, counted as passed (NfCounters::passed counts nothing else for the NAT).
 //
 // Mappings (RFC 4787 REQ-1, RFC 5382 REQ-1: endpoint-independent mapping): an inside endpoint
 // (address, port or ICMP identifier, protocol) gets one external endpoint for all the remote endpoints
@@ -46,12 +56,22 @@
 // one waits, bounded, and leaves right after the first one, translated (BurstOutput::held). No room, or no
 // first fragment within fragment_timeout: counted drops (fragment_full, fragment_timeout).
 // Other packets without ports are dropped and counted as untranslatable.
+//
+// Port blocks (block_size, internal/external_ports.hpp): an inside address's ports then come from blocks
+// of its paired public address, one record per block given and taken back into an attached
+// PortBlockLog (port_block_log.hpp); a new block without room for its record is refused (log_full).
+//
+// State as plain data (nat_snapshot.hpp): snapshot() and restore() carry the mappings, sessions, blocks
+// and quarantines over to a fresh instance (a restart's state file, a pair's standby). With an event
+// sink (Events, nat_events.hpp), every session's opening, protocol change (and a refresh at most every
+// kSyncRefresh while packets keep it alive) and end is emitted for a pair's standby.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
 
 #include <array>
 #include <functional>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -59,10 +79,10 @@
 #include "flowtrack/conntrack/conn_tracker.hpp"
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/nf/burst_matches.hpp"
-#include "flowtrack/nf/external_ports.hpp"
-#include "flowtrack/nf/fragment_cache.hpp"
-#include "flowtrack/nf/fragment_hold.hpp"
 #include "flowtrack/nf/icmp_answer.hpp"
+#include "flowtrack/nf/internal/external_ports.hpp"
+#include "flowtrack/nf/internal/fragment_cache.hpp"
+#include "flowtrack/nf/internal/fragment_hold.hpp"
 #include "flowtrack/nf/nat_events.hpp"
 #include "flowtrack/nf/nat_snapshot.hpp"
 #include "flowtrack/nf/nat44_config.hpp"
@@ -211,6 +231,9 @@ class Nat44 {
   // public without the pool lookup, since every reply tuple is addressed to a mapping's external address.
   enum class Side : std::uint8_t { none, out, in };
   bool is_outbound(const FlowKeyV4& key) const { return is_inside(key.src_addr) && !is_inside(key.dst_addr); }
+  // The port rule (the sides above) for a packet that came through a port with the NAT's role `arrival`
+  // and whose lookup found `match`: the drop it earns, if any. Any other role leaves it to the addresses.
+  [[gnu::always_inline]] inline std::optional<NfDrop> refused_by_port(const ParsedPacket& p, PortRole arrival, ConnMatch match) const;
   Side side_of(const ParsedPacket& p, ConnMatch match) const {
     if (p.ip_version != 4) return Side::none;
     if (is_outbound(p.key4)) return Side::out;
@@ -289,4 +312,4 @@ class Nat44 {
 
 }  // namespace flowtrack
 
-#include "flowtrack/nf/nat44_impl.hpp"
+#include "flowtrack/nf/internal/nat44_impl.hpp"

@@ -4,11 +4,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/conntrack/timeouts.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 
@@ -18,6 +19,22 @@ enum class NatFiltering : std::uint8_t { endpoint_independent, address_dependent
 // recommendation), TCP established 2 h 4 min and transitory 4 min (RFC 5382 REQ-5), 4 min after a RST
 // (RFC 7857), ICMP queries 60 s (RFC 5508).
 ConntrackTimeouts nat_timeouts();
+
+// A NAT timeout below its RFC minimum: the [timeouts] key, the requirement ("RFC 4787 REQ-5") and
+// what it asks for, the minimum and the value.
+struct NatTimeoutShortfall {
+  std::string key;  // "udp_unreplied", "tcp_established", ...
+  std::string requirement;
+  std::string subject;  // "a UDP mapping", "an established TCP session", ...
+  Nanos minimum = 0;
+  Nanos value = 0;
+};
+
+// The first timeout of `t` below its minimum: UDP 2 min (RFC 4787 REQ-5), TCP established 2 h 4 min
+// and every other TCP state (transitory) 4 min (RFC 5382 REQ-5), ICMP queries 60 s (RFC 5508 REQ-1);
+// none for `other`, which no RFC bounds. The configuration refuses such a timeout unless it says
+// `below_rfc_minimums = true` in [nat] (nf_config.hpp).
+std::optional<NatTimeoutShortfall> nat_timeout_below_rfc_minimum(const ConntrackTimeouts& t);
 
 struct NatConfig {
   std::uint32_t inside_network = 0;  // network order

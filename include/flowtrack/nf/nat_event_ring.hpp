@@ -1,5 +1,6 @@
 // The event sink of a NAT of a pair (nat_events.hpp): each event into a single-producer single-consumer
-// ring that the sync link's thread empties (runtime/nat_sync_link.hpp), a few stores on the worker. A
+// ring that the sync link's thread empties (each event made a record by sync_record_of,
+// nat_sync_records.hpp), a few stores on the worker. A
 // full ring loses the event and counts it; the link, seeing the count grow, sends its standby the whole
 // state again, so a loss costs a resynchronisation, never a standby that quietly differs.
 #pragma once

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "flowtrack/aging/clock.hpp"
+#include "flowtrack/util/time.hpp"
 #include "flowtrack/nf/nat_snapshot.hpp"
 
 namespace flowtrack {

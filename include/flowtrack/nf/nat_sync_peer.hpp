@@ -1,6 +1,6 @@
 // The two ends of a NAT pair's sync link as state machines over datagrams (nat_sync_message.hpp): no
 // socket, no thread, no clock of their own, so that loss, reordering, replays and forgeries are tested
-// by handing them datagrams (runtime/nat_sync_link.hpp gives them a UDP socket and a thread).
+// by handing them datagrams; whoever runs the pair gives them a UDP socket and a thread.
 //
 // The active queues the records of its state's changes in order; they leave in data messages, each
 // with the next sequence number, as soon as a message is full or when its oldest record has waited
@@ -14,7 +14,7 @@
 // comes. The active answers a hello from a standby incarnation it has not yet sent the whole state to:
 // take_resync_request() tells its owner, who drops every record queued or in flight and queues
 // resync_begin (begin_resync()), the whole state, then resync_end, then the changes that follow. An
-// active whose backlog outgrows kMaxBacklog records (a standby gone for long) drops it and asks its
+// active whose backlog outgrows its bound (max_backlog records) (a standby gone for long) drops it and asks its
 // owner for the same.
 //
 // Every datagram is refused before it changes anything when it is malformed or forged
@@ -30,7 +30,7 @@
 #include <span>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
+#include "flowtrack/util/time.hpp"
 #include "flowtrack/nf/nat_replica.hpp"
 #include "flowtrack/nf/nat_sync_message.hpp"
 
@@ -69,15 +69,16 @@ class SyncPeerClock {
 
 class NatSyncActive {
  public:
-  static constexpr std::size_t kWindow = 1024;        // data messages in flight
-  static constexpr std::size_t kMaxBacklog = 1 << 22;  // records queued before the standby is given up on
+  static constexpr std::size_t kWindow = 1024;  // data messages in flight
+  // Records queued before the standby is given up on (about 100 bytes each).
+  static constexpr std::size_t kDefaultMaxBacklog = std::size_t{1} << 18;
 
   // `epoch`: this process's incarnation, greater than any earlier one's (its start time in ns).
-  NatSyncActive(const SyncKey& key, std::uint64_t epoch, SyncTimers timers = {});
+  NatSyncActive(const SyncKey& key, std::uint64_t epoch, SyncTimers timers = {}, std::size_t max_backlog = kDefaultMaxBacklog);
 
   void queue(const SyncRecord& record) {
     queued_.push_back(record);
-    if (queued_.size() > kMaxBacklog) drop_backlog();
+    if (queued_.size() > max_backlog_) drop_backlog();
   }
   // Drops everything queued or in flight and queues resync_begin for `workers` workers.
   void begin_resync(std::uint8_t workers);
@@ -106,6 +107,7 @@ class NatSyncActive {
   const SyncKey& key_;
   std::uint64_t epoch_;
   SyncTimers timers_;
+  std::size_t max_backlog_;
   std::uint64_t counter_ = 0, next_seq_ = 1;
   std::deque<SyncRecord> queued_;
   std::vector<std::uint8_t> pending_;  // the next data message's payload, records taken from queued_

@@ -28,9 +28,9 @@
 #include <span>
 #include <string_view>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/nf/nf_packet.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 
@@ -38,8 +38,12 @@ namespace flowtrack {
 // connection rate a core sustains between two calls, few enough to bound the pause.
 inline constexpr std::size_t kDefaultExpireBudget = 4096;
 
-// The most packets one process_burst() call takes.
+// The most packets one process_burst() call takes, and how many a burst carries unless told otherwise:
+// as many as a NIC's receive call typically hands over, enough for one packet's cache misses to overlap
+// the others'.
 inline constexpr std::size_t kMaxBurst = 64;
+inline constexpr std::size_t kDefaultBurst = 32;
+static_assert(kDefaultBurst <= kMaxBurst);
 
 // The stages of a burst, in order, for the cycle split: the runtime's (parse: link to transport headers
 // and the flow hash; aging: expire()) around the function's own (lookup: the connection table; state:

@@ -7,8 +7,9 @@
 #include <span>
 #include <string_view>
 
-#include "flowtrack/aging/clock.hpp"
+#include "flowtrack/nf/port_role.hpp"
 #include "flowtrack/packet/parser.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 
@@ -22,6 +23,8 @@ struct NfPacket {
   Nanos time = 0;          // arrival; non-decreasing along a function's packets
   std::uint32_t hash = 0;  // flow_hash(parsed.key4) for an IPv4 packet (packet_hash()), else 0
   std::uint32_t slot = 0;  // which buffer of its source the packet is in (the source's own numbering)
+  // The role of the port it arrived on (port_role.hpp), set by live ports; unknown on a replay.
+  PortRole arrival = PortRole::unknown;
 
   std::size_t room() const { return capacity > frame.size() ? capacity : frame.size(); }
 };
@@ -47,6 +50,13 @@ enum class NfDrop : std::uint8_t {
   filtered,        // NAT: an inbound packet the address-dependent filter refuses
   untranslatable,  // NAT: a packet without ports, or an ICMP error about no session (or from its wrong side)
   log_full,        // NAT: a new port block whose log record the control plane has no room for yet
+  not_to_pool,     // NAT: arrived on the outside port, not addressed to a pool address (to an inside host, or through)
+  spoofed_source,  // NAT: a source the port cannot have: on the inside port not of the inside network, on the
+                   // outside port of the inside network or the pool (BCP 38)
+  not_to_service,  // LB: arrived on the clients port, not to a service (to a backend, or anything but a VIP:port)
+  too_big,         // LB, tunnel mode: the encapsulated packet would exceed the path's MTU (nf/tunnel.hpp)
+  no_room,         // LB, tunnel mode: the packet's buffer has no room for the tunnel's headers
+  not_ipv4,        // a function that handles IPv4 packets only was given another (the flow meter)
   count_,
 };
 
@@ -77,6 +87,8 @@ struct NfCounters {
     ++forwarded;
     return Verdict::forward;
   }
+
+  NfCounters& operator+=(const NfCounters& other);
 };
 
 }  // namespace flowtrack

@@ -18,7 +18,7 @@
 #include <span>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
+#include "flowtrack/util/time.hpp"
 #include "flowtrack/sync/spsc_ring.hpp"
 
 namespace flowtrack {
@@ -36,7 +36,7 @@ struct PortBlockRecord {
 class PortBlockLog {
  public:
   // Room for `capacity` records in flight (rounded up to a power of two); a NAT needs at least two per
-  // block it may hold (PortBlocks::min_log_capacity()).
+  // block of its slices (Nat44::block_count()).
   explicit PortBlockLog(std::size_t capacity) : ring_(capacity) {}
 
   // Producer. Pushes the allocation record of a new block if the ring has room for it and for the release

@@ -4,9 +4,9 @@
 // connection to a service that is gone). The first 8 bytes of the SHA-256 of a canonical text of:
 //   nat: the inside network, the pool, the port range, the block size, the filtering, the table sizes
 //        and the worker count (each worker owns a slice of the ports);
-//   lb:  each service's name, VIP, port and protocol, the Maglev table's size, the table's size and
-//        the worker count. Not the backends: the saved pool, with every change made through `ctl`
-//        since the start, replaces the configured one.
+//   lb:  each service's name, VIP, port, protocol and whether it tunnels, the Maglev table's size,
+//        the table's size and the worker count. Not the backends: the saved pool, with every change
+//        made through `ctl` since the start, replaces the configured one.
 // Timeouts, quotas and the like are not in it: they apply to what comes next, not to what is saved.
 #pragma once
 

@@ -26,17 +26,39 @@
 // connection, get the VIP of the first service listing the backend's endpoint, as in the stateless
 // LB); a live connection is never evicted to make room.
 //
-// `changes` is a schedule of pool changes that the balancer applies itself as its packet clock passes
-// them (pool_schedule.hpp), at the cost of one comparison per packet.
-// Packets that are neither to a service nor of a tracked connection pass untouched.
+// A backend marked down (PoolAction::down: a failed health check) takes no new connection; a UDP flow
+// on it moves to a backend in service with its next datagram from the client, a TCP connection stays.
+//
+// With `new_connection_rate`, first packets above that rate (a flood of SYNs from spoofed sources)
+// create no state: they are forwarded by the consistent choice and counted (`over_rate`), so a flood
+// cannot fill the tracker (new_connection_limiter.hpp); their replies get the VIP back as a full
+// table's do with stateless_when_full.
+//
+// Pool changes (add, drain, reweight, remove a backend) reach it between bursts through apply()
+// (TakesPoolChanges, pool_schedule.hpp): from a replay's schedule, `flowtrack ctl`, health checks.
+//
+// A service in tunnel mode (ServiceConfig::tunnel, tunnel.hpp) gets its packets to the backend in IPIP or
+// GUE instead of rewritten, and its backends answer the clients directly: its connections are tracked
+// by their one tuple (ConnTracker::create_one_way), their TCP state followed on the clients' packets.
+//
+// The boundary. On live ports (NfPacket::arrival, the ports' roles), a packet that arrived on the
+// clients' port goes on only to a service (VIP, port, protocol): as a connection's first packet, or one
+// of a connection in its original direction. Anything else from that side, whatever its destination (a
+// backend's address, the VIP on another port, a reply tuple forged from the clients' side), is dropped
+// and counted (NfDrop::not_to_service): the backends' network is not reachable from the clients'
+// through the balancer. Packets from the backends' port are a tracked connection's answers, or pass
+// untouched (the backends' own traffic out). On a replay, where no port says whence a packet came,
+// packets that are neither to a service nor of a tracked connection pass untouched.
+//
+// Each backend counts its live connections by phase (Backend::by_phase: opening, established,
+// closing, tcp_state.hpp), following each connection's TCP state as its packets move it.
+//
+// State as plain data (lb_snapshot.hpp): snapshot() and restore() carry the pool as changed since the
+// start and every connection with its backend over to a fresh instance (a restart's state file).
 #pragma once
-
-#include <absl/container/flat_hash_map.h>
-#include <fmt/format.h>
 
 #include <array>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -44,10 +66,12 @@
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
 #include "flowtrack/nf/burst_matches.hpp"
-#include "flowtrack/nf/lb_plan.hpp"
+#include "flowtrack/nf/internal/lb_plan.hpp"
 #include "flowtrack/nf/lb_snapshot.hpp"
 #include "flowtrack/nf/network_function.hpp"
+#include "flowtrack/nf/new_connection_limiter.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
+#include "flowtrack/nf/service_index.hpp"
 #include "flowtrack/nf/stateful_lb_config.hpp"
 #include "flowtrack/packet/rewrite.hpp"
 
@@ -60,6 +84,11 @@ struct LbAssignment {
   std::uint32_t backend = kNone;
 };
 
+// What the stateful LB counts besides NfCounters.
+struct StatefulLbStats {
+  std::uint64_t over_rate = 0;  // first packets forwarded without state, above new_connection_rate
+};
+
 // Table: the connection table; Aging: the tracker's expiry policy (conn_tracker.hpp).
 template <FlowTable Table, AgingPolicy Aging = TimerWheel>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
@@ -67,15 +96,12 @@ class StatefulLb {
  public:
   explicit StatefulLb(const StatefulLbConfig& config, Nanos start = 0)
       : config_(config),
-        tracker_(config.max_connections, config.timeouts, {.tick = 100 * kNanosPerMilli, .levels = 4, .start = start}),
-        rng_(config.seed) {
+        tracker_(config.max_connections, config.timeouts, connection_wheel(start)),
+        rng_(config.seed),
+        limiter_(config.new_connection_rate, config.burst_or_default()) {
     for (const ServiceConfig& s : config.services) {
-      service_index_.emplace(endpoint_key(s.vip, s.port, s.protocol), static_cast<std::uint32_t>(services_.size()));
-      services_.emplace_back(s, config.maglev_size);
-    }
-    sort_pool_changes(config_.changes);
-    if (const auto problem = check_pool_changes(config_.changes, config.services, config.maglev_size)) {
-      throw std::invalid_argument(fmt::format("lb: change {}: {}: {}", problem->index, problem->key, problem->problem));
+      service_index_.add(s);
+      append_service(services_, s, config.maglev_size);
     }
   }
 
@@ -95,10 +121,14 @@ class StatefulLb {
 
   // Ages connections out; their backends' live counts drop.
   std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget) {
-    const std::size_t n = tracker_.expire(now, budget, [&](ConnId, const auto& connection) { release_backend(connection.payload); });
+    const std::size_t n = tracker_.expire(now, budget, [&](ConnId, const auto& connection) { release_backend(connection); });
     counters_.connections_expired += n;
     return n;
   }
+
+  // A pool change that has passed check_pool_changes against the changes applied before it: only new
+  // connections see it.
+  void apply(const PoolChange& change) { apply_pool_change(change, services_); }
 
   // The state as plain data at `now` (lb_snapshot.hpp): what a restart carries over.
   LbSnapshot snapshot(Nanos now) const {
@@ -108,8 +138,8 @@ class StatefulLb {
       const ServiceConfig& c = service.config();
       saved = {c.name, c.vip, c.port, c.protocol, {}};
       for (const Backend& b : service.backends()) {
-        saved.backends.push_back({b.config.name, b.config.address, b.config.port, b.config.weight, b.removed, b.total_connections,
-                                  b.smooth_weight});
+        saved.backends.push_back({b.config.name, b.config.address, b.config.port, b.config.weight, b.removed,
+                                  b.total_connections, b.smooth_weight, b.down});
       }
     }
     s.connections.reserve(tracker_.size());
@@ -134,10 +164,14 @@ class StatefulLb {
       }
       std::vector<Backend> backends;
       for (const LbSnapshot::Backend& b : saved.backends) {
-        backends.push_back({.config = {b.name, b.address, b.port, b.weight}, .removed = b.removed,
+        backends.push_back({.config = {b.name, b.address, b.port, b.weight}, .removed = b.removed, .down = b.down,
                             .total_connections = b.total_connections, .smooth_weight = b.smooth_weight});
       }
-      if (const auto problem = services_[i].restore_backends(std::move(backends))) refuse("service " + c.name + ": " + *problem);
+      // As the constructor built them: a service takes the table of the one before it when their pools match.
+      const Service* previous = i == 0 ? nullptr : &services_[i - 1];
+      if (const auto problem = services_[i].restore_backends(std::move(backends), previous)) {
+        refuse("service " + c.name + ": " + *problem);
+      }
     }
     for (const LbSnapshot::Connection& saved : s.connections) {
       if (saved.service >= services_.size() || saved.backend >= services_[saved.service].backends().size()) {
@@ -145,7 +179,10 @@ class StatefulLb {
       }
       Service& svc = services_[saved.service];
       const SavedConnection<FlowKeyV4>& c = saved.connection;
-      if (service_of(c.original) != saved.service || !(c.reply == reply_of(c.original, svc.backends()[saved.backend].config))) {
+      // A tunnel's connection is tracked by its one tuple (create_one_way), any other by its backend's reply too.
+      const bool tunnels = svc.config().tunnel.tunnels();
+      const FlowKeyV4 reply = tunnels ? c.original : reply_of(c.original, svc.backends()[saved.backend].config);
+      if (service_of(c.original) != saved.service || c.one_way != tunnels || !(c.reply == reply)) {
         refuse("a connection that does not go to the backend it names");
       }
       const CreateResult created = tracker_.restore(c, flow_hash(c.original), flow_hash(c.reply), now);
@@ -153,14 +190,15 @@ class StatefulLb {
         refuse(created.status == CreateStatus::full ? "more connections than max_connections" : "a connection's tuple twice");
       }
       tracker_.payload(created.match.conn) = {saved.service, saved.backend};
-      ++svc.backends()[saved.backend].connections;
+      svc.backends()[saved.backend].carry_over(Tracker::phase(tracker_.connection(created.match.conn)));
     }
   }
 
-  std::vector<Service>& services() { return services_; }
   const std::vector<Service>& services() const { return services_; }
-  const ConnTracker<Table, LbAssignment, Aging>& tracker() const { return tracker_; }
+  using Tracker = ConnTracker<Table, LbAssignment, Aging>;
+  const Tracker& tracker() const { return tracker_; }
   const NfCounters& counters() const { return counters_; }
+  const StatefulLbStats& stats() const { return stats_; }
   // The backend a live connection was given: (service index, backend index).
   LbAssignment assignment(ConnId conn) const { return tracker_.payload(conn); }
 
@@ -180,12 +218,12 @@ class StatefulLb {
       const FlowKeyV4& key = burst[i].parsed.key4;
       const std::uint32_t service = service_of(key);
       if (service == kNoService) continue;
-      const std::uint32_t backend = config_.policy == LbPolicy::maglev ? services_[service].consistent_choice(burst[i].hash)
-                                                                       : Service::kNoBackend;
-      if (backend == Service::kNoBackend) {
+      const Service& svc = services_[service];
+      const std::uint32_t backend = config_.policy == LbPolicy::maglev ? svc.consistent_choice(burst[i].hash) : Service::kNoBackend;
+      if (backend == Service::kNoBackend || svc.config().tunnel.tunnels()) {  // a tunnel's connection has no reply tuple
         tracker_.prefetch_create(nth++);
       } else {
-        tracker_.prefetch_create(nth++, flow_hash(reply_of(key, services_[service].backends()[backend].config)));
+        tracker_.prefetch_create(nth++, flow_hash(reply_of(key, svc.backends()[backend].config)));
       }
     }
   }
@@ -203,12 +241,12 @@ class StatefulLb {
   // The established path: the match, the tracker's update, the plan. A packet of no tracked connection
   // takes open() first. Inlined into the burst's loop: a call a packet cost more than its body's savings.
   [[gnu::always_inline]] Plan track(NfPacket& packet, std::size_t i) {
-    if (schedule_.due(packet.time)) {
-      schedule_.advance(packet.time, config_.changes, [&](const PoolChange& change) { apply_pool_change(change, services_); });
-    }
-    if (!matches_.looked_up(i)) return {.verdict = counters_.pass()};
+    const bool from_clients = packet.arrival == PortRole::clients;
+    if (!matches_.looked_up(i)) return {.verdict = from_clients ? counters_.drop(NfDrop::not_to_service) : counters_.pass()};
     ConnMatch match = matches_.match(tracker_, i, packet);
-    if (match && begins_anew(match, packet.parsed)) {
+    // An answer's tuple from the clients' side is forged: only a backend sends it.
+    if (from_clients && match && match.direction == Direction::reply) return {.verdict = counters_.drop(NfDrop::not_to_service)};
+    if (match && (begins_anew(match, packet.parsed) || leaves_down_backend(match, packet.parsed))) {
       end_connection(match.conn);
       match = {};
     }
@@ -217,12 +255,22 @@ class StatefulLb {
       if (!opening.match) return {.verdict = opening.verdict};
       match = opening.match;
     }
-    tracker_.update(match, packet.parsed, packet.wire_length, packet.time);
     const LbAssignment a = tracker_.payload(match.conn);
-    const Service& svc = services_[a.service];
+    Service& svc = services_[a.service];
+    Backend& backend = svc.backends()[a.backend];
+    // The backend's gauges follow the connection's TCP phase (any other protocol stays established):
+    // of the states a connection goes through, two or three change its phase.
+    tracker_.update(match, packet.parsed, packet.wire_length, packet.time, [&](TcpState from, TcpState to) {
+      if (tcp_phase(from) != tcp_phase(to)) backend.move(tcp_phase(from), tcp_phase(to));
+    });
+    if (match.direction == Direction::reply || reaches_backend(packet, svc.config().tunnel)) {
+      backend.count(match.direction, packet.wire_length);
+    }
     if (match.direction == Direction::original) {
-      const BackendConfig& b = svc.backends()[a.backend].config;
-      return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port};
+      const BackendConfig& b = backend.config;
+      const TunnelConfig& tunnel = svc.config().tunnel;
+      return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port,
+              .tunnel = tunnel.tunnels() ? &tunnel : nullptr};
     }
     return {.rewrites = true, .to_backend = false, .address = svc.config().vip, .port = svc.config().port};
   }
@@ -239,16 +287,27 @@ class StatefulLb {
     return state == TcpState::time_wait || state == TcpState::close;
   }
 
+  // A client's UDP datagram on a flow whose backend is down (a failed health check): UDP has no
+  // connection to break, so the flow moves, as a first packet, to a backend in service. A TCP
+  // connection stays where it is (its backend may still finish it; a new one would be refused).
+  bool leaves_down_backend(const ConnMatch& match, const ParsedPacket& p) const {
+    if (p.key4.protocol != ipproto::kUdp || match.direction != Direction::original) return false;
+    const LbAssignment a = tracker_.payload(match.conn);
+    return services_[a.service].backends()[a.backend].down;
+  }
+
   // A connection's end, by expiry or early: its backend has one live connection fewer.
-  void release_backend(const LbAssignment& a) { --services_[a.service].backends()[a.backend].connections; }
+  void release_backend(const typename Tracker::Connection& c) {
+    services_[c.payload.service].backends()[c.payload.backend].leave(Tracker::phase(c));
+  }
 
   void end_connection(ConnId conn) {
-    release_backend(tracker_.payload(conn));
+    release_backend(tracker_.connection(conn));
     tracker_.destroy(conn);
     ++counters_.connections_expired;  // its end, early: created and expired still balance
   }
 
-  Verdict rewrite(NfPacket& packet, const Plan& plan) { return apply_lb_plan(packet, plan) ? counters_.rewrite() : plan.verdict; }
+  Verdict rewrite(NfPacket& packet, const Plan& plan) { return apply_lb_plan(packet, plan, counters_); }
 
   // What open() did with a connection's first packet: a match to continue on the established path, or
   // no match and the packet's final verdict (passed, dropped, or forwarded without state).
@@ -264,51 +323,74 @@ class StatefulLb {
     const FlowKeyV4& key = p.key4;
     const std::uint32_t service = service_of(key);
     if (service == kNoService) {
-      if (config_.stateless_when_full && restore_untracked_reply(packet)) return {{}, counters_.rewrite()};
+      if (packet.arrival == PortRole::clients) return {{}, counters_.drop(NfDrop::not_to_service)};
+      if (forwards_untracked() && restore_untracked_reply(packet)) return {{}, counters_.rewrite()};
       return {{}, counters_.pass()};
     }
     const bool lost_state = key.protocol == ipproto::kTcp && (p.tcp_flags & tcpflag::kSyn) == 0;
     if (lost_state && config_.non_syn_first == NonSynFirst::drop) return {{}, counters_.drop(NfDrop::non_syn_first)};
     Service& svc = services_[service];
+    if (!limiter_.admit(now)) {
+      ++stats_.over_rate;
+      return {{}, send_untracked(packet, svc)};
+    }
     const bool consistent = lost_state && config_.non_syn_first == NonSynFirst::consistent;
     const std::uint32_t backend = svc.choose(consistent ? LbPolicy::maglev : config_.policy, hash, rng_);
     if (backend == Service::kNoBackend) return {{}, counters_.drop(NfDrop::no_backend)};
-    const FlowKeyV4 reply = reply_of(key, svc.backends()[backend].config);
-    const CreateResult created = tracker_.create(key, hash, reply, flow_hash(reply), key.protocol, now);
+    const CreateResult created = create(key, hash, svc, backend, now);
     if (created.status == CreateStatus::full) {
       if (!config_.stateless_when_full) return {{}, counters_.drop(NfDrop::table_full)};
-      const std::uint32_t fallback = svc.choose(LbPolicy::maglev, hash, rng_);
-      if (fallback == Service::kNoBackend) return {{}, counters_.drop(NfDrop::no_backend)};
-      to_backend(packet, svc.backends()[fallback].config);
-      return {{}, counters_.rewrite()};
+      return {{}, send_untracked(packet, svc)};
     }
     if (created.status == CreateStatus::reply_taken) return {{}, counters_.drop(NfDrop::tuple_conflict)};
     if (created.status == CreateStatus::created) {
       tracker_.payload(created.match.conn) = {service, backend};
-      Backend& chosen = svc.backends()[backend];
-      ++chosen.connections;
-      ++chosen.total_connections;
+      svc.backends()[backend].join(Tracker::phase(tracker_.connection(created.match.conn)));
       ++counters_.connections_created;
     }
     return {created.match, Verdict::forward};
   }
 
-  std::uint32_t service_of(const FlowKeyV4& key) const {
-    const auto it = service_index_.find(endpoint_key(key.dst_addr, key.dst_port, key.protocol));
-    return it == service_index_.end() ? kNoService : it->second;
+  // Tracks a new connection to `backend` of `svc`: by both tuples (the backend's answers come back), or
+  // in a tunnel by its own alone (they go to the client directly).
+  CreateResult create(const FlowKeyV4& key, std::uint32_t hash, const Service& svc, std::uint32_t backend, Nanos now) {
+    if (svc.config().tunnel.tunnels()) return tracker_.create_one_way(key, hash, key.protocol, now);
+    const FlowKeyV4 reply = reply_of(key, svc.backends()[backend].config);
+    return tracker_.create(key, hash, reply, flow_hash(reply), key.protocol, now);
   }
 
+  // A first packet forwarded without state, to the backend of the consistent choice (counted in its traffic).
+  Verdict send_untracked(NfPacket& packet, Service& svc) {
+    const std::uint32_t backend = svc.choose(LbPolicy::maglev, packet.hash, rng_);
+    if (backend == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);
+    if (reaches_backend(packet, svc.config().tunnel)) svc.backends()[backend].count(Direction::original, packet.wire_length);
+    const BackendConfig& b = svc.backends()[backend].config;
+    if (svc.config().tunnel.tunnels()) return send_through_tunnel(packet, svc.config().tunnel, b.address, counters_);
+    rewrite_ipv4_address_and_port(packet.frame, packet.parsed, Endpoint::destination, b.address, b.port);
+    return counters_.rewrite();
+  }
+
+  std::uint32_t service_of(const FlowKeyV4& key) const {
+    return service_index_.find(key.dst_addr, key.dst_port, key.protocol);
+  }
+
+  // Whether connections may go without state: a full table's (stateless_when_full), or those above the
+  // new-connection rate.
+  bool forwards_untracked() const { return config_.stateless_when_full || limiter_.limits(); }
+
   // A packet of no connection from a backend's endpoint: the reply of a connection forwarded without
-  // state (stateless_when_full), or of one whose state ended. It gets the VIP and port of the first
+  // state (forwards_untracked), or of one whose state ended. It gets the VIP and port of the first
   // service listing that endpoint, as in the stateless LB: right when no backend endpoint serves two
-  // services. A scan of the pool, only made when stateless_when_full is set.
+  // services. A scan of the pool, only made when connections may go without state. A tunnel-mode
+  // service's backends answer its clients directly: none of their answers is its.
   bool restore_untracked_reply(NfPacket& packet) {
     const FlowKeyV4& key = packet.parsed.key4;
-    for (const Service& s : services_) {
-      if (s.config().protocol != key.protocol) continue;
-      for (const Backend& b : s.backends()) {
+    for (Service& s : services_) {
+      if (s.config().protocol != key.protocol || s.config().tunnel.tunnels()) continue;
+      for (Backend& b : s.backends()) {
         const std::uint16_t port = b.config.port != 0 ? b.config.port : s.config().port;
         if (b.config.address != key.src_addr || port != key.src_port) continue;
+        b.count(Direction::reply, packet.wire_length);
         rewrite_ipv4_src(packet.frame, packet.parsed, s.config().vip);
         rewrite_src_port(packet.frame, packet.parsed, s.config().port);
         return true;
@@ -317,21 +399,16 @@ class StatefulLb {
     return false;
   }
 
-  void to_backend(NfPacket& packet, const BackendConfig& b) {
-    rewrite_ipv4_dst(packet.frame, packet.parsed, b.address);
-    if (b.port != 0) rewrite_dst_port(packet.frame, packet.parsed, b.port);
-  }
-
-
   StatefulLbConfig config_;
-  ConnTracker<Table, LbAssignment, Aging> tracker_;
+  Tracker tracker_;
   std::vector<Service> services_;
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_index_;  // endpoint_key(vip, port, protocol) -> service
+  ServiceIndex service_index_;
   Random rng_;
+  NewConnectionLimiter limiter_;
   NfCounters counters_;
-  BurstMatches<ConnTracker<Table, LbAssignment, Aging>> matches_;  // of the burst in process_burst()
+  StatefulLbStats stats_;
+  BurstMatches<Tracker> matches_;  // of the burst in process_burst()
   std::array<Plan, kMaxBurst> plans_;
-  PoolChangeClock schedule_;
 };
 
 }  // namespace flowtrack

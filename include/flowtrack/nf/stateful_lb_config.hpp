@@ -2,6 +2,7 @@
 // from the balancer's template so that configuration readers need not compile it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -25,6 +26,10 @@ struct StatefulLbConfig {
   ConntrackTimeouts timeouts;
   std::uint32_t maglev_size = MaglevTable::kDefaultSize;
   std::uint64_t seed = 1;  // weighted_random's generator
+  // First packets a second a worker's tracker takes (new_connection_limiter.hpp); 0: no limit.
+  std::uint64_t new_connection_rate = 0;
+  std::uint64_t new_connection_burst = 0;  // 0: a tenth of a second's worth (at least 1)
+  std::uint64_t burst_or_default() const { return new_connection_burst != 0 ? new_connection_burst : std::max<std::uint64_t>(new_connection_rate / 10, 1); }
 };
 
 }  // namespace flowtrack

@@ -5,7 +5,8 @@
 // Selection is Maglev (default: consistent, so a backend change moves only the flows that must move)
 // or hash modulo the number of backends taking new flows ([lb-flowtables]'s choice: any change moves almost
 // every flow). Without state, a pool change moves flows mid-connection: that is what the stateful LB
-// (stateful_lb.hpp) exists to prevent, and the tests show it.
+// (stateful_lb.hpp) exists to prevent, and the tests show it. A service in tunnel mode (tunnel.hpp) gets
+// its packets to the backend in IPIP or GUE, and its backends answer the clients directly.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -13,9 +14,11 @@
 #include <span>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/nf/backend_pool.hpp"
+#include "flowtrack/nf/pool_schedule.hpp"
 #include "flowtrack/nf/network_function.hpp"
+#include "flowtrack/nf/service_index.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 
@@ -39,12 +42,11 @@ class StatelessLb {
   }
   std::size_t expire(Nanos, std::size_t = kDefaultExpireBudget) { return 0; }
 
-  // Backend changes go through the services; call reindex() after adding or removing backends.
-  std::vector<Service>& services() { return services_; }
-  void reindex() { index_backends(); }
+  // A pool change that has passed check_pool_changes against the changes applied before it
+  // (TakesPoolChanges): new flows see it at once (the function keeps no state of the old ones).
+  void apply(const PoolChange& change);
+  const std::vector<Service>& services() const { return services_; }
   const NfCounters& counters() const { return counters_; }
-  // Packets sent to each backend, by service then backend index.
-  const std::vector<std::vector<std::uint64_t>>& sent() const { return sent_; }
 
  private:
   Verdict balance(NfPacket& packet);
@@ -53,9 +55,9 @@ class StatelessLb {
 
   StatelessSelection selection_;
   std::vector<Service> services_;
-  std::vector<std::vector<std::uint64_t>> sent_;
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_of_vip_;      // endpoint_key(vip, port, proto)
-  absl::flat_hash_map<std::uint64_t, std::uint32_t> service_of_backend_;  // endpoint_key(backend, port, proto)
+  ServiceIndex service_of_vip_;
+  // endpoint_key(backend, port, proto) -> (service, backend index)
+  absl::flat_hash_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> service_of_backend_;
   NfCounters counters_;
 };
 

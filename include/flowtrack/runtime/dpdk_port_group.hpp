@@ -5,8 +5,10 @@
 //    directions of a connection land on one queue (net_af_packet spreads by the kernel's fanout over
 //    its `qpairs=N` sockets instead). A worker past the ports' RX queues receives only what the others
 //    hand it: the software dispatcher for PMDs with one queue;
-//  - the packets' owners (packet_owner.hpp) and one hand-off ring per worker, multi-producer, into
-//    which any worker puts the packets another owns;
+//  - the packets' owners (packet_owner.hpp) and, with several workers, one hand-off ring per worker,
+//    multi-producer, into which any worker puts the packets another owns; each holds what the RX
+//    descriptors of all the other workers' queues hold (at most 65536 frames), so that an owner whose
+//    traffic the NIC puts on the others' queues can take it all in as it catches up;
 //  - one mbuf pool (thread-safe: a worker thread that is not an EAL lcore has no per-lcore cache);
 //  - the ARP board (arp_board.hpp).
 // This header includes no DPDK header; dpdk_port_group.cpp and dpdk_ports.cpp are the files that talk
@@ -29,7 +31,7 @@ namespace flowtrack {
 
 class DpdkPortGroup {
  public:
-  // Starts every port of `config` for `workers` workers (EAL must be up: table/dpdk_eal.hpp). A stateless
+  // Starts every port of `config` for `workers` workers (EAL must be up: io/dpdk_eal.hpp). A stateless
   // function's owner (PacketOwner::spread) becomes "where received" when every worker has an RX queue.
   // Throws std::runtime_error naming the port and the problem (such as a PMD with fewer TX queues than
   // workers: net_af_packet takes qpairs=N).
@@ -48,7 +50,7 @@ class DpdkPortGroup {
   std::uint16_t rx_queues() const { return rx_queues_; }
   const PacketOwner& owner() const { return owner_; }
   rte_mempool* pool() const { return pool_; }
-  rte_ring* inbox(unsigned worker) const { return inboxes_[worker]; }
+  rte_ring* inbox(unsigned worker) const { return inboxes_[worker]; }  // several workers only
   ArpBoard& arp_board() { return arp_board_; }
   std::size_t mbufs_in_use() const;
 

@@ -8,8 +8,14 @@
 // function, its Ethernet addresses by layer 2) or frees it. Only what did not arrive in an mbuf is
 // copied into a fresh one: a held packet a function releases (the NAT's fragments), an ARP request.
 //
-// Several workers: a received IPv4 frame another worker owns (packet_owner.hpp) goes, mbuf and all,
-// into that worker's hand-off ring (counted: handed_off; a full ring drops it: handoff_full); next()
+// Each packet the function gets carries the role of the port it arrived on (NfPacket::arrival, from
+// [[dataplane.port]] role), whichever worker takes it in: the mbuf keeps its port's id.
+//
+// Several workers: a received IPv4 frame another worker owns (packet_owner.hpp) goes, mbuf and all, to
+// that worker's hand-off ring: gathered per owner while a receive burst is sorted, then put into each
+// owner's ring with one enqueue (counted: handed_off). A ring too full for them makes the sender back
+// off (counted once: handoff_backoffs): it yields and offers the rest again until the owner has taken
+// enough in or kHandoffPatience has passed, and only then drops what is left (handoff_full). next()
 // takes what the others handed this worker before it polls its queues.
 //
 // Layer 2 (runtime/layer2.hpp): ARP frames never reach the function: requests for owned addresses are
@@ -21,8 +27,8 @@
 // dropped as `arp_unresolved`).
 //
 // Every mbuf is either in the current burst (until its verdict, or the next next() call, which frees
-// those the loop dropped before the function: unparsable), in a TX buffer (until the burst ends), in a
-// hand-off ring, or back in the pool. close() gives back what this worker holds; the group's close()
+// those the loop dropped before the function: unparsable), in a TX buffer (until the burst ends),
+// gathered for a hand-off (until the receive burst is sorted), in a hand-off ring, or back in the pool. close() gives back what this worker holds; the group's close()
 // then counts the mbufs that did not come back.
 #pragma once
 
@@ -54,7 +60,7 @@ enum class PortDrop : std::uint8_t {
   arp_unresolved,  // a packet whose next hop did not answer ARP in time, or found the waiting room full
   no_mbuf,         // a copy (held packet, ARP request) found no mbuf, or none with room for it
   tx_full,         // the port's TX queue took less than the burst
-  handoff_full,    // the owner's hand-off ring was full (several workers)
+  handoff_full,    // the owner's hand-off ring stayed full for kHandoffPatience (several workers)
   count_,
 };
 inline constexpr std::size_t kPortDropCount = static_cast<std::size_t>(PortDrop::count_);
@@ -65,6 +71,7 @@ struct PortCounters {
   std::uint64_t to_function = 0;         // IPv4 frames handed to the function
   std::uint64_t arp_answered = 0, arp_asked = 0;
   std::uint64_t handed_off = 0;          // IPv4 frames put in another worker's hand-off ring
+  std::uint64_t handoff_backoffs = 0;    // times this worker found an owner's ring full and waited for room
   std::array<std::uint64_t, kPortDropCount> drops{};
 };
 
@@ -72,6 +79,9 @@ class DpdkPorts {
  public:
   static constexpr std::size_t kMaxWaiting = 64;
   static constexpr Nanos kWaitLimit = kNanosPerSecond;
+  // The longest a worker waits for room in an owner's full hand-off ring: an owner that runs takes a
+  // burst in every few microseconds; one the system has descheduled gets a slice of this core meanwhile.
+  static constexpr Nanos kHandoffPatience = 500 * kNanosPerMicro;
 
   // Worker `worker` of `group`. `owned`: the function's addresses to answer ARP for; `next_hops`:
   // addresses (backends, ...) to resolve before traffic needs them.
@@ -80,26 +90,32 @@ class DpdkPorts {
   DpdkPorts(const DpdkPorts&) = delete;
   DpdkPorts& operator=(const DpdkPorts&) = delete;
 
-  // The source: the frames handed to this worker, then the received IPv4 frames it owns of every port,
-  // up to burst.size(), time-stamped now (the
-  // wall clock, Nanos since an arbitrary epoch: the same as now()). Polls until it has some, or returns
-  // 0 once the deadline (set_deadline) has passed: after an empty poll, or at once if the call before
-  // returned packets (so that ports that never go quiet still let the caller in at every deadline).
+  // How long a tick lasts (runtime/engine.hpp): the worker's function ages by the wall clock, and its
+  // mail is handled, at least this often, traffic or not.
+  static constexpr Nanos kTick = 100 * kNanosPerMilli;
+
+  // The source (a ticking one, runtime/engine.hpp): the frames handed to this worker, then the received
+  // IPv4 frames it owns of every port, up to burst.size(), time-stamped now (the wall clock, Nanos since
+  // an arbitrary epoch: the same as now()). Polls until it has some, or returns 0 when the tick is over:
+  // after an empty poll, or at once if the call before returned packets (so that ports that never go
+  // quiet still let the caller in at every tick), or when the watched flag (watch) is set.
   LinkType link_type() const { return LinkType::ethernet; }
   std::size_t next(std::span<NfPacket> burst);
-  void set_deadline(Nanos deadline) { deadline_ = deadline; }
-  // Makes the next poll return 0 as if the deadline had passed, so that the worker's loop ends its tick
-  // now (worker 0 uses it to have a pool change taken before it answers). Any thread may call it.
-  void cut_tick() { cut_tick_.store(true, std::memory_order_relaxed); }
+  bool done() const { return false; }  // ports run until the worker is told to stop
+  // Starts a tick: asks again for next hops due a refresh (Layer2::should_ask), drops the packets that
+  // waited kWaitLimit for their next hop, and returns the wall clock.
+  Nanos tick();
+  // A flag any thread may set to end the current tick at once (the worker's mailbox has mail): next()
+  // returns 0 while it is set.
+  void watch(const std::atomic<bool>& interrupt) { interrupt_ = &interrupt; }
   static Nanos now();
 
-  // The output (BurstOutput).
+  // The output (a PacketOutput, runtime/burst_loop.hpp).
   void verdict(const NfPacket& packet, Verdict verdict);
   void held(std::span<const std::uint8_t> frame, std::uint32_t wire_length);
-  void stage_done(NfStage) {}
 
-  // Between bursts: asks again for next hops due a refresh (Layer2::should_ask), drops the packets that
-  // waited kWaitLimit for their next hop.
+  // Asks again for next hops due a refresh (Layer2::should_ask), drops the packets that waited
+  // kWaitLimit for their next hop (tick() does it at every tick).
   void refresh_neighbours(Nanos now);
 
   const PortCounters& counters() const { return counters_; }
@@ -114,15 +130,23 @@ class DpdkPorts {
  private:
   struct Port {
     std::uint16_t id = 0;
+    PortRole role = PortRole::unknown;
     std::uint16_t tx_count = 0;
     std::array<rte_mbuf*, kMaxBurst> tx;  // to send at the end of the burst, or once full
+  };
+  // The frames of one receive burst for one owner (a burst holds at most kMaxBurst).
+  struct Handoff {
+    std::uint16_t count = 0;
+    std::array<rte_mbuf*, kMaxBurst> mbufs;
   };
 
   void finish_burst();
   void flush(std::uint16_t port);
   std::size_t take_handed(std::span<NfPacket> burst, Nanos now);  // from the hand-off ring into the burst
   void add_to_burst(std::span<NfPacket> burst, rte_mbuf* mbuf, Nanos now);
-  bool hand_off(rte_mbuf* mbuf);                                   // true: another worker owns it
+  PortRole role_of(std::uint16_t port_id) const;
+  bool hand_off(rte_mbuf* mbuf);                                   // true: another worker owns it (gathered)
+  void send_handoffs();                                            // the gathered frames into their owners' rings
   void learn_from_board();                                         // the others' ARP messages
   void receive_arp(std::uint16_t port, rte_mbuf* mbuf, Nanos now);  // answers in the same mbuf, or frees it
   void send(rte_mbuf* mbuf, std::size_t l3_offset);               // routes, then transmits, waits or frees
@@ -146,13 +170,14 @@ class DpdkPorts {
     Nanos since;
   };
   std::vector<Waiting> waiting_;  // for their next hop's MAC, oldest first
+  std::vector<Handoff> handoffs_;  // by owner; empty between receive bursts
   std::array<rte_mbuf*, kMaxBurst> burst_{};  // the current burst's mbufs, by NfPacket::slot; null once decided
   std::size_t burst_size_ = 0;
   std::size_t next_port_ = 0;  // the port polled first next time, so no port starves the other
   std::uint64_t board_seen_ = 0;  // ARP board messages learnt from
-  Nanos deadline_ = 0;
+  Nanos deadline_ = 0;  // the current tick's end
   bool handed_packets_ = false;  // the last next() returned packets
-  std::atomic<bool> cut_tick_{false};
+  const std::atomic<bool>* interrupt_ = nullptr;
   PortCounters counters_;
   bool closed_ = false;
 };

@@ -18,8 +18,8 @@
 #include <span>
 #include <vector>
 
-#include "flowtrack/aging/clock.hpp"
 #include "flowtrack/packet/mac_address.hpp"
+#include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
 

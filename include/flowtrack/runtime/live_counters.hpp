@@ -1,17 +1,21 @@
-// What a live data plane has counted at a moment (runtime/live_loop.hpp), in the shape every reader
+// What a live data plane has counted at a moment (runtime/live_service.hpp), in the shape every reader
 // shares: `flowtrack ctl counters`, DPDK telemetry (runtime/telemetry_counters.hpp), Prometheus text
 // (runtime/prometheus_text.hpp), the stats line and the final report. Drops are keyed by reason, the
 // names of ParseStatus, NfDrop and PortDrop; a reason appears once it has counted one.
 //
-// CounterBoard: where the worker leaves a copy at every tick for threads that must not touch its
-// counters (DPDK's telemetry thread, the metrics listener). The worker's counters stay plain, single
+// CounterBoard: where the control plane leaves the workers' sum for threads that must not touch a
+// worker (DPDK's telemetry thread, the metrics listener). The workers' counters stay plain, single
 // writer; the board's lock is taken a few times a second, never per packet.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
+
+#include "flowtrack/conntrack/tcp_state.hpp"
+#include "flowtrack/nf/lb_stats.hpp"
 
 namespace flowtrack {
 
@@ -25,9 +29,38 @@ struct LiveCounters {
   std::uint64_t connections_live = 0;
   std::uint64_t arp_answered = 0, arp_asked = 0;
   std::uint64_t handed_off = 0;                // IPv4 frames one worker handed to their owner
-  std::map<std::string, std::uint64_t> backends, backends_live;  // lb: connections per backend, ever and now
+  std::uint64_t handoff_backoffs = 0;          // times a worker waited for room in an owner's hand-off ring
+  std::uint64_t over_rate = 0;  // lb: first packets forwarded without state, above new_connection_rate
+  std::map<std::string, std::uint64_t> backends;  // lb: connections sent to each backend since the start
+  // lb: each backend's live connections by phase (opening, established, closing: conntrack/tcp_state.hpp),
+  // so that a drained backend's TIME_WAIT connections are not taken for transfers still under way.
+  std::map<std::string, std::array<std::uint64_t, kConnectionPhaseCount>> backend_connections;
+  // The health checks' view (the control plane's, not the workers': runtime/health_checker.hpp), by
+  // "service/backend": up or down, probes, failed probes, transitions; and by service, the times every
+  // backend of it was down at once.
+  struct BackendHealth {
+    bool up = true;
+    std::uint64_t probes = 0, failures = 0, transitions = 0;
+  };
+  std::map<std::string, BackendHealth> backend_health;
+  std::map<std::string, std::uint64_t> all_down_events;
+  // The load balancers' (slb, lb, concury): per virtual service ("VIP:port/protocol") and per backend,
+  // packets and bytes to the backends and back through the balancer, connections given since the start
+  // and live now (nf/lb_stats.hpp); and, the control plane's, the new connections a second over its
+  // last full second (vip_rate, backend_rate: by the same names).
+  LbStats traffic;
+  std::map<std::string, std::uint64_t> vip_rate, backend_rate;
+
+  // Adds another worker's counters (the health checks' view and the rates stay; so does the name, unless
+  // it is empty: a sum starts empty).
+  LiveCounters& operator+=(const LiveCounters& other);
 };
 
+// The counters as one JSON object: what `flowtrack ctl counters` answers, and a live report starts from.
+std::string live_counters_json(const LiveCounters& counters);
+
+// One LiveCounters behind a lock: the process-wide board the scrapers read (live_counter_board()), and
+// the copy each worker leaves for the control plane.
 class CounterBoard {
  public:
   void publish(const LiveCounters& counters) {

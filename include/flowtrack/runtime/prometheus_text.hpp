@@ -7,8 +7,10 @@
 //   flowtrack_drops_total{reason="no_port"}                       counter, one series per reason seen
 //   flowtrack_connections_total, flowtrack_connections            counter (created), gauge (live)
 //   flowtrack_arp_replies_sent_total, flowtrack_arp_requests_sent_total  counters
-//   flowtrack_backend_connections_total{backend="b1"}, flowtrack_backend_connections{backend="b1"}
-//                                                                 lb only: per backend, ever and now
+//   flowtrack_packets_handed_off_total, flowtrack_handoff_backoffs_total  counters (several workers)
+//   flowtrack_backend_connections_total{backend="b1"}             lb only: counter, connections ever
+//   flowtrack_backend_connections{backend="b1",phase="closing"}   lb only: gauge, live now, one series
+//                                                                 per phase (opening, established, closing)
 //
 // Label values are escaped as the format asks (backslash, double quote, newline).
 #pragma once

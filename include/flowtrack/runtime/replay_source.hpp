@@ -2,10 +2,10 @@
 // of a per-worker arena, laid out before the clock starts, so that the timed loop copies nothing and a
 // function rewrites each packet where it lies (runtime/burst_loop.hpp).
 //
-// Each buffer starts on a cache line and has room for at least kMinRoom bytes (or the packet's size
-// rounded up to a cache line, if larger), so a function may regrow a packet in place into any ICMP
-// error that answers it (the link header, 28 bytes, a quoted IP header of at most 60 bytes and 8 bytes
-// of it: less than 128).
+// Each buffer starts on a cache line and has room for at least kMinRoom bytes, and for the packet with
+// the largest tunnel's headers before its IP packet (nf/tunnel.hpp), rounded up to a cache line, so a
+// function may regrow a packet in place into any ICMP error that answers it (the link header, 28 bytes,
+// a quoted IP header of at most 60 bytes and 8 bytes of it: less than 128) or into its encapsulation.
 #pragma once
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 
 #include "flowtrack/io/packet_store.hpp"
 #include "flowtrack/nf/nf_packet.hpp"
+#include "flowtrack/nf/tunnel.hpp"
 #include "flowtrack/table/huge_page_allocator.hpp"
 
 namespace flowtrack {
@@ -30,7 +31,7 @@ class ReplaySource {
     slots_.reserve(indices.size());
     for (const std::uint32_t i : indices) {
       const PacketView p = trace[i];
-      const std::size_t room = std::max(kMinRoom, (p.bytes.size() + 63) / 64 * 64);
+      const std::size_t room = std::max(kMinRoom, (p.bytes.size() + kMaxTunnelOverhead + 63) / 64 * 64);
       slots_.push_back({offset, static_cast<std::uint32_t>(p.bytes.size()), static_cast<std::uint32_t>(room),
                         p.wire_length, p.timestamp_ns});
       offset += room;
@@ -45,11 +46,14 @@ class ReplaySource {
 
   LinkType link_type() const { return link_; }
   std::size_t size() const { return slots_.size(); }
+  bool done() const { return next_ == slots_.size(); }
   Nanos first_time() const { return slots_.empty() ? 0 : slots_.front().time; }
 
   // The next packets, up to burst.size(): frame, capacity, wire length, time and slot of each are set
-  // (parsed and hash are the runtime's). Returns how many; 0 once the trace is done.
-  std::size_t next(std::span<NfPacket> burst) {
+  // (parsed and hash are the runtime's). Returns how many; 0 once the trace is done. Inlined into the
+  // burst loop, as a port's receive is: GCC otherwise leaves it out of line once the loop grows (+4
+  // instructions a packet, callgrind of bench nf lb at 1M connections).
+  [[gnu::always_inline]] std::size_t next(std::span<NfPacket> burst) {
     std::size_t n = 0;
     for (; n < burst.size() && next_ < slots_.size(); ++n, ++next_) fill(static_cast<std::uint32_t>(next_), burst[n]);
     // The next burst's headers start their way from memory while this burst is processed, as a NIC's
@@ -77,7 +81,11 @@ class ReplaySource {
   std::span<const std::uint8_t> bytes(std::uint32_t slot, std::size_t length) const {
     return {base_ + slots_[slot].offset, length};
   }
+  // The buffer of `slot` at the length its packet was captured with.
+  std::span<const std::uint8_t> frame(std::uint32_t slot) const { return {base_ + slots_[slot].offset, slots_[slot].length}; }
   Nanos time_of(std::uint32_t slot) const { return slots_[slot].time; }
+  // The time of the packet next() hands out next, or kNever once the replay is done.
+  Nanos next_time() const { return next_ < slots_.size() ? slots_[next_].time : kNever; }
 
  private:
   struct Slot {

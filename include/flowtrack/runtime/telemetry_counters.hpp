@@ -3,11 +3,14 @@
 //
 //   /flowtrack/counters   {"nf": "nat", "packets_in": ..., "packets_to_function": ..., "packets_out": ...,
 //                          "connections": ..., "connections_live": ..., "arp_answered": ...,
-//                          "arp_asked": ..., "handed_off": ..., "drops": <their sum>}
+//                          "arp_asked": ..., "handed_off": ..., "handoff_backoffs": ...,
+//                          "drops": <their sum>}
 //   /flowtrack/drops      {"<reason>": n, ...}: the drops by reason
 //   /flowtrack/backends   {"<backend>": n, ...}: lb only, connections sent to each backend (a
 //                          name's characters other than letters, digits, '_' and '/', which
 //                          telemetry does not take in a key, are written '_')
+//   /flowtrack/backend_connections  {"<backend>": {"opening": n, "established": n, "closing": n}, ...}:
+//                          lb only, each backend's live connections by phase
 //
 // The commands answer from the board the worker publishes at every tick (live_counters.hpp): DPDK's
 // telemetry thread never reads the worker's own counters. Telemetry cannot unregister a command, so

@@ -1,4 +1,4 @@
-// The replay's output side (a BurstOutput, network_function.hpp): a function's verdict for each packet
+// The replay's output (a PacketOutput, burst_loop.hpp): a function's verdict for each packet
 // is one byte and its frame length one word, stored by the packet's slot in the ReplaySource, so that the
 // timed loop copies no packet; the packets themselves stay, rewritten, in the source's arena. A held
 // packet released by a function is copied (it lives in the function, which reuses its buffer), tagged
@@ -10,14 +10,13 @@
 
 #include "flowtrack/io/packet_store.hpp"
 #include "flowtrack/runtime/replay_source.hpp"
-#include "flowtrack/runtime/stage_clock.hpp"
 
 namespace flowtrack {
 
 class VerdictLog {
  public:
-  VerdictLog(const ReplaySource& source, StageClock& clock)
-      : verdicts_(source.size(), Verdict::drop), lengths_(source.size(), 0), wire_lengths_(source.size(), 0), clock_(clock) {}
+  explicit VerdictLog(const ReplaySource& source)
+      : verdicts_(source.size(), Verdict::drop), lengths_(source.size(), 0), wire_lengths_(source.size(), 0) {}
 
   void verdict(const NfPacket& packet, Verdict verdict) {
     verdicts_[packet.slot] = verdict;
@@ -28,7 +27,6 @@ class VerdictLog {
   void held(std::span<const std::uint8_t> frame, std::uint32_t wire_length) {
     held_.push_back({last_slot_, std::vector<std::uint8_t>(frame.begin(), frame.end()), wire_length});
   }
-  void stage_done(NfStage stage) { clock_.stage_done(stage); }
 
   std::uint64_t count(Verdict v) const;
   std::uint64_t held_count() const { return held_.size(); }
@@ -49,7 +47,6 @@ class VerdictLog {
   std::vector<std::uint32_t> lengths_, wire_lengths_;
   std::vector<Held> held_;
   std::uint32_t last_slot_ = 0;
-  StageClock& clock_;
 };
 
 }  // namespace flowtrack

@@ -22,9 +22,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "flowtrack/io/random.hpp"
 #include "flowtrack/sched/detector_config.hpp"
 #include "flowtrack/sched/lfu_cache.hpp"
+#include "flowtrack/util/random.hpp"
 
 namespace flowtrack {
 

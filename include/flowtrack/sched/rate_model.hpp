@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "flowtrack/io/random.hpp"
 #include "flowtrack/sched/picos.hpp"
+#include "flowtrack/util/random.hpp"
 
 namespace flowtrack {
 

@@ -31,9 +31,7 @@ template <RetiringTable Table>
 class LockFreeTable {
  public:
   using key_type = typename Table::key_type;
-  using inner_type = Table;
   static constexpr std::string_view kName = Table::kName;
-  static constexpr std::string_view kStrategy = "lockfree";
   static constexpr Concurrency kConcurrency = Concurrency::many_writers;
   static constexpr unsigned kDefaultMaxReaders = 64;
 

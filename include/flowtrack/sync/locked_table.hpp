@@ -30,12 +30,8 @@ template <FlowTable Table, class Mutex, LockGrain Grain = LockGrain::burst>
 class LockedTable {
  public:
   using key_type = typename Table::key_type;
-  using inner_type = Table;
   static constexpr bool kSharedReads = requires(Mutex& m) { m.lock_shared(); };
   static constexpr std::string_view kName = Table::kName;
-  static constexpr std::string_view kStrategy =
-      kSharedReads ? (Grain == LockGrain::burst ? "rwlock" : "rwlock-packet")
-                   : (Grain == LockGrain::burst ? "spinlock" : "spinlock-packet");
   static constexpr Concurrency kConcurrency = Concurrency::many_writers;
 
   explicit LockedTable(std::size_t capacity) : table_(capacity) {}

@@ -45,10 +45,10 @@
 #include <string_view>
 #include <vector>
 
-#include "flowtrack/table/cuckoo_path.hpp"
 #include "flowtrack/table/flow_table.hpp"
 #include "flowtrack/table/huge_page_allocator.hpp"
 #include "flowtrack/table/id_pool.hpp"
+#include "flowtrack/table/internal/cuckoo_path.hpp"
 #include "flowtrack/util/assert.hpp"
 #include "flowtrack/util/relaxed_atomic.hpp"
 

@@ -40,9 +40,9 @@
 #include <utility>
 #include <vector>
 
-#include "flowtrack/table/cuckoo_path.hpp"
 #include "flowtrack/table/flow_table.hpp"
 #include "flowtrack/table/id_pool.hpp"
+#include "flowtrack/table/internal/cuckoo_path.hpp"
 
 namespace flowtrack {
 

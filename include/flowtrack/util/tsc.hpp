@@ -4,10 +4,8 @@
 
 #include <x86intrin.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <vector>
 
 namespace flowtrack {
 
@@ -39,15 +37,5 @@ inline double tsc_hz() {
   }();
   return hz;
 }
-
-// The p-quantile (0..1) of samples, by nearest rank; 0 for no samples.
-inline double quantile(std::vector<double> samples, double p) {
-  if (samples.empty()) return 0;
-  std::sort(samples.begin(), samples.end());
-  const auto rank = static_cast<std::size_t>(p * static_cast<double>(samples.size() - 1) + 0.5);
-  return samples[std::min(rank, samples.size() - 1)];
-}
-
-inline double median(std::vector<double> samples) { return quantile(std::move(samples), 0.5); }
 
 }  // namespace flowtrack

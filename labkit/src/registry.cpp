@@ -1,0 +1,18 @@
+#include "flowtrack/lab/registry.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace flowtrack {
+
+std::string unknown_table_message(std::string_view name) {
+  const std::vector<std::string> all = registered_table_names();
+  if (std::ranges::find(all, name) != all.end()) {
+    return fmt::format("table '{}' is not built into this binary (its grid has {}; build with FLOWTRACK_GRID=full)", name,
+                       fmt::join(table_names(), ", "));
+  }
+  return fmt::format("unknown table '{}' (tables: {})", name, fmt::join(table_names(), ", "));
+}
+
+}  // namespace flowtrack

@@ -1,0 +1,592 @@
+#include "flowtrack/runtime/live_service.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <thread>
+#include <variant>
+
+#include "flowtrack/aging/timer_wheel.hpp"
+#include "flowtrack/nf/concury_lb.hpp"
+#include "flowtrack/nf/control_request.hpp"
+#include "flowtrack/nf/forwarder.hpp"
+#include "flowtrack/nf/nat44.hpp"
+#include "flowtrack/nf/stateful_lb.hpp"
+#include "flowtrack/runtime/control_socket.hpp"
+#include "flowtrack/runtime/dpdk_port_group.hpp"
+#include "flowtrack/runtime/dpdk_ports.hpp"
+#include "flowtrack/runtime/dpdk_threads.hpp"
+#include "flowtrack/runtime/engine.hpp"
+#include "flowtrack/runtime/health_checker.hpp"
+#include "flowtrack/runtime/metrics_server.hpp"
+#include "flowtrack/runtime/port_block_journal_writer.hpp"
+#include "flowtrack/runtime/prometheus_text.hpp"
+#include "flowtrack/runtime/scheduled_source.hpp"
+#include "flowtrack/runtime/state_store.hpp"
+#include "flowtrack/runtime/telemetry_counters.hpp"
+#include "flowtrack/table/cuckoo.hpp"
+#include "flowtrack/io/dpdk_eal_start.hpp"
+
+namespace flowtrack {
+namespace {
+
+// The stateful functions run live on the default connection table and timer-wheel aging only (the
+// table and aging choice is measured by `bench nf`).
+using LiveLb = StatefulLb<CuckooTable<FlowKeyV4>, TimerWheel>;
+using LiveNat = Nat44<CuckooTable<FlowKeyV4>, TimerWheel>;
+
+constexpr Nanos kPublishEvery = 100 * kNanosPerMilli;
+// How long the control plane waits for every worker to take a pool change before it answers: a worker
+// between two polls takes it within a burst; one the system does not schedule takes it when it next polls.
+constexpr Nanos kChangeWait = 2 * kNanosPerSecond;
+// How long it waits for the workers' copies of their counters: a tick, and some.
+constexpr Nanos kPublishWait = 2 * DpdkPorts::kTick;
+
+// What the function owns (ARP is answered for it) and the next hops worth resolving before traffic.
+struct FunctionAddresses {
+  std::vector<std::uint32_t> owned, next_hops;
+};
+
+FunctionAddresses addresses_of(const std::vector<ServiceConfig>& services) {
+  FunctionAddresses a;
+  for (const ServiceConfig& s : services) {
+    a.owned.push_back(s.vip);
+    for (const BackendConfig& b : s.backends) a.next_hops.push_back(b.address);
+  }
+  return a;
+}
+
+// What each function knows of its own, for the counters.
+void add_function_state(const Forwarder&, LiveCounters&) {}
+void add_function_state(const StatelessLb& nf, LiveCounters& s) { s.traffic += lb_stats(nf.services()); }
+void add_function_state(const LiveNat& nf, LiveCounters& s) { s.connections_live = nf.sessions().size(); }
+void add_function_state(const LiveLb& nf, LiveCounters& s) {
+  s.connections_live = nf.tracker().size();
+  for (const Service& service : nf.services()) {
+    for (const Backend& b : service.backends()) {
+      s.backends[b.config.name] += b.total_connections;
+      auto& phases = s.backend_connections[b.config.name];
+      for (std::size_t phase = 0; phase < kConnectionPhaseCount; ++phase) phases[phase] += b.by_phase[phase];
+    }
+  }
+  s.traffic += lb_stats(nf.services());
+  s.over_rate = nf.stats().over_rate;
+}
+void add_function_state(const ConcuryLb& nf, LiveCounters& s) {
+  s.connections_live = nf.known_connections();
+  for (std::uint32_t service = 0; service < nf.services().size(); ++service) {
+    const std::vector<Backend>& pool = nf.services()[service].backends();
+    for (std::size_t b = 0; b < pool.size(); ++b) {
+      s.backends[pool[b].config.name] += nf.new_connections(service, static_cast<std::uint16_t>(b));
+    }
+  }
+  s.traffic += lb_stats(nf.services(), [&](std::uint32_t service, std::uint32_t b) {
+    return nf.new_connections(service, static_cast<std::uint16_t>(b));
+  });
+}
+
+template <class Nf>
+LiveCounters state_of(const Nf& nf, std::string_view name, const DpdkPorts& ports, const WorkerCounters& loop) {
+  LiveCounters s;
+  const PortCounters& p = ports.counters();
+  s.nf = name;
+  s.packets_in = p.rx;
+  s.packets_to_function = p.to_function;
+  s.packets_out = p.tx;
+  s.arp_answered = p.arp_answered;
+  s.arp_asked = p.arp_asked;
+  s.handed_off = p.handed_off;
+  s.handoff_backoffs = p.handoff_backoffs;
+  for (std::size_t r = 0; r < kParseStatusCount; ++r) {
+    if (loop.parse_drops[r] != 0) s.drops[std::string(parse_status_name(static_cast<ParseStatus>(r)))] += loop.parse_drops[r];
+  }
+  const NfCounters c = nf.counters();
+  for (std::size_t d = 0; d < kNfDropCount; ++d) {
+    if (c.drops[d] != 0) s.drops[std::string(nf_drop_name(static_cast<NfDrop>(d)))] += c.drops[d];
+  }
+  for (std::size_t d = 0; d < kPortDropCount; ++d) {
+    if (p.drops[d] != 0) s.drops[std::string(port_drop_name(static_cast<PortDrop>(d)))] += p.drops[d];
+  }
+  s.connections = c.connections_created;
+  add_function_state(nf, s);
+  return s;
+}
+
+// What a pool change must pass before it is posted: the configured pool with every change made so far.
+class PoolChangeRules {
+ public:
+  PoolChangeRules(NfKind nf, std::vector<ServiceConfig> services, std::uint32_t maglev_size)
+      : nf_(nf), services_(std::move(services)), maglev_size_(maglev_size) {}
+
+  // The problem with `change`, or nullopt once it is recorded as made.
+  std::optional<std::string> admit(const PoolChange& change) {
+    applied_.push_back(change);
+    std::optional<std::string> problem;
+    if (const auto p = check_pool_changes(applied_, services_, maglev_size_)) {
+      problem = fmt::format("{}: {}", p->key, p->problem);
+    } else if (nf_ == NfKind::concury) {
+      if (const auto beyond = ConcuryLb::listing_beyond(applied_, services_)) {
+        problem = fmt::format("backend: its service would have listed {} backends, at most {}", beyond->second,
+                              std::size_t{1} << ConcuryLb::kDcodeBits);
+      }
+    }
+    if (problem) applied_.pop_back();
+    return problem;
+  }
+
+ private:
+  NfKind nf_;
+  std::vector<ServiceConfig> services_;
+  std::uint32_t maglev_size_;
+  std::vector<PoolChange> applied_;
+};
+
+// What the health checks say, into the counters.
+void add_health(const HealthSnapshot& snapshot, LiveCounters& counters) {
+  for (std::size_t t = 0; t < snapshot.targets.size(); ++t) {
+    const TargetHealth& h = snapshot.health[t];
+    counters.backend_health[snapshot.targets[t].service + "/" + snapshot.targets[t].backend] = {h.up, h.probes, h.failures, h.transitions};
+  }
+  for (const ServiceHealth& s : snapshot.services) counters.all_down_events[s.name] = s.all_down_events;
+}
+
+// New connections a second per VIP and per backend, over at least a second between two readings.
+class ConnectionRates {
+ public:
+  // Sets the counters' rates: new ones once a second has passed since the last, else the last ones.
+  void update(LiveCounters& counters, Nanos now) {
+    if (now - since_ >= kNanosPerSecond) {
+      vip_rate_ = per_second(counters.traffic.vips, base_.vips, now - since_);
+      backend_rate_ = per_second(counters.traffic.backends, base_.backends, now - since_);
+      base_ = counters.traffic;
+      since_ = now;
+    }
+    counters.vip_rate = vip_rate_;
+    counters.backend_rate = backend_rate_;
+  }
+
+ private:
+  static std::map<std::string, std::uint64_t> per_second(const std::map<std::string, LbTraffic>& now,
+                                                         const std::map<std::string, LbTraffic>& before, Nanos interval) {
+    std::map<std::string, std::uint64_t> rates;
+    for (const auto& [name, t] : now) {
+      const auto it = before.find(name);
+      const std::uint64_t given = t.connections - (it == before.end() ? 0 : it->second.connections);
+      rates[name] = static_cast<std::uint64_t>(static_cast<double>(given) * 1e9 / static_cast<double>(interval) + 0.5);
+    }
+    return rates;
+  }
+
+  LbStats base_;
+  Nanos since_ = DpdkPorts::now();
+  std::map<std::string, std::uint64_t> vip_rate_, backend_rate_;
+};
+
+// The control plane's work, on its own thread, until the run stops.
+class ControlPlane {
+ public:
+  // `tick`: more work of the control plane's, done at every publish (the NAT's block log).
+  ControlPlane(std::string nf_name, Engine& engine, std::vector<CounterBoard>& published, ControlSocket* socket,
+               std::optional<PoolChangeRules> rules, const HealthChecker* health, const DataplaneConfig& plane,
+               LiveObserver& observer, std::function<void()> tick)
+      : nf_name_(std::move(nf_name)), engine_(engine), published_(published), socket_(socket), rules_(std::move(rules)),
+        health_(health), plane_(plane), observer_(observer), tick_(std::move(tick)) {}
+
+  void run(const std::atomic<bool>& stop) {
+    const Nanos start = DpdkPorts::now();
+    Nanos next_publish = start, next_stats = start + plane_.stats_interval;
+    LiveCounters last;
+    while (!stop.load(std::memory_order_relaxed) && !engine_.stopping()) {
+      const Nanos now = DpdkPorts::now();
+      if (now >= next_publish) {
+        publish();
+        if (tick_) tick_();
+        next_publish = now + kPublishEvery;
+      }
+      if (now >= next_stats) {
+        const LiveCounters s = live_counter_board().read();
+        observer_.stats(s, last, now - next_stats + plane_.stats_interval, now - start);
+        last = s;
+        next_stats = now + plane_.stats_interval;
+      }
+      const Nanos wake = std::min(next_publish, next_stats);
+      const auto wait = std::chrono::milliseconds(wake > now ? (wake - now) / kNanosPerMilli : 0);
+      if (socket_ != nullptr) {
+        socket_->serve(wait, [&](std::string_view line) { return answer(line); });
+      } else {
+        std::this_thread::sleep_for(std::min(wait, std::chrono::milliseconds(10)));
+      }
+    }
+    engine_.stop();
+  }
+
+ private:
+  // Posts `message` to every worker; waits until each has taken it or `patience` has passed. Returns the
+  // workers that had not.
+  std::vector<unsigned> post_to_all(const WorkerMessage& message, Nanos patience) {
+    std::vector<std::uint64_t> wait_for(engine_.workers());
+    for (unsigned w = 0; w < engine_.workers(); ++w) wait_for[w] = engine_.mailbox(w).post(message);
+    const Nanos give_up = DpdkPorts::now() + patience;
+    std::vector<unsigned> late;
+    for (unsigned w = 0; w < engine_.workers(); ++w) {
+      while (engine_.mailbox(w).taken() < wait_for[w] && DpdkPorts::now() < give_up && !engine_.stopping()) {
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+      if (engine_.mailbox(w).taken() < wait_for[w]) late.push_back(w);
+    }
+    return late;
+  }
+
+  // Fresh copies of every worker's counters (a late worker's last copy stands in), summed and published.
+  void publish() {
+    post_to_all(PublishRequest{}, kPublishWait);
+    LiveCounters sum;
+    sum.nf = nf_name_;
+    for (const CounterBoard& p : published_) sum += p.read();
+    if (health_ != nullptr) add_health(health_->snapshot(), sum);
+    rates_.update(sum, DpdkPorts::now());
+    live_counter_board().publish(sum);
+  }
+
+  std::string answer(std::string_view line) {
+    const auto parsed = parse_control_request(line);
+    if (const auto* error = std::get_if<std::string>(&parsed)) return "error: " + *error;
+    const ControlRequest& request = std::get<ControlRequest>(parsed);
+    if (request.kind == ControlRequest::Kind::counters) {
+      publish();
+      return live_counters_json(live_counter_board().read());
+    }
+    if (!rules_) return fmt::format("error: nf {} has no backend pool to change (slb, lb and concury have)", nf_name_);
+    if (const auto problem = rules_->admit(request.change)) return "error: " + *problem;
+    const std::vector<unsigned> late = post_to_all(request.change, kChangeWait);
+    if (late.empty()) return "ok";
+    return fmt::format("ok (worker(s) {} take it when they next poll)", fmt::join(late, ", "));
+  }
+
+  std::string nf_name_;
+  Engine& engine_;
+  std::vector<CounterBoard>& published_;
+  ControlSocket* socket_;
+  std::optional<PoolChangeRules> rules_;
+  const HealthChecker* health_;  // none when no service is checked
+  ConnectionRates rates_;
+  const DataplaneConfig& plane_;
+  LiveObserver& observer_;
+  std::function<void()> tick_;
+};
+
+// Everything a run of function Nf needs besides its instances.
+struct LiveSetup {
+  const LiveServiceOptions& options;
+  DpdkPortGroup& group;
+  FunctionAddresses addresses;
+  ControlSocket* socket;
+  std::optional<PoolChangeRules> rules;
+  PoolChangeSchedule schedule;
+  std::span<const ServiceConfig> checked;  // the services, when any of them has health checks
+};
+
+// What a function that keeps state (the NAT, the stateful LB) does around its workers' service: on each
+// worker once its instance is built, before it serves (restore, attach the block log), and once it has
+// stopped (its snapshot); on the control plane's thread at every publish (the block log written); and
+// once every worker has ended, told whether all of them served (the state file written).
+template <class Nf>
+struct StateHooks {
+  std::function<void(unsigned, Nf&, Nanos)> started, stopped;
+  std::function<void()> tick;
+  std::function<void(bool)> finished;
+};
+
+// A function's state across a restart (state_store.hpp): the snapshots its workers start from, and
+// those they leave when they stop, written to the state file once all of them have. A run stopped
+// during its start (no worker served, nothing changed) puts the file it took back where it was.
+template <class Snapshot>
+class KeptState {
+ public:
+  using Save = std::function<void(std::span<const Snapshot>)>;
+  KeptState(StateFileOptions options, StartingState<Snapshot> start, unsigned workers)
+      : options_(std::move(options)), restored_(std::move(start.workers)), saved_(workers), note_(std::move(start.note)) {}
+
+  const std::string& note() const { return note_; }
+  const std::vector<Snapshot>& restored() const { return restored_; }
+
+  template <class Nf>
+  StateHooks<Nf> hooks(Save save) {
+    StateHooks<Nf> h;
+    h.started = [this](unsigned w, Nf& nf, Nanos now) {
+      if (restored_.empty()) return;
+      nf.restore(restored_[w], now);
+      restored_[w] = {};  // its memory back: worker w's own element, never read again
+    };
+    h.stopped = [this](unsigned w, const Nf& nf, Nanos now) {
+      if (!options_.path.empty()) saved_[w] = nf.snapshot(now);
+    };
+    h.finished = [this, save = std::move(save)](bool served) {
+      if (options_.path.empty()) return;
+      if (served) {
+        save(saved_);
+      } else if (!restored_.empty() && std::rename((options_.path + ".restored").c_str(), options_.path.c_str()) != 0) {
+        throw std::runtime_error(fmt::format("state file {}.restored: cannot put it back: {}", options_.path, std::strerror(errno)));
+      }
+    };
+    return h;
+  }
+
+ private:
+  StateFileOptions options_;
+  std::vector<Snapshot> restored_;  // by worker, until it has restored its own; none: the run starts empty
+  std::vector<Snapshot> saved_;     // by worker, as each stops
+  std::string note_;
+};
+
+// The NAT's port-block log (nf/port_block_log.hpp) in a live run: a ring per worker, attached to its
+// instance before it serves, with room for two records per block of its slices (so a held block always
+// has room for its release), emptied into the journal (port_block_journal_writer.hpp) by the control
+// plane at every publish and once more when the workers have stopped. None without block_size, or
+// with neither block_log nor block_log_syslog.
+class BlockJournal {
+ public:
+  BlockJournal(const NatConfig& config, unsigned workers) : logs_(workers) {
+    if (config.block_size != 0 && (!config.block_log.empty() || config.block_log_syslog)) {
+      writer_.emplace(config.block_log, config.block_log_syslog, unix_now_ns() - DpdkPorts::now());
+    }
+  }
+
+  // On worker w's thread, before it serves (the control plane reads logs_ only once every worker has).
+  void attach(unsigned w, LiveNat& nat) {
+    if (!writer_) return;
+    logs_[w] = std::make_unique<PortBlockLog>(std::max<std::size_t>(2 * nat.block_count(), kMinBlockLog));
+    if (!nat.attach_block_log(logs_[w].get())) throw std::logic_error("nat block log: no room for the release of the blocks held");
+  }
+  // On the control plane's thread: every record waiting, written.
+  void write() {
+    if (!writer_) return;
+    for (const std::unique_ptr<PortBlockLog>& log : logs_) {
+      if (log) writer_->drain(*log);
+    }
+  }
+
+ private:
+  static constexpr std::size_t kMinBlockLog = 1024;
+  std::optional<PortBlockJournalWriter> writer_;
+  std::vector<std::unique_ptr<PortBlockLog>> logs_;
+};
+
+// The workers of function Nf, each made by make(worker), and the control plane beside them.
+template <class Make, class Nf = typename std::invoke_result_t<Make&, unsigned>::element_type>
+LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, LiveObserver& observer, StateHooks<Nf> hooks = {}) {
+  const LiveServiceOptions& o = setup.options;
+  const std::string name(nf_kind_name(o.nf));
+  Engine engine({.workers = o.workers,
+                 .burst = o.burst,
+                 .pin = PinPolicy::on_cpus(eal_lcore_cpus()),
+                 .on_worker_start = [](unsigned) { register_with_eal(); }});
+  std::vector<CounterBoard> published(o.workers);
+  const auto worker = [&](unsigned w, StartGate& gate) {
+    if (stop.load(std::memory_order_relaxed)) {  // stopped during the start: no instance built, none served
+      gate.leave();
+      unregister_from_eal();
+      return;
+    }
+    auto nf = make(w);
+    if (hooks.started) hooks.started(w, *nf, DpdkPorts::now());
+    DpdkPorts ports(setup.group, w, setup.addresses.owned, setup.addresses.next_hops);
+    ports.watch(engine.mailbox(w).pending());
+    ScheduledSource source(ports, setup.schedule, engine.mailbox(w));
+    published[w].publish(state_of(*nf, name, ports, engine.counters(w)));
+    gate.pass();
+    if (!stop.load(std::memory_order_relaxed)) {
+      engine.serve(w, *nf, source, ports, [&](const WorkerCounters& counters) { published[w].publish(state_of(*nf, name, ports, counters)); });
+    }
+    ports.close();
+    published[w].publish(state_of(*nf, name, ports, engine.counters(w)));
+    if (hooks.stopped) hooks.stopped(w, *nf, DpdkPorts::now());
+    unregister_from_eal();
+  };
+  // The health checks' transitions go to every worker as pool changes, posted from the checks' thread
+  // without waiting: down and up only mark a backend, so they need no check against the changes made.
+  std::optional<HealthChecker> health;
+  if (!setup.checked.empty()) {
+    health.emplace(setup.checked, [&engine](const PoolChange& change) {
+      for (unsigned w = 0; w < engine.workers(); ++w) engine.mailbox(w).post(change);
+    });
+  }
+  ControlPlane control(name, engine, published, setup.socket, std::move(setup.rules), health ? &*health : nullptr, o.plane,
+                       observer, hooks.tick);
+  bool stopped_during_start = false;
+  const std::function<void(StartGate&)> beside[] = {[&](StartGate& gate) {
+    unpin_current_thread();  // the thread that started the EAL is pinned to its main lcore; this one sleeps in poll()
+    gate.pass();  // every worker has built its instance (or, stopped, skipped it)
+    stopped_during_start = stop.load(std::memory_order_relaxed);
+    control.run(stop);
+  }};
+  const Nanos start = DpdkPorts::now();
+  engine.run(worker, beside);
+  if (hooks.finished) hooks.finished(!stopped_during_start);
+  LiveReport report;
+  report.seconds = static_cast<double>(DpdkPorts::now() - start) / 1e9;
+  report.workers = o.workers;
+  report.stopped_during_start = stopped_during_start;
+  for (const CounterBoard& p : published) report.counters += p.read();
+  if (health) add_health(health->snapshot(), report.counters);
+  report.counters.nf = name;
+  live_counter_board().publish(report.counters);
+  report.mbufs_missing = setup.group.close();
+  return report;
+}
+
+PacketOwner owner_of(const LiveServiceOptions& o, const FunctionAddresses& addresses) {
+  switch (o.nf) {
+    case NfKind::fwd:
+    case NfKind::slb: return PacketOwner::spread(o.workers);
+    case NfKind::lb:
+    case NfKind::concury: return PacketOwner::lb_client(o.workers, addresses.owned);
+    case NfKind::nat: return PacketOwner::nat(o.workers, o.nat);
+  }
+  return PacketOwner::spread(o.workers);
+}
+
+FunctionAddresses addresses_of(const LiveServiceOptions& o) {
+  switch (o.nf) {
+    case NfKind::fwd: return {};
+    case NfKind::slb: return addresses_of(o.slb.services);
+    case NfKind::lb:
+    case NfKind::concury: return addresses_of(o.lb.services);
+    case NfKind::nat: return {o.nat.pool, {}};
+  }
+  return {};
+}
+
+// The services with the backends a restored LB has (every worker's pool is the same): those not removed,
+// as they were when the state was saved. The pool that the control socket's changes start from.
+std::vector<ServiceConfig> pool_as_restored(std::vector<ServiceConfig> services, const std::vector<LbSnapshot>& restored) {
+  if (restored.empty()) return services;
+  for (std::size_t i = 0; i < services.size() && i < restored[0].services.size(); ++i) {
+    services[i].backends.clear();
+    for (const LbSnapshot::Backend& b : restored[0].services[i].backends) {
+      if (!b.removed) services[i].backends.push_back({b.name, b.address, b.port, b.weight});
+    }
+  }
+  return services;
+}
+
+std::optional<PoolChangeRules> change_rules_of(const LiveServiceOptions& o, const std::vector<LbSnapshot>& restored) {
+  switch (o.nf) {
+    case NfKind::slb: return PoolChangeRules(o.nf, o.slb.services, o.slb.maglev_size);
+    case NfKind::lb: return PoolChangeRules(o.nf, pool_as_restored(o.lb.services, restored), o.lb.maglev_size);
+    case NfKind::concury: return PoolChangeRules(o.nf, o.lb.services, o.lb.maglev_size);
+    case NfKind::fwd:
+    case NfKind::nat: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::span<const ServiceConfig> checked_services(const LiveServiceOptions& o) {
+  const std::span<const ServiceConfig> services = o.nf == NfKind::slb                 ? std::span<const ServiceConfig>(o.slb.services)
+                                                  : keeps_connections_on_backends(o.nf) ? std::span<const ServiceConfig>(o.lb.services)
+                                                                                        : std::span<const ServiceConfig>();
+  if (std::ranges::none_of(services, [](const ServiceConfig& s) { return s.health.has_value(); })) return {};
+  return services;
+}
+
+}  // namespace
+
+CounterBoard& live_counter_board() {
+  static CounterBoard* board = new CounterBoard;
+  return *board;
+}
+
+LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>& stop, LiveObserver& observer) {
+  if (o.workers == 0 || o.workers > kMaxWorkers) throw std::runtime_error(fmt::format("--workers must be in 1..{}", kMaxWorkers));
+  const bool scheduled = keeps_connections_on_backends(o.nf) && !o.lb.changes.empty();
+  std::unique_ptr<ControlSocket> socket;
+  if (!o.plane.control_socket.empty()) {
+    // The schedule's times and the socket's changes would both move the pool: the socket's checks could
+    // not know which of the scheduled ones had been applied.
+    if (scheduled) throw std::runtime_error("a control socket takes pool changes through it: no [[change]] schedule with it");
+    socket = std::make_unique<ControlSocket>(o.plane.control_socket, o.plane.control_group);
+  }
+  // The schedule's times count from the start: a restored pool has been through some of its changes.
+  if (scheduled && !o.state.path.empty()) throw std::runtime_error("a [[change]] schedule replays from the start: no state file with it");
+  // The state to start from, read before anything starts: a missing or refused file stops the start
+  // here (state_store.hpp).
+  std::optional<KeptState<NatSnapshot>> nat_state;
+  std::optional<KeptState<LbSnapshot>> lb_state;
+  if (o.nf == NfKind::nat) nat_state.emplace(o.state, load_nat_state(o.state, o.nat, o.workers, unix_now_ns()), o.workers);
+  if (o.nf == NfKind::lb) lb_state.emplace(o.state, load_lb_state(o.state, o.lb, o.workers, unix_now_ns()), o.workers);
+  if (!o.state.path.empty()) observer.state(nat_state ? nat_state->note() : lb_state ? lb_state->note() : std::string());
+  // A stop during the start ends it after the step under way (each can take a second or more).
+  const auto stopped = [&] { return stop.load(std::memory_order_relaxed); };
+  LiveReport unstarted{.counters = {}, .workers = o.workers, .seconds = 0, .mbufs_missing = 0, .stopped_during_start = true};
+  unstarted.counters.nf = nf_kind_name(o.nf);
+  if (stopped()) return unstarted;
+  start_dpdk_eal(o.eal_arguments);
+  if (stopped()) return unstarted;
+  const FunctionAddresses addresses = addresses_of(o);
+  DpdkPortGroup group(o.plane, o.workers, owner_of(o, addresses));
+  if (stopped()) {
+    unstarted.mbufs_missing = group.close();
+    return unstarted;
+  }
+  CounterBoard& board = live_counter_board();
+  LiveCounters initial;
+  initial.nf = nf_kind_name(o.nf);
+  board.publish(initial);
+  register_telemetry_counters(board);
+  std::unique_ptr<MetricsServer> metrics;
+  if (o.plane.metrics) {
+    metrics = std::make_unique<MetricsServer>(o.plane.metrics->address, o.plane.metrics->port,
+                                              [&board] { return prometheus_text(board.read()); });
+  }
+  std::vector<LiveObserver::Port> ports;
+  for (std::size_t p = 0; p < group.port_count(); ++p) ports.push_back({group.device(p), group.mac(p)});
+  observer.started(ports, group.workers(), group.rx_queues());
+
+  const std::vector<LbSnapshot> none;
+  LiveSetup setup{o, group, addresses, socket.get(), change_rules_of(o, lb_state ? lb_state->restored() : none),
+                  scheduled ? PoolChangeSchedule(o.lb.changes, o.lb.services, o.lb.maglev_size) : PoolChangeSchedule(),
+                  checked_services(o)};
+  const Nanos now = DpdkPorts::now();
+  switch (o.nf) {
+    case NfKind::fwd: return serve(setup, [](unsigned) { return std::make_unique<Forwarder>(); }, stop, observer);
+    case NfKind::slb: return serve(setup, [&](unsigned) { return std::make_unique<StatelessLb>(o.slb); }, stop, observer);
+    case NfKind::lb: {
+      KeptState<LbSnapshot>& kept = *lb_state;
+      return serve(setup, [&](unsigned) { return std::make_unique<LiveLb>(o.lb, now); }, stop, observer,
+                   kept.hooks<LiveLb>([&](std::span<const LbSnapshot> saved) { save_lb_state(o.state.path, saved, o.lb, unix_now_ns()); }));
+    }
+    case NfKind::concury:
+      return serve(setup, [&](unsigned) { return std::make_unique<ConcuryLb>(o.lb, ControlPlanePlace::worker); }, stop, observer);
+    case NfKind::nat: {
+      KeptState<NatSnapshot>& kept = *nat_state;
+      BlockJournal journal(o.nat, o.workers);
+      StateHooks<LiveNat> hooks =
+          kept.hooks<LiveNat>([&](std::span<const NatSnapshot> saved) { save_nat_state(o.state.path, saved, o.nat, unix_now_ns()); });
+      hooks.started = [restore = hooks.started, &journal](unsigned w, LiveNat& nat, Nanos at) {
+        restore(w, nat, at);
+        journal.attach(w, nat);
+      };
+      hooks.tick = [&journal] { journal.write(); };
+      hooks.finished = [save = hooks.finished, &journal](bool served) {
+        journal.write();
+        save(served);
+      };
+      return serve(setup, [&](unsigned w) { return std::make_unique<LiveNat>(o.nat, w, o.workers, now); }, stop, observer,
+                   std::move(hooks));
+    }
+  }
+  throw std::logic_error("an unknown function");
+}
+
+}  // namespace flowtrack
