@@ -56,16 +56,11 @@ void put(ByteWriter& w, const SyncBlock& b) {
 }
 void put(ByteWriter& w, const SyncQuarantinedPort& q) {
   w.u8(q.worker);
-  w.raw32(q.port.public_addr);
-  w.u16(q.port.port);
-  w.u8(q.port.protocol);
-  w.u64(q.port.remaining);
+  write_quarantined_port(w, q.port);
 }
 void put(ByteWriter& w, const SyncQuarantinedBlock& q) {
   w.u8(q.worker);
-  w.raw32(q.block.public_addr);
-  w.u16(q.block.first_port);
-  w.u64(q.block.remaining);
+  write_quarantined_block(w, q.block);
 }
 void put(ByteWriter& w, const SyncResyncBegin& b) { w.u8(b.workers); }
 void put(ByteWriter&, const SyncResyncEnd&) {}
@@ -108,18 +103,13 @@ SyncRecord get(ByteReader& r, std::uint8_t kind) {
     case kind_of<SyncQuarantinedPort>(): {
       SyncQuarantinedPort q;
       q.worker = r.u8();
-      q.port.public_addr = r.raw32();
-      q.port.port = r.u16();
-      q.port.protocol = r.u8();
-      q.port.remaining = read_remaining(r);
+      q.port = read_quarantined_port(r);
       return q;
     }
     case kind_of<SyncQuarantinedBlock>(): {
       SyncQuarantinedBlock q;
       q.worker = r.u8();
-      q.block.public_addr = r.raw32();
-      q.block.first_port = r.u16();
-      q.block.remaining = read_remaining(r);
+      q.block = read_quarantined_block(r);
       return q;
     }
     case kind_of<SyncResyncBegin>(): {

@@ -21,7 +21,6 @@ constexpr char kMagic[8] = {'F', 'L', 'O', 'W', 'T', 'R', 'A', 'K'};
 
 // The smallest size of each record on disk: what a count is checked against.
 constexpr std::size_t kSessionBytes = kSavedConnectionBytes + 8, kBlockBytes = 10;
-constexpr std::size_t kQuarantinedPortBytes = 15, kQuarantinedBlockBytes = 14;
 constexpr std::size_t kServiceBytes = 2 + 4 + 2 + 1 + 8, kBackendBytes = 2 + 4 + 2 + 4 + 1 + 8 + 8;
 constexpr std::size_t kLbConnectionBytes = kSavedConnectionBytes + 8;
 // A backend's flags byte.
@@ -47,18 +46,9 @@ void write_body(ByteWriter& w, const NatSnapshot& s) {
     w.u16(b.first_port);
   }
   w.u64(s.quarantined_ports.size());
-  for (const NatSnapshot::QuarantinedPort& q : s.quarantined_ports) {
-    w.raw32(q.public_addr);
-    w.u16(q.port);
-    w.u8(q.protocol);
-    w.u64(q.remaining);
-  }
+  for (const NatSnapshot::QuarantinedPort& q : s.quarantined_ports) write_quarantined_port(w, q);
   w.u64(s.quarantined_blocks.size());
-  for (const NatSnapshot::QuarantinedBlock& q : s.quarantined_blocks) {
-    w.raw32(q.public_addr);
-    w.u16(q.first_port);
-    w.u64(q.remaining);
-  }
+  for (const NatSnapshot::QuarantinedBlock& q : s.quarantined_blocks) write_quarantined_block(w, q);
 }
 
 void read_body(ByteReader& r, NatSnapshot& s) {
@@ -77,18 +67,9 @@ void read_body(ByteReader& r, NatSnapshot& s) {
     b.first_port = r.u16();
   }
   s.quarantined_ports.resize(r.count(kQuarantinedPortBytes));
-  for (NatSnapshot::QuarantinedPort& q : s.quarantined_ports) {
-    q.public_addr = r.raw32();
-    q.port = r.u16();
-    q.protocol = r.u8();
-    q.remaining = read_remaining(r);
-  }
+  for (NatSnapshot::QuarantinedPort& q : s.quarantined_ports) q = read_quarantined_port(r);
   s.quarantined_blocks.resize(r.count(kQuarantinedBlockBytes));
-  for (NatSnapshot::QuarantinedBlock& q : s.quarantined_blocks) {
-    q.public_addr = r.raw32();
-    q.first_port = r.u16();
-    q.remaining = read_remaining(r);
-  }
+  for (NatSnapshot::QuarantinedBlock& q : s.quarantined_blocks) q = read_quarantined_block(r);
 }
 
 void write_body(ByteWriter& w, const LbSnapshot& s) {

@@ -1,5 +1,6 @@
 // The records of a saved state as bytes, shared by the state file (state_file.hpp) and the sync link's
-// messages (nat_sync_message.hpp): a flow key, a saved connection, a NAT mapping. A reader fails
+// messages (nat_sync_message.hpp): a flow key, a saved connection, a NAT mapping, a quarantined port or
+// block. A reader fails
 // (byte_codec.hpp) on a value that cannot be: a TCP state that does not exist, a flag that does not, a time
 // beyond any timeout.
 #pragma once
@@ -14,6 +15,7 @@ namespace flowtrack {
 inline constexpr std::size_t kFlowKeyBytes = 13;
 inline constexpr std::size_t kSavedConnectionBytes = 2 * kFlowKeyBytes + 4 + 8;
 inline constexpr std::size_t kMappingBytes = 13;
+inline constexpr std::size_t kQuarantinedPortBytes = 15, kQuarantinedBlockBytes = 14;
 
 inline void write_flow_key(ByteWriter& w, const FlowKeyV4& k) {
   w.raw32(k.src_addr);
@@ -82,6 +84,36 @@ inline NatSnapshot::Mapping read_mapping(ByteReader& r) {
   m.external_port = r.raw16();
   m.protocol = r.u8();
   return m;
+}
+
+inline void write_quarantined_port(ByteWriter& w, const NatSnapshot::QuarantinedPort& q) {
+  w.raw32(q.public_addr);
+  w.u16(q.port);
+  w.u8(q.protocol);
+  w.u64(q.remaining);
+}
+
+inline NatSnapshot::QuarantinedPort read_quarantined_port(ByteReader& r) {
+  NatSnapshot::QuarantinedPort q;
+  q.public_addr = r.raw32();
+  q.port = r.u16();
+  q.protocol = r.u8();
+  q.remaining = read_remaining(r);
+  return q;
+}
+
+inline void write_quarantined_block(ByteWriter& w, const NatSnapshot::QuarantinedBlock& q) {
+  w.raw32(q.public_addr);
+  w.u16(q.first_port);
+  w.u64(q.remaining);
+}
+
+inline NatSnapshot::QuarantinedBlock read_quarantined_block(ByteReader& r) {
+  NatSnapshot::QuarantinedBlock q;
+  q.public_addr = r.raw32();
+  q.first_port = r.u16();
+  q.remaining = read_remaining(r);
+  return q;
 }
 
 }  // namespace flowtrack
