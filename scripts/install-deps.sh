@@ -14,6 +14,8 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   dpdk-dev libdpdk-dev libabsl-dev libtsl-hopscotch-map-dev libcuckoo-dev
   libpcap-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtoml11-dev
+  # OpenSSL's libcrypto: SHA-256 of a state file's configuration, HMAC-SHA256 of a NAT pair's sync link.
+  libssl-dev
   python3 python3-matplotlib python3-pandas valgrind
   python3-venv python3-numpy python3-scipy git
   # The live end-to-end tests (tests/live/*.sh): backends in network namespaces, a client, veth

@@ -62,6 +62,11 @@ class PrintingObserver : public LiveObserver {
     announce_slow_build(nf_, footprint_);  // the workers build their tables next
   }
 
+  void state(const std::string& note) override {
+    fmt::print(out_, "flowtrack live: {}\n", note);
+    std::fflush(out_);
+  }
+
   void stats(const LiveCounters& now, const LiveCounters& before, Nanos interval, Nanos since_start) override {
     const double seconds = static_cast<double>(interval) / 1e9;
     fmt::print(out_, "flowtrack live: {:.0f} s, in {:.4f} Mpps, out {:.4f} Mpps, drops so far {}, live connections {}\n",
@@ -135,12 +140,18 @@ void live_command(const RunCommandOptions& o) {
   options.slb = std::move(configs.slb);
   options.lb = std::move(configs.lb);
   options.nat = std::move(configs.nat);
+  options.state = {o.state, o.start_empty};
   // From here a stop signal ends the run wherever it is: the set-up (the EAL's start, the ports', the
   // tables') stops at its next step, a running one at its workers' next tick.
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
   PrintingObserver observer(o.nf, std::move(footprint), o.json ? stderr : stdout);
-  const LiveReport report = run_live_service(options, stop_requested, observer);
+  LiveReport report;
+  try {
+    report = run_live_service(options, stop_requested, observer);
+  } catch (const StateRefused& e) {
+    throw UserError(fmt::format("run: {}", e.what()));  // the operator's to decide: status 2
+  }
   print_report(report, o.json);
   // Not the user's to fix: exit status 1 (main.cpp).
   if (report.mbufs_missing != 0) throw std::logic_error(fmt::format("{} mbufs did not come back to their pool", report.mbufs_missing));

@@ -17,8 +17,10 @@
 #include "bench_nf.hpp"
 #include "bench_scale.hpp"
 #include "bench_table.hpp"
+#include "bench_state.hpp"
 #include "flowtrack/lab/compact_bench_runs.hpp"
 #include "ctl_command.hpp"
+#include "nat_log_command.hpp"
 #include "flowtrack/lab/strategy_names.hpp"
 #include "flowtrack/version.hpp"
 #include "nf_names.hpp"
@@ -174,6 +176,18 @@ void add_aging_bench(CLI::App& bench) {
   aging->callback([o] { run_reporting_user_errors("bench aging", [&] { run_aging_bench(*o); }); });
 }
 
+void add_state_bench(CLI::App& bench) {
+  auto o = std::make_shared<StateBenchOptions>();
+  auto* state = bench.add_subcommand("state", "seconds to save a NAT's and an LB's connections to a state file and restore them");
+  state->add_option("--nfs", o->nfs, "nat, lb")->delimiter(',')->check(CLI::IsMember({"nat", "lb"}));
+  state->add_option("--connections", o->connections, "connections in the instance")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26));
+  state->add_option("--path", o->path, "the state file (default: one in the temporary directory, removed after)");
+  state->add_option("--reps", o->reps, "repetitions (median reported)");
+  state->add_flag("--json", o->json, "a context record, then one JSON object per line");
+  state->callback([o] { run_reporting_user_errors("bench state", [&] { run_state_bench(*o); }); });
+}
+
 void add_bench_commands(CLI::App& app) {
   auto* bench = app.add_subcommand("bench", "benchmarks");
   bench->require_subcommand(1);
@@ -182,6 +196,7 @@ void add_bench_commands(CLI::App& app) {
   add_aging_bench(*bench);
   add_nf_bench(*bench);
   add_compact_bench(*bench);
+  add_state_bench(*bench);
 }
 
 void add_run_command(CLI::App& app) {
@@ -191,6 +206,8 @@ void add_run_command(CLI::App& app) {
   run->add_option("--config", o->config, "the function's TOML configuration (see examples/)");
   run->add_option("--in", o->in, "input pcap or pcapng (or --dpdk)");
   run->add_option("--dpdk", o->dpdk, "run live on DPDK ports: the EAL arguments, the ports in the configuration's [dataplane]");
+  run->add_option("--state", o->state, "live nat and lb: restore the state from FILE at the start, save it there at the stop");
+  run->add_flag("--start-empty", o->start_empty, "with --state: start without state when the file is missing or refused");
   run->add_option("--out", o->out, "write the forwarded packets here");
   run->add_option("--out-format", o->out_format, "pcap (default) or pcapng")->check(CLI::IsMember({"pcap", "pcapng"}));
   run->add_option("--workers", o->workers, "worker threads (RSS steering)");
@@ -224,6 +241,18 @@ void add_ctl_command(CLI::App& app) {
                   "weight SERVICE BACKEND WEIGHT")
       ->required();
   ctl->callback([socket, request] { run_reporting_user_errors("ctl", [&] { ctl_command(*socket, *request); }); });
+}
+
+void add_nat_log_commands(CLI::App& app) {
+  auto* nat_log = app.add_subcommand("nat-log", "the NAT's port-block log");
+  nat_log->require_subcommand(1);
+  auto o = std::make_shared<NatLogWhoOptions>();
+  auto* who = nat_log->add_subcommand("who", "the inside address that held a public address and port at a time");
+  who->add_option("endpoint", o->endpoint, "PUBLIC_ADDRESS:PORT")->required();
+  who->add_option("time", o->time, "RFC 3339 in UTC (2026-11-28T09:30:00Z) or seconds since the epoch")->required();
+  who->add_option("--log", o->logs, "a journal file ([nat] block_log); several are read together")->required();
+  who->add_flag("--json", o->json, "one JSON object");
+  who->callback([o] { run_reporting_user_errors("nat-log who", [&] { nat_log_who_command(*o); }); });
 }
 
 void add_sim_commands(CLI::App& app) {
@@ -309,6 +338,7 @@ int main(int argc, char** argv) {
   flowtrack::cli::add_bench_commands(app);
   flowtrack::cli::add_run_command(app);
   flowtrack::cli::add_ctl_command(app);
+  flowtrack::cli::add_nat_log_commands(app);
   flowtrack::cli::add_sim_commands(app);
 
   try {

@@ -164,6 +164,10 @@ void run_command(const RunCommandOptions& o) {
   if (o.control_plane != "worker" && (o.nf != NfKind::concury || !o.dpdk.empty())) {
     throw UserError("run: --control-plane is Concury's, on a trace (--nf concury --in FILE)");
   }
+  if (o.start_empty && o.state.empty()) throw UserError("run: --start-empty says what to do without a state file: it needs --state FILE");
+  if (!o.state.empty() && (o.dpdk.empty() || (o.nf != NfKind::nat && o.nf != NfKind::lb))) {
+    throw UserError("run: --state keeps the state of a live nat or lb (--nf nat or lb, --dpdk) across a restart");
+  }
   if (!o.dpdk.empty()) {
 #ifdef FLOWTRACK_WITH_DPDK
     return live_command(o);

@@ -29,6 +29,8 @@ struct RunCommandOptions {
   bool check = false;  // lb, concury: the consistency check on the verdicts (consistency_check.hpp)
   bool json = false;
   std::string dpdk;  // EAL arguments: run live on the ports of the configuration's [dataplane] (live_command.hpp)
+  std::string state;         // live nat and lb: the state file read at the start, written at the stop
+  bool start_empty = false;  // with state: a missing or refused file starts the run without state
 };
 
 void run_command(const RunCommandOptions& o);

@@ -50,6 +50,12 @@ void TimerWheel::arm(FlowId id, Nanos now, Nanos timeout) {
   place(id);
 }
 
+void TimerWheel::arm_until(FlowId id, Nanos deadline, Nanos timeout) {
+  if (armed(id)) unlink(id);
+  deadlines_.restart_until(id, deadline, timeout);
+  place(id);
+}
+
 void TimerWheel::set_timeout(FlowId id, Nanos now, Nanos timeout) {
   if (!armed(id)) return;
   const Nanos before = deadlines_.deadline(id);

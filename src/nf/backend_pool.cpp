@@ -164,4 +164,24 @@ bool Service::remove_backend(const std::string& name, const Service* same_pool) 
   return true;
 }
 
+std::optional<std::string> Service::restore_backends(std::vector<Backend> backends, const Service* same_pool) {
+  std::size_t taking_new = 0;
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    const Backend& b = backends[i];
+    if (b.config.weight > kMaxBackendWeight) return "backend " + b.config.name + ": a weight above 1000000";
+    for (std::size_t j = 0; j < i; ++j) {
+      if (!b.removed && !backends[j].removed && backends[j].config.name == b.config.name) return "backend " + b.config.name + " twice";
+    }
+    taking_new += b.takes_new() ? 1 : 0;
+  }
+  if (taking_new > maglev_.size() / 100) return "more backends than the Maglev table's size allows";
+  for (Backend& b : backends) {
+    b.connections = 0;
+    b.by_phase = {};
+  }
+  backends_ = std::move(backends);
+  rebuild(same_pool);
+  return std::nullopt;
+}
+
 }  // namespace flowtrack

@@ -579,6 +579,14 @@ NatConfig load_nat_config(const ConfigText& text) {
   config.fragments_held = static_cast<std::size_t>(integer_at(*nat, "nat", "fragments_held", 64, 0, 4096));
   config.fragment_timeout = static_cast<Nanos>(integer_at(*nat, "nat", "fragment_timeout", 5, 1, 60)) * kNanosPerSecond;
   config.seed = static_cast<std::uint64_t>(integer_at(*nat, "nat", "seed", 1, 0, INT64_MAX));
+  config.block_size = static_cast<std::uint16_t>(integer_at(*nat, "nat", "block_size", 0, 0, 65535));
+  config.block_log = string_at(*nat, "nat", "block_log", "");
+  config.block_log_syslog = bool_at(*nat, "nat", "block_log_syslog", false);
+  if (config.block_size == 0) {
+    for (const char* key : {"block_log", "block_log_syslog"}) {
+      if (const Value* v = find(*nat, key)) fail(*v, std::string("nat.") + key, "needs block_size: ports port by port have no blocks to log");
+    }
+  }
   config.timeouts = timeouts_of(root, nat_timeouts());
   if (!bool_at(*nat, "nat", "below_rfc_minimums", false)) check_rfc_minimums(root, config.timeouts);
   return config;

@@ -17,6 +17,7 @@ std::string_view nf_drop_name(NfDrop drop) {
     case NfDrop::no_mapping: return "no_mapping";
     case NfDrop::filtered: return "filtered";
     case NfDrop::untranslatable: return "untranslatable";
+    case NfDrop::log_full: return "log_full";
     case NfDrop::not_to_pool: return "not_to_pool";
     case NfDrop::spoofed_source: return "spoofed_source";
     case NfDrop::not_to_service: return "not_to_service";

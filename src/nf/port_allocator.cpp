@@ -8,13 +8,16 @@
 namespace flowtrack {
 
 PortAllocator::PortAllocator(std::uint16_t first, std::uint16_t last, Nanos quarantine, std::uint64_t seed)
-    : first_(first), last_(last), quarantine_(quarantine), rng_(seed) {
+    : first_(first),
+      last_(last),
+      quarantine_(quarantine),
+      quarantine_queue_(first == 0 || first > last ? 0 : static_cast<std::size_t>(last - first) + 1),
+      rng_(seed) {
   if (first == 0 || first > last) throw std::invalid_argument("port allocator: need 1 <= first <= last");
   const std::size_t n = static_cast<std::size_t>(last - first) + 1;
   free_words_.assign((n + 63) / 64, 0);
   free_in_block_.assign((free_words_.size() + kWordsPerBlock - 1) / kWordsPerBlock, 0);
   holders_.assign(n, kNoHolder);
-  queue_.resize(n);
   for (std::size_t slot = 0; slot < n; ++slot) add_free(static_cast<Slot>(slot));
 }
 
@@ -46,11 +49,7 @@ PortAllocator::Slot PortAllocator::nth_free(std::size_t r) const {
 }
 
 void PortAllocator::end_quarantines(Nanos now) {
-  while (queue_length_ != 0 && queue_[queue_head_].free_at <= now) {
-    add_free(queue_[queue_head_].slot);
-    if (++queue_head_ == queue_.size()) queue_head_ = 0;
-    --queue_length_;
-  }
+  quarantine_queue_.pop_due(now, [&](Slot slot) { add_free(slot); });
 }
 
 std::uint16_t PortAllocator::allocate(std::uint16_t preferred, Nanos now, std::uint32_t holder) {
@@ -75,10 +74,24 @@ void PortAllocator::release(std::uint16_t port, Nanos now) {
     return;
   }
   // A port in quarantine is neither in use nor free, so the queue never holds more than size() ports.
-  std::size_t tail = queue_head_ + queue_length_;
-  if (tail >= queue_.size()) tail -= queue_.size();
-  queue_[tail] = {now + quarantine_, slot};
-  ++queue_length_;
+  quarantine_queue_.push(now + quarantine_, slot);
+}
+
+bool PortAllocator::restore_in_use(std::uint16_t port, std::uint32_t holder) {
+  if (!owns(port) || holder == kNoHolder || !is_free(static_cast<Slot>(port - first_))) return false;
+  const auto slot = static_cast<Slot>(port - first_);
+  take_free(slot);
+  holders_[slot] = holder;
+  ++in_use_;
+  return true;
+}
+
+bool PortAllocator::restore_quarantined(std::uint16_t port, Nanos free_at) {
+  if (!owns(port) || !is_free(static_cast<Slot>(port - first_)) || !quarantine_queue_.accepts(free_at)) return false;
+  const auto slot = static_cast<Slot>(port - first_);
+  take_free(slot);
+  quarantine_queue_.push(free_at, slot);
+  return true;
 }
 
 }  // namespace flowtrack

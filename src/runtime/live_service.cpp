@@ -4,7 +4,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,8 +30,10 @@
 #include "flowtrack/runtime/engine.hpp"
 #include "flowtrack/runtime/health_checker.hpp"
 #include "flowtrack/runtime/metrics_server.hpp"
+#include "flowtrack/runtime/port_block_journal_writer.hpp"
 #include "flowtrack/runtime/prometheus_text.hpp"
 #include "flowtrack/runtime/scheduled_source.hpp"
+#include "flowtrack/runtime/state_store.hpp"
 #include "flowtrack/runtime/telemetry_counters.hpp"
 #include "flowtrack/table/cuckoo.hpp"
 #include "flowtrack/io/dpdk_eal_start.hpp"
@@ -190,11 +196,12 @@ class ConnectionRates {
 // The control plane's work, on its own thread, until the run stops.
 class ControlPlane {
  public:
+  // `tick`: more work of the control plane's, done at every publish (the NAT's block log).
   ControlPlane(std::string nf_name, Engine& engine, std::vector<CounterBoard>& published, ControlSocket* socket,
                std::optional<PoolChangeRules> rules, const HealthChecker* health, const DataplaneConfig& plane,
-               LiveObserver& observer)
+               LiveObserver& observer, std::function<void()> tick)
       : nf_name_(std::move(nf_name)), engine_(engine), published_(published), socket_(socket), rules_(std::move(rules)),
-        health_(health), plane_(plane), observer_(observer) {}
+        health_(health), plane_(plane), observer_(observer), tick_(std::move(tick)) {}
 
   void run(const std::atomic<bool>& stop) {
     const Nanos start = DpdkPorts::now();
@@ -204,6 +211,7 @@ class ControlPlane {
       const Nanos now = DpdkPorts::now();
       if (now >= next_publish) {
         publish();
+        if (tick_) tick_();
         next_publish = now + kPublishEvery;
       }
       if (now >= next_stats) {
@@ -275,6 +283,7 @@ class ControlPlane {
   ConnectionRates rates_;
   const DataplaneConfig& plane_;
   LiveObserver& observer_;
+  std::function<void()> tick_;
 };
 
 // Everything a run of function Nf needs besides its instances.
@@ -288,9 +297,95 @@ struct LiveSetup {
   std::span<const ServiceConfig> checked;  // the services, when any of them has health checks
 };
 
+// What a function that keeps state (the NAT, the stateful LB) does around its workers' service: on each
+// worker once its instance is built, before it serves (restore, attach the block log), and once it has
+// stopped (its snapshot); on the control plane's thread at every publish (the block log written); and
+// once every worker has ended, told whether all of them served (the state file written).
+template <class Nf>
+struct StateHooks {
+  std::function<void(unsigned, Nf&, Nanos)> started, stopped;
+  std::function<void()> tick;
+  std::function<void(bool)> finished;
+};
+
+// A function's state across a restart (state_store.hpp): the snapshots its workers start from, and
+// those they leave when they stop, written to the state file once all of them have. A run stopped
+// during its start (no worker served, nothing changed) puts the file it took back where it was.
+template <class Snapshot>
+class KeptState {
+ public:
+  using Save = std::function<void(std::span<const Snapshot>)>;
+  KeptState(StateFileOptions options, StartingState<Snapshot> start, unsigned workers)
+      : options_(std::move(options)), restored_(std::move(start.workers)), saved_(workers), note_(std::move(start.note)) {}
+
+  const std::string& note() const { return note_; }
+  const std::vector<Snapshot>& restored() const { return restored_; }
+
+  template <class Nf>
+  StateHooks<Nf> hooks(Save save) {
+    StateHooks<Nf> h;
+    h.started = [this](unsigned w, Nf& nf, Nanos now) {
+      if (restored_.empty()) return;
+      nf.restore(restored_[w], now);
+      restored_[w] = {};  // its memory back: worker w's own element, never read again
+    };
+    h.stopped = [this](unsigned w, const Nf& nf, Nanos now) {
+      if (!options_.path.empty()) saved_[w] = nf.snapshot(now);
+    };
+    h.finished = [this, save = std::move(save)](bool served) {
+      if (options_.path.empty()) return;
+      if (served) {
+        save(saved_);
+      } else if (!restored_.empty() && std::rename((options_.path + ".restored").c_str(), options_.path.c_str()) != 0) {
+        throw std::runtime_error(fmt::format("state file {}.restored: cannot put it back: {}", options_.path, std::strerror(errno)));
+      }
+    };
+    return h;
+  }
+
+ private:
+  StateFileOptions options_;
+  std::vector<Snapshot> restored_;  // by worker, until it has restored its own; none: the run starts empty
+  std::vector<Snapshot> saved_;     // by worker, as each stops
+  std::string note_;
+};
+
+// The NAT's port-block log (nf/port_block_log.hpp) in a live run: a ring per worker, attached to its
+// instance before it serves, with room for two records per block of its slices (so a held block always
+// has room for its release), emptied into the journal (port_block_journal_writer.hpp) by the control
+// plane at every publish and once more when the workers have stopped. None without block_size, or
+// with neither block_log nor block_log_syslog.
+class BlockJournal {
+ public:
+  BlockJournal(const NatConfig& config, unsigned workers) : logs_(workers) {
+    if (config.block_size != 0 && (!config.block_log.empty() || config.block_log_syslog)) {
+      writer_.emplace(config.block_log, config.block_log_syslog, unix_now_ns() - DpdkPorts::now());
+    }
+  }
+
+  // On worker w's thread, before it serves (the control plane reads logs_ only once every worker has).
+  void attach(unsigned w, LiveNat& nat) {
+    if (!writer_) return;
+    logs_[w] = std::make_unique<PortBlockLog>(std::max<std::size_t>(2 * nat.block_count(), kMinBlockLog));
+    if (!nat.attach_block_log(logs_[w].get())) throw std::logic_error("nat block log: no room for the release of the blocks held");
+  }
+  // On the control plane's thread: every record waiting, written.
+  void write() {
+    if (!writer_) return;
+    for (const std::unique_ptr<PortBlockLog>& log : logs_) {
+      if (log) writer_->drain(*log);
+    }
+  }
+
+ private:
+  static constexpr std::size_t kMinBlockLog = 1024;
+  std::optional<PortBlockJournalWriter> writer_;
+  std::vector<std::unique_ptr<PortBlockLog>> logs_;
+};
+
 // The workers of function Nf, each made by make(worker), and the control plane beside them.
-template <class Make>
-LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, LiveObserver& observer) {
+template <class Make, class Nf = typename std::invoke_result_t<Make&, unsigned>::element_type>
+LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, LiveObserver& observer, StateHooks<Nf> hooks = {}) {
   const LiveServiceOptions& o = setup.options;
   const std::string name(nf_kind_name(o.nf));
   Engine engine({.workers = o.workers,
@@ -305,6 +400,7 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
       return;
     }
     auto nf = make(w);
+    if (hooks.started) hooks.started(w, *nf, DpdkPorts::now());
     DpdkPorts ports(setup.group, w, setup.addresses.owned, setup.addresses.next_hops);
     ports.watch(engine.mailbox(w).pending());
     ScheduledSource source(ports, setup.schedule, engine.mailbox(w));
@@ -315,6 +411,7 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
     }
     ports.close();
     published[w].publish(state_of(*nf, name, ports, engine.counters(w)));
+    if (hooks.stopped) hooks.stopped(w, *nf, DpdkPorts::now());
     unregister_from_eal();
   };
   // The health checks' transitions go to every worker as pool changes, posted from the checks' thread
@@ -326,7 +423,7 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
     });
   }
   ControlPlane control(name, engine, published, setup.socket, std::move(setup.rules), health ? &*health : nullptr, o.plane,
-                       observer);
+                       observer, hooks.tick);
   bool stopped_during_start = false;
   const std::function<void(StartGate&)> beside[] = {[&](StartGate& gate) {
     unpin_current_thread();  // the thread that started the EAL is pinned to its main lcore; this one sleeps in poll()
@@ -336,6 +433,7 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
   }};
   const Nanos start = DpdkPorts::now();
   engine.run(worker, beside);
+  if (hooks.finished) hooks.finished(!stopped_during_start);
   LiveReport report;
   report.seconds = static_cast<double>(DpdkPorts::now() - start) / 1e9;
   report.workers = o.workers;
@@ -370,10 +468,23 @@ FunctionAddresses addresses_of(const LiveServiceOptions& o) {
   return {};
 }
 
-std::optional<PoolChangeRules> change_rules_of(const LiveServiceOptions& o) {
+// The services with the backends a restored LB has (every worker's pool is the same): those not removed,
+// as they were when the state was saved. The pool that the control socket's changes start from.
+std::vector<ServiceConfig> pool_as_restored(std::vector<ServiceConfig> services, const std::vector<LbSnapshot>& restored) {
+  if (restored.empty()) return services;
+  for (std::size_t i = 0; i < services.size() && i < restored[0].services.size(); ++i) {
+    services[i].backends.clear();
+    for (const LbSnapshot::Backend& b : restored[0].services[i].backends) {
+      if (!b.removed) services[i].backends.push_back({b.name, b.address, b.port, b.weight});
+    }
+  }
+  return services;
+}
+
+std::optional<PoolChangeRules> change_rules_of(const LiveServiceOptions& o, const std::vector<LbSnapshot>& restored) {
   switch (o.nf) {
     case NfKind::slb: return PoolChangeRules(o.nf, o.slb.services, o.slb.maglev_size);
-    case NfKind::lb:
+    case NfKind::lb: return PoolChangeRules(o.nf, pool_as_restored(o.lb.services, restored), o.lb.maglev_size);
     case NfKind::concury: return PoolChangeRules(o.nf, o.lb.services, o.lb.maglev_size);
     case NfKind::fwd:
     case NfKind::nat: return std::nullopt;
@@ -406,6 +517,15 @@ LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>
     if (scheduled) throw std::runtime_error("a control socket takes pool changes through it: no [[change]] schedule with it");
     socket = std::make_unique<ControlSocket>(o.plane.control_socket, o.plane.control_group);
   }
+  // The schedule's times count from the start: a restored pool has been through some of its changes.
+  if (scheduled && !o.state.path.empty()) throw std::runtime_error("a [[change]] schedule replays from the start: no state file with it");
+  // The state to start from, read before anything starts: a missing or refused file stops the start
+  // here (state_store.hpp).
+  std::optional<KeptState<NatSnapshot>> nat_state;
+  std::optional<KeptState<LbSnapshot>> lb_state;
+  if (o.nf == NfKind::nat) nat_state.emplace(o.state, load_nat_state(o.state, o.nat, o.workers, unix_now_ns()), o.workers);
+  if (o.nf == NfKind::lb) lb_state.emplace(o.state, load_lb_state(o.state, o.lb, o.workers, unix_now_ns()), o.workers);
+  if (!o.state.path.empty()) observer.state(nat_state ? nat_state->note() : lb_state ? lb_state->note() : std::string());
   // A stop during the start ends it after the step under way (each can take a second or more).
   const auto stopped = [&] { return stop.load(std::memory_order_relaxed); };
   LiveReport unstarted{.counters = {}, .workers = o.workers, .seconds = 0, .mbufs_missing = 0, .stopped_during_start = true};
@@ -433,18 +553,38 @@ LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>
   for (std::size_t p = 0; p < group.port_count(); ++p) ports.push_back({group.device(p), group.mac(p)});
   observer.started(ports, group.workers(), group.rx_queues());
 
-  LiveSetup setup{o, group, addresses, socket.get(), change_rules_of(o),
+  const std::vector<LbSnapshot> none;
+  LiveSetup setup{o, group, addresses, socket.get(), change_rules_of(o, lb_state ? lb_state->restored() : none),
                   scheduled ? PoolChangeSchedule(o.lb.changes, o.lb.services, o.lb.maglev_size) : PoolChangeSchedule(),
                   checked_services(o)};
   const Nanos now = DpdkPorts::now();
   switch (o.nf) {
     case NfKind::fwd: return serve(setup, [](unsigned) { return std::make_unique<Forwarder>(); }, stop, observer);
     case NfKind::slb: return serve(setup, [&](unsigned) { return std::make_unique<StatelessLb>(o.slb); }, stop, observer);
-    case NfKind::lb: return serve(setup, [&](unsigned) { return std::make_unique<LiveLb>(o.lb, now); }, stop, observer);
+    case NfKind::lb: {
+      KeptState<LbSnapshot>& kept = *lb_state;
+      return serve(setup, [&](unsigned) { return std::make_unique<LiveLb>(o.lb, now); }, stop, observer,
+                   kept.hooks<LiveLb>([&](std::span<const LbSnapshot> saved) { save_lb_state(o.state.path, saved, o.lb, unix_now_ns()); }));
+    }
     case NfKind::concury:
       return serve(setup, [&](unsigned) { return std::make_unique<ConcuryLb>(o.lb, ControlPlanePlace::worker); }, stop, observer);
-    case NfKind::nat:
-      return serve(setup, [&](unsigned w) { return std::make_unique<LiveNat>(o.nat, w, o.workers, now); }, stop, observer);
+    case NfKind::nat: {
+      KeptState<NatSnapshot>& kept = *nat_state;
+      BlockJournal journal(o.nat, o.workers);
+      StateHooks<LiveNat> hooks =
+          kept.hooks<LiveNat>([&](std::span<const NatSnapshot> saved) { save_nat_state(o.state.path, saved, o.nat, unix_now_ns()); });
+      hooks.started = [restore = hooks.started, &journal](unsigned w, LiveNat& nat, Nanos at) {
+        restore(w, nat, at);
+        journal.attach(w, nat);
+      };
+      hooks.tick = [&journal] { journal.write(); };
+      hooks.finished = [save = hooks.finished, &journal](bool served) {
+        journal.write();
+        save(served);
+      };
+      return serve(setup, [&](unsigned w) { return std::make_unique<LiveNat>(o.nat, w, o.workers, now); }, stop, observer,
+                   std::move(hooks));
+    }
   }
   throw std::logic_error("an unknown function");
 }

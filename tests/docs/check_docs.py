@@ -172,7 +172,7 @@ def cli_from_reference(path):
         if fenced:
             continue
         if line.startswith("#"):
-            heading = re.match(r"^#+ `(flowtrack(?: [a-z]+)*)`", line)
+            heading = re.match(r"^#+ `(flowtrack(?: [a-z][a-z-]*)*)`", line)
             current = heading.group(1) if heading else None
             if current is not None:
                 commands[current] = set()

@@ -9,6 +9,8 @@
 #   live_nat_network           the NAT's network: namespace client (10.20.1.2 on c0, gateway 10.20.1.1)
 #                              and namespace server (10.20.2.2 on s0), on either side of namespace nf
 #                              (f0 towards the client, f1 towards the server)
+#   live_nat_ports             the [[dataplane.port]] tables of that network, for a configuration:
+#                              net_af_packet0 10.20.1.1/24 (inside), net_af_packet1 10.20.2.1/24 (outside)
 #   live_lb_network            the load balancer's network: namespace client (10.10.1.2 on c0) on f0 of
 #                              namespace nf, whose f1 is on bridge br0 of namespace lan with the
 #                              backends b1, b2, b3 (10.10.2.11, .12, .13 on their e0)
@@ -33,7 +35,8 @@
 #   live_iperf3_server NS ADDRESS [ARG...]   an iperf3 server for one test on ADDRESS:5201 in NS (more
 #                              iperf3 arguments: ARG), once it listens
 #   live_start_flowtrack NS NF CONFIG IF0 IF1   flowtrack run --json on af_packet ports IF0, IF1
-#                              (under $live_flowtrack_prefix, such as "taskset -c 1", if set), with
+#                              (under $live_flowtrack_prefix, such as "taskset -c 1", if set; with the
+#                              further options of the array live_flowtrack_args, such as --state), with
 #                              $live_workers workers (LIVE_WORKERS, default 1), each its own queue
 #                              pair of both ports (af_packet qpairs: the kernel's fanout spreads
 #                              frames over them by flow, so replies often land on another worker)
@@ -60,6 +63,7 @@ live_namespaces=()
 live_nginx_names=()
 live_pids=()
 live_flowtrack_prefix=
+live_flowtrack_args=()
 live_workers=${LIVE_WORKERS:-1}
 
 live_skip() {
@@ -251,6 +255,11 @@ live_lb_network() {
   done
 }
 
+live_nat_ports() {
+  printf '[[dataplane.port]]\ndevice = "net_af_packet0"\naddress = "10.20.1.1/24"\nrole = "inside"\n'
+  printf '[[dataplane.port]]\ndevice = "net_af_packet1"\naddress = "10.20.2.1/24"\nrole = "outside"\n'
+}
+
 live_lb_ports() {
   printf '[[dataplane.port]]\ndevice = "net_af_packet0"\naddress = "10.10.1.1/24"\nrole = "clients"\n'
   printf '[[dataplane.port]]\ndevice = "net_af_packet1"\naddress = "10.10.2.1/24"\nrole = "backends"\n'
@@ -403,7 +412,7 @@ live_start_flowtrack() {
   local eal="--no-huge --no-pci --no-shconf --file-prefix=$tag -l 0-$((live_workers - 1)) -m 256 --log-level=error"
   eal+=" --vdev=net_af_packet0,iface=$4,qpairs=$live_workers --vdev=net_af_packet1,iface=$5,qpairs=$live_workers"
   ip netns exec "$tag-$ns" $live_flowtrack_prefix "$bin" run --nf "$nf" --config "$config" --workers "$live_workers" \
-    --json --dpdk "$eal" \
+    --json --dpdk "$eal" "${live_flowtrack_args[@]}" \
     > "$work/report.json" 2> "$work/flowtrack.err" &
   flowtrack_pid=$!
   local _

@@ -1,4 +1,4 @@
-// The NAT's configuration file: the keys of the quota, the ICMP answer and the fragments, their defaults,
+// The NAT's configuration file: the keys of the quota, the ICMP answer, the fragments and the port blocks, their defaults,
 // errors naming the key, and the example (examples/nat.toml) loading.
 #include <gtest/gtest.h>
 
@@ -35,6 +35,26 @@ TEST(NatConfig, QuotaIcmpAnswerAndFragmentKeysAreRead) {
 TEST(NatConfig, ABadValueNamesTheKey) {
   for (const auto& [line, key] : {std::pair{"port_quota = -1", "nat.port_quota"}, {"icmp_on_exhaustion = 3", "nat.icmp_on_exhaustion"},
                                   {"fragment_timeout = 0", "nat.fragment_timeout"}, {"fragment_datagrams = 0", "nat.fragment_datagrams"}}) {
+    try {
+      load_nat_config(nat_file(std::string(kNatBase) + line + "\n"));
+      ADD_FAILURE() << line << " loaded";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(NatConfig, BlockKeysAreReadAndTheLogNeedsBlocks) {
+  const NatConfig plain = load_nat_config(nat_file(kNatBase));
+  EXPECT_EQ(plain.block_size, 0u);
+  EXPECT_TRUE(plain.block_log.empty());
+  const NatConfig c = load_nat_config(
+      nat_file(std::string(kNatBase) + "block_size = 512\nblock_log = \"/var/log/nat.jsonl\"\nblock_log_syslog = true\n"));
+  EXPECT_EQ(c.block_size, 512u);
+  EXPECT_EQ(c.block_log, "/var/log/nat.jsonl");
+  EXPECT_TRUE(c.block_log_syslog);
+  for (const auto& [line, key] : {std::pair{"block_log = \"x.jsonl\"", "nat.block_log"}, {"block_size = 70000", "nat.block_size"},
+                                  {"block_log_syslog = true", "nat.block_log_syslog"}}) {
     try {
       load_nat_config(nat_file(std::string(kNatBase) + line + "\n"));
       ADD_FAILURE() << line << " loaded";

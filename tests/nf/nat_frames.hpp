@@ -52,9 +52,10 @@ inline ParsedPacket parse_checked(std::span<const std::uint8_t> frame) {
   return after;
 }
 
-// One frame through the NAT at `now`, with `room` bytes writable past it, as if it came through a port
-// of role `arrival` (unknown: replayed).
-inline Out through_frame(Nat& nat, std::vector<std::uint8_t> frame, Nanos now = 0, std::size_t room = kRoom,
+// One frame through the NAT (a Nat, or a Nat44 of another event sink) at `now`, with `room` bytes
+// writable past it, as if it came through a port of role `arrival` (unknown: replayed).
+template <class AnyNat>
+Out through_frame(AnyNat& nat, std::vector<std::uint8_t> frame, Nanos now = 0, std::size_t room = kRoom,
                          PortRole arrival = PortRole::unknown) {
   const std::size_t size = frame.size();
   frame.resize(size + room);
@@ -72,11 +73,13 @@ inline Out through_frame(Nat& nat, std::vector<std::uint8_t> frame, Nanos now = 
   return {verdict, after.key4, frame, packet.wire_length, std::move(released)};
 }
 
-inline Out through(Nat& nat, const FrameSpec& spec, Nanos now = 0, std::size_t room = kRoom, PortRole arrival = PortRole::unknown) {
+template <class AnyNat>
+Out through(AnyNat& nat, const FrameSpec& spec, Nanos now = 0, std::size_t room = kRoom, PortRole arrival = PortRole::unknown) {
   return through_frame(nat, build_frame(spec), now, room, arrival);
 }
 
-inline Out tcp(Nat& nat, const FlowKeyV4& key, std::uint8_t flags, Nanos now = 0) {
+template <class AnyNat>
+Out tcp(AnyNat& nat, const FlowKeyV4& key, std::uint8_t flags, Nanos now = 0) {
   return through(nat, FrameSpec::tcp4(key, flags, 10), now);
 }
 

@@ -43,6 +43,18 @@ class HeapAging {
     }
   }
 
+  // arm() with the first deadline given: a timer carried over from a saved state (conn_tracker.hpp's
+  // restore), `timeout` after each later packet.
+  void arm_until(FlowId id, Nanos deadline, Nanos timeout) {
+    store_timeout(id, timeout);
+    const Node node{deadline, id};
+    if (position_[id] == kAbsent) {
+      sift_up(size_++, node);
+    } else {
+      reposition(position_[id], node);
+    }
+  }
+
   // Brings what touch() of `id` reads first (its heap position, its timeout) towards the cache.
   void prefetch(FlowId id) const {
     __builtin_prefetch(&position_[id]);

@@ -60,6 +60,9 @@ class TimerWheel {
   explicit TimerWheel(std::size_t capacity, TimerWheelConfig config = {});
 
   void arm(FlowId id, Nanos now, Nanos timeout);
+  // arm() with the first deadline given: a timer carried over from a saved state (conn_tracker.hpp's
+  // restore), `timeout` after each later packet.
+  void arm_until(FlowId id, Nanos deadline, Nanos timeout);
   void touch(FlowId id, Nanos now) { deadlines_.touch(id, now); }
   // Brings what touch() and set_timeout() of `id` read towards the cache (its deadline, its link).
   void prefetch(FlowId id) const {

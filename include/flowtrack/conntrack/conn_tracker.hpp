@@ -43,6 +43,7 @@
 
 #include "flowtrack/aging/heap_aging.hpp"
 #include "flowtrack/aging/timer_wheel.hpp"
+#include "flowtrack/conntrack/saved_connection.hpp"
 #include "flowtrack/conntrack/tcp_state.hpp"
 #include "flowtrack/conntrack/timeouts.hpp"
 #include "flowtrack/packet/parser.hpp"
@@ -242,6 +243,29 @@ class ConnTracker {
     return created;
   }
 
+  using Saved = SavedConnection<Key>;
+  // A live connection as a saved state keeps it (saved_connection.hpp), at `now`.
+  Saved save(ConnId conn, Nanos now) const {
+    const Connection& c = connections_[conn];
+    const Nanos deadline = wheel_.deadline(conn);
+    return {c.original, c.reply, c.protocol, c.replied, c.tcp, deadline > now ? deadline - now : 0, c.one_way};
+  }
+  // A connection carried over from a saved state (a restart, a peer's copy): created as create() does
+  // (create_one_way for a one-way one), with the saved protocol state, and an idle timer that ends
+  // `remaining` after `now` (at most the state's timeout); its next packet restarts the timer with the
+  // state's full timeout.
+  CreateResult restore(const Saved& saved, std::uint32_t original_hash, std::uint32_t reply_hash, Nanos now) {
+    const CreateResult created = saved.one_way ? create_one_way(saved.original, original_hash, saved.protocol, now)
+                                               : create(saved.original, original_hash, saved.reply, reply_hash, saved.protocol, now);
+    if (created.status != CreateStatus::created) return created;
+    Connection& c = connections_[created.match.conn];
+    c.tcp = saved.tcp;
+    c.replied = saved.replied;
+    const Nanos timeout = timeout_of(c);
+    wheel_.arm_until(created.match.conn, now + std::min(saved.remaining, timeout), timeout);
+    return created;
+  }
+
   // One packet of a tracked connection: counters, protocol state, idle timer. Every packet's work, so
   // inlined into the caller's loop. on_tcp_change(from, to) is told when the packet moves a TCP
   // connection's state (a few times a connection: on the path that resets the timer anyway).
@@ -281,6 +305,13 @@ class ConnTracker {
 
   // A live connection's timer is always armed (the wheel re-arms rather than drops a touched timer).
   bool live(ConnId conn) const { return conn < connections_.size() && wheel_.armed(conn); }
+  // Visits every live connection: visit(conn, connection) (a snapshot of the state, nat_snapshot.hpp).
+  template <class Visit>
+  void for_each(Visit&& visit) const {
+    for (std::size_t id = 0; id < connections_.size(); ++id) {
+      if (live(static_cast<ConnId>(id))) visit(static_cast<ConnId>(id), connections_[id]);
+    }
+  }
 
   // Destroys the connections idle past their timeout, calling on_expire(conn, connection) for each
   // just before; at most `budget` timers are handled. Returns the number expired.

@@ -50,6 +50,8 @@ std::string_view tcp_state_name(TcpState state);
 struct TcpTracking {
   TcpState state = TcpState::none;
   Direction closer = Direction::original;  // who sent the first FIN (meaningful from fin_wait on)
+
+  bool operator==(const TcpTracking&) const = default;
 };
 
 // What a gauge of live connections says of one (runtime/live_counters.hpp): opening (a TCP handshake

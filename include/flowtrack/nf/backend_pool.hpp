@@ -37,6 +37,9 @@ enum class LbPolicy : std::uint8_t { round_robin, weighted_random, maglev, least
 std::optional<LbPolicy> lb_policy_from_name(std::string_view name);
 std::string_view lb_policy_name(LbPolicy policy);
 
+// The largest weight a backend may have (the configuration's and ctl's bound).
+inline constexpr std::uint32_t kMaxBackendWeight = 1'000'000;
+
 struct BackendConfig {
   std::string name;
   std::uint32_t address = 0;  // network order
@@ -87,6 +90,11 @@ struct Backend {
     ++total_connections;
     ++by_phase[static_cast<std::size_t>(phase)];
   }
+  // A live connection carried over from a saved state: already among total_connections.
+  void carry_over(ConnectionPhase phase) {
+    ++connections;
+    ++by_phase[static_cast<std::size_t>(phase)];
+  }
   void leave(ConnectionPhase phase) {
     --connections;
     --by_phase[static_cast<std::size_t>(phase)];
@@ -124,6 +132,11 @@ class Service {
   bool set_weight(const std::string& name, std::uint32_t weight, const Service* same_pool = nullptr);
   bool set_down(const std::string& name, bool down, const Service* same_pool = nullptr);
   bool remove_backend(const std::string& name, const Service* same_pool = nullptr);
+  // The pool as a saved state had it (nf/lb_snapshot.hpp): these backends in these places, their live
+  // counts zero (the connections restored count themselves). The reason when it cannot be this
+  // service's (a name twice among the backends taking part, a weight above 1000000, more backends
+  // taking new connections than the Maglev table's size allows), with nothing changed.
+  std::optional<std::string> restore_backends(std::vector<Backend> backends, const Service* same_pool = nullptr);
 
   const ServiceConfig& config() const { return config_; }
   std::vector<Backend>& backends() { return backends_; }

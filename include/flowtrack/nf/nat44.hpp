@@ -56,6 +56,15 @@
 // one waits, bounded, and leaves right after the first one, translated (BurstOutput::held). No room, or no
 // first fragment within fragment_timeout: counted drops (fragment_full, fragment_timeout).
 // Other packets without ports are dropped and counted as untranslatable.
+//
+// Port blocks (block_size, internal/external_ports.hpp): an inside address's ports then come from blocks
+// of its paired public address, one record per block given and taken back into an attached
+// PortBlockLog (port_block_log.hpp); a new block without room for its record is refused (log_full).
+//
+// State as plain data (nat_snapshot.hpp): snapshot() and restore() carry the mappings, sessions, blocks
+// and quarantines over to a fresh instance (a restart's state file, a pair's standby). With an event
+// sink (Events, nat_events.hpp), every session's opening, protocol change (and a refresh at most every
+// kSyncRefresh while packets keep it alive) and end is emitted for a pair's standby.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -71,9 +80,11 @@
 #include "flowtrack/hash/crc32c.hpp"
 #include "flowtrack/nf/burst_matches.hpp"
 #include "flowtrack/nf/icmp_answer.hpp"
+#include "flowtrack/nf/internal/external_ports.hpp"
 #include "flowtrack/nf/internal/fragment_cache.hpp"
 #include "flowtrack/nf/internal/fragment_hold.hpp"
-#include "flowtrack/nf/internal/port_allocator.hpp"
+#include "flowtrack/nf/nat_events.hpp"
+#include "flowtrack/nf/nat_snapshot.hpp"
 #include "flowtrack/nf/nat44_config.hpp"
 #include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/packet/bytes.hpp"
@@ -94,6 +105,7 @@ struct NatSession {
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
   std::uint32_t mapping = kNone;          // the inside endpoint that opened it
   std::uint32_t hairpin_mapping = kNone;  // a hairpinned session: the mapping of the inside peer
+  Nanos synced_at = 0;                    // with an event sink: when its last event was emitted
 };
 
 // The per-packet maps of a large NAT: their slot arrays in huge pages, as the tracker's tables.
@@ -101,8 +113,9 @@ template <class Key, class Value>
 using HugePageHashMap = absl::flat_hash_map<Key, Value, absl::Hash<Key>, std::equal_to<Key>,
                                             HugePageAllocator<std::pair<const Key, Value>>>;
 
-// Table: the session table; Aging: the tracker's expiry policy (conn_tracker.hpp).
-template <FlowTable Table, AgingPolicy Aging = TimerWheel>
+// Table: the session table; Aging: the tracker's expiry policy (conn_tracker.hpp); Events: where the
+// sessions' changes go (nat_events.hpp; none by default).
+template <FlowTable Table, AgingPolicy Aging = TimerWheel, NatEventSink Events = NoNatEvents>
   requires std::same_as<typename Table::key_type, FlowKeyV4>
 class Nat44 {
  public:
@@ -139,6 +152,9 @@ class Nat44 {
 
   const NfCounters& counters() const { return counters_; }
   const ConnTracker<Table, NatSession, Aging>& sessions() const { return sessions_; }
+  // Where the sessions' changes go (nat_events.hpp).
+  Events& events() { return events_; }
+  const Events& events() const { return events_; }
   std::size_t mapping_count() const { return mapping_ids_.in_use(); }
   // The memory the per-packet lookups range over: the sessions (table, connections, timers), the
   // mappings and the two maps that find them (their slots and control bytes, at capacity).
@@ -165,6 +181,28 @@ class Nat44 {
   std::uint16_t port_first() const { return slice_first_; }
   std::uint16_t port_last() const { return slice_last_; }
 
+  // With block_size: the records of the port blocks given and taken back go to `log` from now on
+  // (port_block_log.hpp; nullptr: none). False, with nothing attached, when the log has no room for the
+  // release records the blocks already held owe it. A log of 2 * block_count() records or more never
+  // refuses a block while its reader keeps up.
+  bool attach_block_log(PortBlockLog* log) {
+    if (log != nullptr && !log->adopt_held_blocks(blocks_held())) return false;
+    for (ExternalPorts& ports : ports_) ports.attach_log(log);
+    return true;
+  }
+  // The state as plain data at `now` (nat_snapshot.hpp): what a restart or a standby carries over.
+  NatSnapshot snapshot(Nanos now) const;
+  // Puts a snapshot back into this instance, which must be fresh (no mapping yet), at `now`. A record
+  // may not fit this instance (an address outside its pool, a port outside its slice or taken twice, a
+  // session naming no mapping...): RestoreMode::whole (a state file) then throws std::invalid_argument
+  // naming it, and the instance is unusable; RestoreMode::what_fits (a standby taking over from its copy,
+  // which may lag its active's) leaves it out, with what depends on it. Returns the records left out.
+  std::size_t restore(const NatSnapshot& snapshot, Nanos now, RestoreMode mode = RestoreMode::whole);
+
+  // The blocks of this instance's slices, every public address together (0 port by port), and those held.
+  std::size_t block_count() const { return sum_over_blocks([](const PortBlocks& b) { return b.block_count(); }); }
+  std::size_t blocks_held() const { return sum_over_blocks([](const PortBlocks& b) { return b.blocks_held(); }); }
+
  private:
   static constexpr std::size_t kNotInPool = ~std::size_t{0};
   static constexpr std::uint32_t kNone = NatSession::kNone;
@@ -174,23 +212,26 @@ class Nat44 {
     const auto it = pool_index_.find(addr);
     return it == pool_index_.end() ? kNotInPool : it->second;
   }
+  template <class Count>
+  std::size_t sum_over_blocks(Count&& count) const {
+    std::size_t n = 0;
+    for (const ExternalPorts& ports : ports_) {
+      if (const PortBlocks* blocks = ports.blocks()) n += count(*blocks);
+    }
+    return n;
+  }
   // Paired pooling: the inside address alone picks the public address.
   std::size_t pool_of(std::uint32_t inside_addr) const {
     return flow_hash(FlowKeyV4{.src_addr = inside_addr}) % config_.pool.size();
   }
-  PortAllocator& ports_of(std::size_t pool, std::uint8_t protocol) { return allocators_[allocator_index(pool, protocol)]; }
+  ExternalPorts& ports_of(std::size_t pool) { return ports_[pool]; }
+  const ExternalPorts& ports_of(std::size_t pool) const { return ports_[pool]; }
   // The mapping of an external endpoint (network order), kNone if none: its port's holder.
   std::uint32_t mapping_at(std::uint32_t external_addr, std::uint16_t external_port, std::uint8_t protocol) const {
     const std::size_t pool = pool_index(external_addr);
     if (pool == kNotInPool) return kNone;
-    const std::uint32_t holder = ports_of(pool, protocol).holder_of(to_host16(external_port));
-    return holder == PortAllocator::kNoHolder ? kNone : holder;
-  }
-  const PortAllocator& ports_of(std::size_t pool, std::uint8_t protocol) const {
-    return allocators_[allocator_index(pool, protocol)];
-  }
-  static std::size_t allocator_index(std::size_t pool, std::uint8_t protocol) {
-    return pool * 3 + (protocol == ipproto::kTcp ? 0 : protocol == ipproto::kUdp ? 1 : 2);
+    const std::uint32_t holder = ports_of(pool).holder_of(protocol, to_host16(external_port));
+    return holder == ExternalPorts::kNoHolder ? kNone : holder;
   }
 
   // Out: from the inside network to elsewhere; in: to an address of the public pool; none: neither.
@@ -245,6 +286,15 @@ class Nat44 {
   // Counts the refusal of a new mapping and, if configured, turns the packet into the ICMP answer.
   Verdict refuse(NfPacket& packet, NfDrop refusal);
   void drop_mapping_if_unused(std::uint32_t id, Nanos now);
+  // With an event sink: the event of a session just opened, or of one whose packet changed its state or
+  // whose copy on a standby is older than kSyncRefresh. `tcp` and `replied`: its state before the packet.
+  [[gnu::always_inline]] inline void report(ConnId conn, bool opened, TcpTracking tcp, bool replied, Nanos now);
+  [[gnu::noinline]] void emit_session(NatEvent::Kind kind, ConnId conn, Nanos now);
+  NatSnapshot::Mapping mapping_record(std::uint32_t id) const {
+    if (id == kNone) return {};
+    const NatMapping& m = mappings_[id];
+    return {m.inside_addr, m.external_addr, m.inside_port, m.external_port, m.protocol};
+  }
   // Rewrites a packet of session `s` travelling in `direction` (translation both ways for hairpins).
   [[gnu::always_inline]] inline void translate(NfPacket& packet, const NatSession& s, Direction direction);
 
@@ -259,12 +309,13 @@ class Nat44 {
   HugePageHashMap<std::uint64_t, std::uint32_t> remotes_;  // (mapping, remote address) -> sessions
   // (inside address, protocol) -> its mappings; kept only with a quota, an entry per subscriber with one.
   absl::flat_hash_map<std::uint64_t, std::uint32_t> subscriber_mappings_;
-  std::vector<PortAllocator> allocators_;  // pool x {tcp, udp, icmp}
+  std::vector<ExternalPorts> ports_;  // by pool index
   absl::flat_hash_map<std::uint32_t, std::size_t> pool_index_;  // public address -> its index in the pool
   FragmentCache fragments_;
   FragmentHold held_;
   NfCounters counters_;
   BurstMatches<ConnTracker<Table, NatSession, Aging>> matches_;
+  [[no_unique_address]] Events events_;
 };
 
 }  // namespace flowtrack

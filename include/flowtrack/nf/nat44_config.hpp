@@ -42,6 +42,13 @@ struct NatConfig {
   std::vector<std::uint32_t> pool;   // public addresses, network order
   std::uint16_t port_first = 1024;   // host order; the range is cut in equal slices, one per core
   std::uint16_t port_last = 65535;
+  // Ports given to subscribers in blocks of this many (port_blocks.hpp: one log record per block), from
+  // each worker's slice; 0: port by port, each protocol apart (port_allocator.hpp).
+  std::uint16_t block_size = 0;
+  // Where the control plane writes the blocks' records (port_block_journal.hpp): a file of JSON
+  // lines ("" for none), and syslog too. Read by whoever runs the NAT, not by the NAT.
+  std::string block_log;
+  bool block_log_syslog = false;
   NatFiltering filtering = NatFiltering::endpoint_independent;
   Nanos port_quarantine = 120 * kNanosPerSecond;
   std::size_t max_sessions = 1 << 20;  // per core

@@ -49,6 +49,7 @@ enum class NfDrop : std::uint8_t {
   no_mapping,      // NAT: an inbound packet for no mapping (unsolicited)
   filtered,        // NAT: an inbound packet the address-dependent filter refuses
   untranslatable,  // NAT: a packet without ports, or an ICMP error about no session (or from its wrong side)
+  log_full,        // NAT: a new port block whose log record the control plane has no room for yet
   not_to_pool,     // NAT: arrived on the outside port, not addressed to a pool address (to an inside host, or through)
   spoofed_source,  // NAT: a source the port cannot have: on the inside port not of the inside network, on the
                    // outside port of the inside network or the pool (BCP 38)

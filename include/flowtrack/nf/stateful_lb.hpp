@@ -52,6 +52,9 @@
 //
 // Each backend counts its live connections by phase (Backend::by_phase: opening, established,
 // closing, tcp_state.hpp), following each connection's TCP state as its packets move it.
+//
+// State as plain data (lb_snapshot.hpp): snapshot() and restore() carry the pool as changed since the
+// start and every connection with its backend over to a fresh instance (a restart's state file).
 #pragma once
 
 #include <array>
@@ -64,6 +67,7 @@
 #include "flowtrack/nf/backend_pool.hpp"
 #include "flowtrack/nf/burst_matches.hpp"
 #include "flowtrack/nf/internal/lb_plan.hpp"
+#include "flowtrack/nf/lb_snapshot.hpp"
 #include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/nf/new_connection_limiter.hpp"
 #include "flowtrack/nf/pool_schedule.hpp"
@@ -125,6 +129,70 @@ class StatefulLb {
   // A pool change that has passed check_pool_changes against the changes applied before it: only new
   // connections see it.
   void apply(const PoolChange& change) { apply_pool_change(change, services_); }
+
+  // The state as plain data at `now` (lb_snapshot.hpp): what a restart carries over.
+  LbSnapshot snapshot(Nanos now) const {
+    LbSnapshot s;
+    for (const Service& service : services_) {
+      LbSnapshot::Service& saved = s.services.emplace_back();
+      const ServiceConfig& c = service.config();
+      saved = {c.name, c.vip, c.port, c.protocol, {}};
+      for (const Backend& b : service.backends()) {
+        saved.backends.push_back({b.config.name, b.config.address, b.config.port, b.config.weight, b.removed,
+                                  b.total_connections, b.smooth_weight, b.down});
+      }
+    }
+    s.connections.reserve(tracker_.size());
+    tracker_.for_each([&](ConnId conn, const auto& connection) {
+      s.connections.push_back({tracker_.save(conn, now), connection.payload.service, connection.payload.backend});
+    });
+    return s;
+  }
+
+  // Puts a snapshot back into this balancer, which must be fresh (no connection yet), at `now`. Throws
+  // std::invalid_argument naming what does not fit (a service this configuration lacks, a connection
+  // naming no backend or not going to the one it names...); the balancer is then unusable.
+  void restore(const LbSnapshot& s, Nanos now) {
+    const auto refuse = [](const std::string& what) { throw std::invalid_argument("lb state: " + what); };
+    if (tracker_.size() != 0) refuse("restored into a balancer that is not fresh");
+    if (s.services.size() != services_.size()) refuse("another set of services");
+    for (std::size_t i = 0; i < services_.size(); ++i) {
+      const LbSnapshot::Service& saved = s.services[i];
+      const ServiceConfig& c = services_[i].config();
+      if (saved.name != c.name || saved.vip != c.vip || saved.port != c.port || saved.protocol != c.protocol) {
+        refuse("service " + saved.name + " is not this configuration's service " + c.name);
+      }
+      std::vector<Backend> backends;
+      for (const LbSnapshot::Backend& b : saved.backends) {
+        backends.push_back({.config = {b.name, b.address, b.port, b.weight}, .removed = b.removed, .down = b.down,
+                            .total_connections = b.total_connections, .smooth_weight = b.smooth_weight});
+      }
+      // As the constructor built them: a service takes the table of the one before it when their pools match.
+      const Service* previous = i == 0 ? nullptr : &services_[i - 1];
+      if (const auto problem = services_[i].restore_backends(std::move(backends), previous)) {
+        refuse("service " + c.name + ": " + *problem);
+      }
+    }
+    for (const LbSnapshot::Connection& saved : s.connections) {
+      if (saved.service >= services_.size() || saved.backend >= services_[saved.service].backends().size()) {
+        refuse("a connection names no backend");
+      }
+      Service& svc = services_[saved.service];
+      const SavedConnection<FlowKeyV4>& c = saved.connection;
+      // A tunnel's connection is tracked by its one tuple (create_one_way), any other by its backend's reply too.
+      const bool tunnels = svc.config().tunnel.tunnels();
+      const FlowKeyV4 reply = tunnels ? c.original : reply_of(c.original, svc.backends()[saved.backend].config);
+      if (service_of(c.original) != saved.service || c.one_way != tunnels || !(c.reply == reply)) {
+        refuse("a connection that does not go to the backend it names");
+      }
+      const CreateResult created = tracker_.restore(c, flow_hash(c.original), flow_hash(c.reply), now);
+      if (created.status != CreateStatus::created) {
+        refuse(created.status == CreateStatus::full ? "more connections than max_connections" : "a connection's tuple twice");
+      }
+      tracker_.payload(created.match.conn) = {saved.service, saved.backend};
+      svc.backends()[saved.backend].carry_over(Tracker::phase(tracker_.connection(created.match.conn)));
+    }
+  }
 
   const std::vector<Service>& services() const { return services_; }
   using Tracker = ConnTracker<Table, LbAssignment, Aging>;

@@ -24,6 +24,12 @@
 // A [[change]] schedule plays into the mailboxes as its times come (scheduled_source.hpp), counting
 // from each worker's first packet; it and a control socket do not mix (refused at start).
 //
+// State: with a state file (LiveServiceOptions::state; nat and lb), the workers start from the state it
+// holds, read before the EAL starts (a missing or refused file stops the start there unless the
+// operator asked to start empty), and each leaves its snapshot when it stops; the file is written once
+// all have. The NAT's port-block log is written by the control plane at every publish and once more at
+// the stop.
+//
 // Stop: when `stop` turns true (a signal), every worker ends at its next tick (within kTick), closes its
 // view of the ports, and leaves its last counters; the ports stop, the mbufs are counted back into their
 // pool, and the report is returned. `stop` is read during the start too, after each of its steps (the
@@ -43,6 +49,7 @@
 #include "flowtrack/nf/stateless_lb.hpp"
 #include "flowtrack/packet/mac_address.hpp"
 #include "flowtrack/runtime/live_counters.hpp"
+#include "flowtrack/runtime/state_store.hpp"
 
 namespace flowtrack {
 
@@ -56,6 +63,8 @@ struct LiveServiceOptions {
   StatelessLbConfig slb;
   StatefulLbConfig lb;
   NatConfig nat;
+  // nat and lb: the state file read at the start and written at the stop (state_store.hpp).
+  StateFileOptions state;
 };
 
 // What the service tells whoever runs it, on the control plane's thread.
@@ -68,6 +77,8 @@ class LiveObserver {
   virtual ~LiveObserver() = default;
   // The ports are up, the workers about to start.
   virtual void started(const std::vector<Port>& /*ports*/, unsigned /*workers*/, unsigned /*rx_queues*/) {}
+  // Before the start, with a state file: what was restored from it, or why the run starts empty.
+  virtual void state(const std::string& /*note*/) {}
   // Every stats interval: the counters so far, the ones of the interval before, and its length.
   virtual void stats(const LiveCounters& /*now*/, const LiveCounters& /*before*/, Nanos /*interval*/, Nanos /*since_start*/) {}
 };
@@ -80,8 +91,9 @@ struct LiveReport {
   bool stopped_during_start = false;  // `stop` came before the workers served: nothing was forwarded
 };
 
-// Runs until `stop` turns true or a worker fails. Throws std::runtime_error naming the problem when it
-// cannot start (EAL arguments, ports, control socket, metrics address) or a worker failed.
+// Runs until `stop` turns true or a worker fails. Throws StateRefused when the state file is missing or
+// refused (and the operator did not ask to start empty), std::runtime_error naming the problem when it
+// cannot start (EAL arguments, ports, control socket, metrics address, the block log) or a worker failed.
 LiveReport run_live_service(const LiveServiceOptions& options, const std::atomic<bool>& stop, LiveObserver& observer);
 
 // The counters board that DPDK telemetry and Prometheus read: DPDK's telemetry cannot unregister its

@@ -26,6 +26,9 @@ class FlowDeadlines {
     flows_[id] = {now + bounded, bounded};
   }
 
+  // The same, with the period's end given: `deadline` (at most kMaxTime + kMaxTimeout).
+  void restart_until(FlowId id, Nanos deadline, Nanos timeout) { flows_[id] = {deadline, std::min(timeout, kMaxTimeout)}; }
+
   void touch(FlowId id, Nanos now) {
     Flow& flow = flows_[id];
     flow.deadline = now + flow.timeout;

@@ -26,6 +26,7 @@
 
 #include "flowtrack/util/random.hpp"
 #include "flowtrack/util/time.hpp"
+#include "flowtrack/nf/internal/quarantine_queue.hpp"
 
 namespace flowtrack {
 
@@ -46,7 +47,7 @@ class PortAllocator {
       __builtin_prefetch(&free_words_[slot / 64]);
       __builtin_prefetch(&holders_[slot], 1);
     }
-    __builtin_prefetch(&queue_[queue_head_]);
+    quarantine_queue_.prefetch_front();
   }
   // Ends the use of a port handed out by allocate(); anything else is ignored.
   void release(std::uint16_t port, Nanos now);
@@ -61,14 +62,20 @@ class PortAllocator {
   std::size_t in_use_count() const { return in_use_; }
   std::size_t size() const { return holders_.size(); }
 
+  // A saved state put back into a fresh allocator (nf/nat_snapshot.hpp): `port` to `holder`, or into
+  // the quarantine until `free_at` (in the saved order: free_at never decreasing). False, with nothing
+  // changed, for a port outside the slice or not free, or a time before the last one restored.
+  bool restore_in_use(std::uint16_t port, std::uint32_t holder);
+  bool restore_quarantined(std::uint16_t port, Nanos free_at);
+  // Visits the ports in quarantine, the next one free first: visit(port, free_at).
+  template <class Visit>
+  void for_each_quarantined(Visit&& visit) const {
+    quarantine_queue_.for_each([&](const auto& entry) { visit(static_cast<std::uint16_t>(first_ + entry.item), entry.free_at); });
+  }
+
  private:
   using Slot = std::uint16_t;  // port - first: a slice holds at most 65535 ports
   static constexpr std::size_t kWordsPerBlock = 64;
-
-  struct Quarantined {
-    Nanos free_at;
-    Slot slot;
-  };
 
   bool is_free(Slot slot) const { return (free_words_[slot / 64] >> (slot % 64)) & 1u; }
   void add_free(Slot slot);
@@ -83,8 +90,7 @@ class PortAllocator {
   std::vector<std::uint16_t> free_in_block_;  // free slots in each block of kWordsPerBlock words
   std::size_t free_count_ = 0;
   std::vector<std::uint32_t> holders_;        // by slot: the holder while in use, else kNoHolder
-  std::vector<Quarantined> queue_;            // ring buffer of `size()` entries: ordered by free_at
-  std::size_t queue_head_ = 0, queue_length_ = 0;
+  QuarantineQueue<Slot> quarantine_queue_;    // room for every slot: a slot waits there at most once
   std::size_t in_use_ = 0;
   Random rng_;
 };
