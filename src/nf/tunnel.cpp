@@ -52,9 +52,9 @@ std::size_t ipv4_packet_length(std::span<const std::uint8_t> bytes) {
 }  // namespace
 
 std::optional<ForwardMode> forward_mode_from_name(std::string_view name) {
-  if (name == "nat") return ForwardMode::nat;
-  if (name == "ipip") return ForwardMode::ipip;
-  if (name == "gue") return ForwardMode::gue;
+  for (const ForwardMode mode : {ForwardMode::nat, ForwardMode::ipip, ForwardMode::gue}) {
+    if (name == forward_mode_name(mode)) return mode;
+  }
   return std::nullopt;
 }
 
@@ -99,16 +99,22 @@ TunnelOutcome encapsulate(NfPacket& packet, const TunnelConfig& tunnel, std::uin
   const std::size_t overhead = tunnel_overhead(tunnel.mode);
   const std::size_t inner_length = p.ip_total_length;
   if (inner_length + overhead > tunnel.mtu) return TunnelOutcome::too_big;
-  const std::size_t grown = packet.frame.size() + overhead;
-  if (grown > packet.room()) return TunnelOutcome::no_room;
+  if (!has_room_for(packet, overhead)) return TunnelOutcome::no_room;
 
-  std::uint8_t* const f = packet.frame.data();  // writable up to packet.room() (NfPacket's contract)
   const std::size_t l3 = p.l3_offset;
-  const std::uint8_t tos = f[l3 + 1];
-  // The IP packet moves up first (with whatever the capture holds after it): the outer headers take its place.
-  std::memmove(f + l3 + overhead, f + l3, packet.frame.size() - l3);
-  write_tunnel_headers(f + l3, tunnel, tunnel.source, backend, inner_length, tos, flow_hash);
-  packet.frame = {f, grown};
+  const std::uint8_t tos = packet.frame[l3 + 1];
+  if (overhead <= packet.headroom) {
+    // The link header moves down into the headroom; the IP packet stays, the outer headers go between.
+    packet.grow_front(overhead);
+    std::memmove(packet.frame.data(), packet.frame.data() + overhead, l3);
+  } else {
+    // No headroom: the IP packet moves up (with whatever the capture holds after it), within the room
+    // after it (NfPacket's contract), and the outer headers take its place.
+    std::uint8_t* const f = packet.frame.data();
+    std::memmove(f + l3 + overhead, f + l3, packet.frame.size() - l3);
+    packet.frame = {f, packet.frame.size() + overhead};
+  }
+  write_tunnel_headers(packet.frame.data() + l3, tunnel, tunnel.source, backend, inner_length, tos, flow_hash);
   packet.wire_length += static_cast<std::uint32_t>(overhead);
   return TunnelOutcome::sent;
 }
