@@ -13,6 +13,7 @@ constexpr std::size_t kOuterIpHeader = 20;
 constexpr std::size_t kOuterUdpHeader = 8;
 constexpr std::uint8_t kIpInIp = 4;        // the protocol number of an IPv4 packet inside IPv4
 constexpr std::uint16_t kDontFragment = 0x4000;
+constexpr std::size_t kEthernetHeader = 14;
 
 // Writes an outer IPv4 header at `ip` (20 bytes, no options) of a packet of `total_length` bytes.
 void write_outer_ipv4(std::uint8_t* ip, std::uint8_t tos, std::size_t total_length, std::uint8_t protocol,
@@ -38,6 +39,19 @@ void write_outer_ipv4(std::uint8_t* ip, std::uint8_t tos, std::size_t total_leng
   sum = (sum & 0xffffu) + (sum >> 16);
   sum = (sum & 0xffffu) + (sum >> 16);
   store_raw(ip + 10, static_cast<std::uint16_t>(~sum));
+}
+
+// Moves a frame's link header, its first `l3` bytes, `overhead` bytes down (into its headroom). An
+// untagged Ethernet header, nearly every frame's, by a copy of known size, which the compiler inlines
+// rather than call memmove: the two places are apart, every tunnel's overhead being at least the
+// header's size. Any other length (VLAN tags, another link type) through memmove.
+void move_link_header_down(std::uint8_t* frame, std::size_t overhead, std::size_t l3) {
+  static_assert(tunnel_overhead(ForwardMode::ipip) >= kEthernetHeader && tunnel_overhead(ForwardMode::gue) >= kEthernetHeader);
+  if (l3 == kEthernetHeader) {
+    std::memcpy(frame - overhead, frame, kEthernetHeader);
+  } else {
+    std::memmove(frame - overhead, frame, l3);
+  }
 }
 
 // Whether `bytes` start with a whole IPv4 packet (version 4, a header of 20 bytes or more, a total
@@ -105,8 +119,8 @@ TunnelOutcome encapsulate(NfPacket& packet, const TunnelConfig& tunnel, std::uin
   const std::uint8_t tos = packet.frame[l3 + 1];
   if (overhead <= packet.headroom) {
     // The link header moves down into the headroom; the IP packet stays, the outer headers go between.
+    move_link_header_down(packet.frame.data(), overhead, l3);
     packet.grow_front(overhead);
-    std::memmove(packet.frame.data(), packet.frame.data() + overhead, l3);
   } else {
     // No headroom: the IP packet moves up (with whatever the capture holds after it), within the room
     // after it (NfPacket's contract), and the outer headers take its place.

@@ -129,6 +129,27 @@ TEST(Tunnel, WithHeadroomTheFrameStartsEarlierAndThePacketStaysWhereItLies) {
   }
 }
 
+// A link header longer than Ethernet's (two VLAN tags: 22 bytes, more than IPIP's 20 it moves down by)
+// comes down whole, ahead of the outer header.
+TEST(Tunnel, ATaggedLinkHeaderMovesDownWholeIntoTheHeadroom) {
+  FrameSpec spec = FrameSpec::tcp4(kToVip, tcpflag::kAck, 50);
+  spec.vlan_count = 2;
+  spec.vlan_ids = {100, 200};
+  Buffer b(spec, 0, 64);
+  ASSERT_EQ(b.packet.parsed.l3_offset, 22);
+  const std::vector<std::uint8_t> before = b.frame();
+  ASSERT_EQ(encapsulate(b.packet, tunnel(ForwardMode::ipip), to_network32(kBackend), b.packet.hash), TunnelOutcome::sent);
+  const std::vector<std::uint8_t> after = b.frame();
+  ASSERT_EQ(after.size(), before.size() + 20);
+  EXPECT_TRUE(std::equal(before.begin(), before.begin() + 22, after.begin()));
+  EXPECT_TRUE(std::equal(before.begin() + 22, before.end(), after.begin() + 42));
+  ParsedPacket outer;
+  ASSERT_EQ(parse_frame(after, LinkType::ethernet, outer), ParseStatus::ok);
+  EXPECT_EQ(outer.vlan_count, 2);
+  EXPECT_EQ(outer.key4.protocol, 4);
+  EXPECT_EQ(outer.key4.dst_addr, to_network32(kBackend));
+}
+
 // Headroom too small for the headers but room after the packet: the packet moves up, as without any.
 TEST(Tunnel, HeadroomSmallerThanTheHeadersFallsBackOnTheRoomAfterThePacket) {
   Buffer b(FrameSpec::tcp4(kToVip, tcpflag::kAck, 10), 64, 20);
