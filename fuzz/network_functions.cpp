@@ -12,8 +12,8 @@
 // bounds, and forwarded, answered (reply) and released (held fragments) frames must still parse.
 // Concury runs twice, its control plane on the worker and on a thread of its own: both must give every
 // packet the same verdict and frame, and expire the same connections. The load balancers run again with
-// their services in tunnel mode (GUE, a small MTU: packets too big for it are answered), with and without
-// room for the outer headers.
+// their services in tunnel mode (GUE, a small MTU: packets too big for it are answered), with headroom
+// for the outer headers (the frame starts earlier), with room after the frame only, and with neither.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -139,15 +139,24 @@ struct ParsingOutput {
   void stage_done(NfStage) const {}
 };
 
-// One copy of the input's frame in `buffer` (exact size plus `room`: ASan sees any access past the
-// capacity), aimed as `control` says; false when it does not parse.
+// Bytes writable around each frame: before it (NfPacket::headroom), for a tunnel's headers, and after
+// it (NfPacket::capacity), for a function that answers a packet or a tunnel without headroom.
+struct Room {
+  std::uint16_t before = 0;
+  std::size_t after = 0;
+};
+
+// One copy of the input's frame in `buffer` (exact size plus `room`: ASan sees any access outside it),
+// aimed as `control` says; false when it does not parse.
 bool prepare(NfPacket& packet, std::vector<std::uint8_t>& buffer, const std::vector<std::uint8_t>& input, LinkType link,
-             std::uint8_t control, Nanos now, std::size_t room) {
-  buffer.assign(input.begin(), input.end());
-  buffer.resize(input.size() + room);
-  packet = NfPacket{.frame = std::span(buffer).first(input.size()),
+             std::uint8_t control, Nanos now, Room room) {
+  buffer.assign(room.before, 0);
+  buffer.insert(buffer.end(), input.begin(), input.end());
+  buffer.resize(buffer.size() + room.after);
+  packet = NfPacket{.frame = std::span(buffer).subspan(room.before, input.size()),
                     .wire_length = static_cast<std::uint32_t>(input.size()),
-                    .capacity = buffer.size(),
+                    .capacity = input.size() + room.after,
+                    .headroom = room.before,
                     .time = now,
                     .arrival = static_cast<PortRole>(now / kNanosPerSecond % 5)};
   if (parse_frame(packet.frame, link, packet.parsed) != ParseStatus::ok) return false;
@@ -167,14 +176,13 @@ bool prepare(NfPacket& packet, std::vector<std::uint8_t>& buffer, const std::vec
   return true;
 }
 
-// `room`: bytes writable past each frame (NfPacket::capacity), for a function that answers a packet.
-// The input's burst: up to 8 copies of its frame, aimed as `control` says.
+// The input's burst: up to 8 copies of its frame, aimed as `control` says, each with `room` around it.
 struct Burst {
   std::array<std::vector<std::uint8_t>, 8> buffers;
   std::array<NfPacket, 8> packets;
   std::size_t size = 0;
 
-  Burst(const std::vector<std::uint8_t>& input, LinkType link, std::uint8_t control, Nanos now, std::size_t room) {
+  Burst(const std::vector<std::uint8_t>& input, LinkType link, std::uint8_t control, Nanos now, Room room) {
     const std::size_t copies = 1 + (control >> 5);
     for (std::size_t c = 0; c < copies; ++c) {
       const std::uint8_t aim = c % 2 == 1 ? control ^ 2 : control;  // odd copies: the reply
@@ -185,7 +193,7 @@ struct Burst {
 };
 
 template <class Nf>
-void through(Nf& nf, const std::vector<std::uint8_t>& input, LinkType link, std::uint8_t control, Nanos now, std::size_t room = 0) {
+void through(Nf& nf, const std::vector<std::uint8_t>& input, LinkType link, std::uint8_t control, Nanos now, Room room = {}) {
   Burst burst(input, link, control, now, room);
   ParsingOutput out{link};
   if (burst.size != 0) nf.process_burst(burst.span(), out);
@@ -203,7 +211,7 @@ void through_both_places(ConcuryLb& on_worker, ConcuryLb& on_thread, const std::
       verdicts.push_back(v);
     }
   };
-  Burst a(input, link, control, now, 0), b(input, link, control, now, 0);
+  Burst a(input, link, control, now, {}), b(input, link, control, now, {});
   Recording out_a{{link}, {}}, out_b{{link}, {}};
   if (a.size != 0) on_worker.process_burst(a.span(), out_a);
   if (b.size != 0) on_thread.process_burst(b.span(), out_b);
@@ -226,13 +234,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   through(functions.fwd, frame, link, control, functions.now);
   through(functions.slb, frame, link, control, functions.now);
   through(functions.lb, frame, link, control, functions.now);
-  // Room for the outer headers or not, as the input's length says.
-  const std::size_t tunnel_room = size % 2 == 0 ? 64 : 0;
+  // Room for the outer headers before the frame, after it, or neither, as the input's length says.
+  constexpr std::array<Room, 3> kTunnelRooms{{{.before = 64, .after = 0}, {.before = 0, .after = 64}, {}}};
+  const Room tunnel_room = kTunnelRooms[size % kTunnelRooms.size()];
   through(functions.slb_tunnel, frame, link, control, functions.now, tunnel_room);
   through(functions.lb_tunnel, frame, link, control, functions.now, tunnel_room);
   apply_due_changes(functions.concury_schedule, functions.concury, functions.now);
   apply_due_changes(functions.concury_own_thread_schedule, functions.concury_own_thread, functions.now);
   through_both_places(functions.concury, functions.concury_own_thread, frame, link, control, functions.now);
-  through(functions.nat, frame, link, control, functions.now, 64);
+  through(functions.nat, frame, link, control, functions.now, {.after = 64});
   return 0;
 }

@@ -408,6 +408,7 @@ void run_nf_bench(NfBenchOptions o) {
           .set("cycles_per_packet", median(row.cycles))
           .set("mpps_best", std::ranges::max(row.mpps))
           .set("cycles_per_packet_best", std::ranges::min(row.cycles))
+          .set("cycles_per_packet_reps", row.cycles)
           .set("vs_fwd", vs_fwd)
           .set("vs_per_packet", vs_per_packet)
           .set("live_connections", row.live)

@@ -5,10 +5,9 @@
 namespace flowtrack {
 
 std::optional<LbPolicy> lb_policy_from_name(std::string_view name) {
-  if (name == "round_robin") return LbPolicy::round_robin;
-  if (name == "weighted_random") return LbPolicy::weighted_random;
-  if (name == "maglev") return LbPolicy::maglev;
-  if (name == "least_connections") return LbPolicy::least_connections;
+  for (const LbPolicy policy : {LbPolicy::round_robin, LbPolicy::weighted_random, LbPolicy::maglev, LbPolicy::least_connections}) {
+    if (name == lb_policy_name(policy)) return policy;
+  }
   return std::nullopt;
 }
 

@@ -305,9 +305,7 @@ LbPlan ConcuryLb::decide(NfPacket& packet, std::size_t i) {
   if (backend == compact::ConcuryControl::kNoDip) return {.verdict = counters_.drop(NfDrop::no_backend)};
   Service& svc = services_[service];
   if (reaches_backend(packet, svc.config().tunnel)) svc.backends()[backend].count(Direction::original, packet.wire_length);
-  const BackendConfig& b = svc.backends()[backend].config;
-  const TunnelConfig& tunnel = svc.config().tunnel;
-  return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port, .tunnel = tunnel.tunnels() ? &tunnel : nullptr};
+  return plan_to_backend(packet, svc.backends()[backend].config, svc.config().tunnel);
 }
 
 std::uint16_t ConcuryLb::open(std::uint32_t service, std::uint64_t key, compact::ConcuryLookup::Answer arrays, Met met, Nanos now) {

@@ -13,6 +13,7 @@ constexpr std::size_t kOuterIpHeader = 20;
 constexpr std::size_t kOuterUdpHeader = 8;
 constexpr std::uint8_t kIpInIp = 4;        // the protocol number of an IPv4 packet inside IPv4
 constexpr std::uint16_t kDontFragment = 0x4000;
+constexpr std::size_t kEthernetHeader = 14;
 
 // Writes an outer IPv4 header at `ip` (20 bytes, no options) of a packet of `total_length` bytes.
 void write_outer_ipv4(std::uint8_t* ip, std::uint8_t tos, std::size_t total_length, std::uint8_t protocol,
@@ -40,6 +41,19 @@ void write_outer_ipv4(std::uint8_t* ip, std::uint8_t tos, std::size_t total_leng
   store_raw(ip + 10, static_cast<std::uint16_t>(~sum));
 }
 
+// Moves a frame's link header, its first `l3` bytes, `overhead` bytes down (into its headroom). An
+// untagged Ethernet header, nearly every frame's, by a copy of known size, which the compiler inlines
+// rather than call memmove: the two places are apart, every tunnel's overhead being at least the
+// header's size. Any other length (VLAN tags, another link type) through memmove.
+void move_link_header_down(std::uint8_t* frame, std::size_t overhead, std::size_t l3) {
+  static_assert(tunnel_overhead(ForwardMode::ipip) >= kEthernetHeader && tunnel_overhead(ForwardMode::gue) >= kEthernetHeader);
+  if (l3 == kEthernetHeader) {
+    std::memcpy(frame - overhead, frame, kEthernetHeader);
+  } else {
+    std::memmove(frame - overhead, frame, l3);
+  }
+}
+
 // Whether `bytes` start with a whole IPv4 packet (version 4, a header of 20 bytes or more, a total
 // length that covers the header and lies within `bytes`); its length when it does, else 0.
 std::size_t ipv4_packet_length(std::span<const std::uint8_t> bytes) {
@@ -52,9 +66,9 @@ std::size_t ipv4_packet_length(std::span<const std::uint8_t> bytes) {
 }  // namespace
 
 std::optional<ForwardMode> forward_mode_from_name(std::string_view name) {
-  if (name == "nat") return ForwardMode::nat;
-  if (name == "ipip") return ForwardMode::ipip;
-  if (name == "gue") return ForwardMode::gue;
+  for (const ForwardMode mode : {ForwardMode::nat, ForwardMode::ipip, ForwardMode::gue}) {
+    if (name == forward_mode_name(mode)) return mode;
+  }
   return std::nullopt;
 }
 
@@ -99,16 +113,22 @@ TunnelOutcome encapsulate(NfPacket& packet, const TunnelConfig& tunnel, std::uin
   const std::size_t overhead = tunnel_overhead(tunnel.mode);
   const std::size_t inner_length = p.ip_total_length;
   if (inner_length + overhead > tunnel.mtu) return TunnelOutcome::too_big;
-  const std::size_t grown = packet.frame.size() + overhead;
-  if (grown > packet.room()) return TunnelOutcome::no_room;
+  if (!has_room_for(packet, overhead)) return TunnelOutcome::no_room;
 
-  std::uint8_t* const f = packet.frame.data();  // writable up to packet.room() (NfPacket's contract)
   const std::size_t l3 = p.l3_offset;
-  const std::uint8_t tos = f[l3 + 1];
-  // The IP packet moves up first (with whatever the capture holds after it): the outer headers take its place.
-  std::memmove(f + l3 + overhead, f + l3, packet.frame.size() - l3);
-  write_tunnel_headers(f + l3, tunnel, tunnel.source, backend, inner_length, tos, flow_hash);
-  packet.frame = {f, grown};
+  const std::uint8_t tos = packet.frame[l3 + 1];
+  if (overhead <= packet.headroom) {
+    // The link header moves down into the headroom; the IP packet stays, the outer headers go between.
+    move_link_header_down(packet.frame.data(), overhead, l3);
+    packet.grow_front(overhead);
+  } else {
+    // No headroom: the IP packet moves up (with whatever the capture holds after it), within the room
+    // after it (NfPacket's contract), and the outer headers take its place.
+    std::uint8_t* const f = packet.frame.data();
+    std::memmove(f + l3 + overhead, f + l3, packet.frame.size() - l3);
+    packet.frame = {f, packet.frame.size() + overhead};
+  }
+  write_tunnel_headers(packet.frame.data() + l3, tunnel, tunnel.source, backend, inner_length, tos, flow_hash);
   packet.wire_length += static_cast<std::uint32_t>(overhead);
   return TunnelOutcome::sent;
 }

@@ -133,6 +133,7 @@ void DpdkPorts::add_to_burst(std::span<NfPacket> burst, rte_mbuf* m, Nanos now) 
   NfPacket& packet = burst[burst_size_];
   packet.frame = {data_of(m), length};
   packet.capacity = length + rte_pktmbuf_tailroom(m);
+  packet.headroom = rte_pktmbuf_headroom(m);
   packet.wire_length = rte_pktmbuf_pkt_len(m);
   packet.time = now;
   packet.slot = static_cast<std::uint32_t>(burst_size_);
@@ -217,8 +218,12 @@ void DpdkPorts::verdict(const NfPacket& packet, Verdict verdict) {
     rte_pktmbuf_free(m);
     return;
   }
-  // A reply may have regrown the frame within the mbuf's room (NfPacket::capacity); a rewrite keeps it.
-  FLOWTRACK_ASSERT(packet.frame.data() == data_of(m) && packet.frame.size() <= packet.room(), "the frame stays in its mbuf");
+  // A reply may have regrown the frame within the mbuf's room after it (NfPacket::capacity), a tunnel's
+  // headers may have started it earlier, within the mbuf's headroom (NfPacket::headroom).
+  const std::ptrdiff_t moved_down = data_of(m) - packet.frame.data();
+  FLOWTRACK_ASSERT(moved_down >= 0 && moved_down <= rte_pktmbuf_headroom(m) && packet.frame.size() <= packet.room(),
+                   "the frame stays in its mbuf");
+  m->data_off = static_cast<std::uint16_t>(m->data_off - moved_down);
   m->data_len = static_cast<std::uint16_t>(packet.frame.size());
   m->pkt_len = static_cast<std::uint32_t>(packet.frame.size());
   send(m, packet.parsed.l3_offset);

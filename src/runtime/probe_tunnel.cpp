@@ -53,11 +53,13 @@ void route_into(std::uint32_t vip, const std::string& device) {
 
 }  // namespace
 
-std::size_t ProbeRoutes::wrap(std::span<const std::uint8_t> inner, std::span<std::uint8_t> out) const {
-  if (inner.size() < 20 || (inner[0] >> 4) != 4 || inner[9] != ipproto::kTcp) return 0;
+std::span<const std::uint8_t> ProbeRoutes::wrap(std::span<std::uint8_t> buffer, std::size_t headroom) const {
+  if (headroom > buffer.size()) return {};
+  const std::span<const std::uint8_t> inner = buffer.subspan(headroom);
+  if (inner.size() < 20 || (inner[0] >> 4) != 4 || inner[9] != ipproto::kTcp) return {};
   const std::size_t header = std::size_t{inner[0] & 0x0fu} * 4;
   const std::size_t length = load_be16(inner.data() + 2);
-  if (header < 20 || length < header + 4 || length > inner.size()) return 0;
+  if (header < 20 || length < header + 4 || length > inner.size()) return {};
   FlowKeyV4 key;
   key.src_addr = load_raw<std::uint32_t>(inner.data() + 12);
   key.dst_addr = load_raw<std::uint32_t>(inner.data() + 16);
@@ -65,13 +67,13 @@ std::size_t ProbeRoutes::wrap(std::span<const std::uint8_t> inner, std::span<std
   key.dst_port = load_raw<std::uint16_t>(inner.data() + header + 2);
   key.protocol = ipproto::kTcp;
   const auto it = routes_.find(key.src_port);
-  if (it == routes_.end()) return 0;
+  if (it == routes_.end()) return {};
   const Route& route = it->second;
   const std::size_t overhead = tunnel_overhead(route.tunnel.mode);
-  if (length + overhead > out.size()) return 0;
-  write_tunnel_headers(out.data(), route.tunnel, key.src_addr, route.backend, length, inner[1], flow_hash(key));
-  std::memcpy(out.data() + overhead, inner.data(), length);
-  return length + overhead;
+  if (overhead > headroom) return {};
+  const std::span<std::uint8_t> outer = buffer.subspan(headroom - overhead, overhead + length);
+  write_tunnel_headers(outer.data(), route.tunnel, key.src_addr, route.backend, length, inner[1], flow_hash(key));
+  return outer;
 }
 
 std::uint32_t local_address_towards(std::uint32_t address) {
@@ -103,19 +105,23 @@ ProbeTunnel::ProbeTunnel(std::span<const std::uint32_t> vips) : device_("ftprobe
 ProbeTunnel::~ProbeTunnel() { close(raw_); }
 
 void ProbeTunnel::relay() {
-  std::array<std::uint8_t, 2048> inner, outer;  // the device's MTU and the tunnel's headers fit
+  // Each packet is read after room for the largest tunnel's headers, which go right before it.
+  std::array<std::uint8_t, kMaxTunnelOverhead + 2048> buffer;  // the device's MTU fits
+  std::uint8_t* const inner = buffer.data() + kMaxTunnelOverhead;
   for (;;) {
-    const ssize_t n = read(device_.fd(), inner.data(), inner.size());
+    const ssize_t n = read(device_.fd(), inner, buffer.size() - kMaxTunnelOverhead);
     if (n <= 0) return;  // EAGAIN: nothing more waits
-    const std::size_t length = routes_.wrap({inner.data(), static_cast<std::size_t>(n)}, outer);
-    if (length == 0) {
+    const std::size_t read_into = kMaxTunnelOverhead + static_cast<std::size_t>(n);
+    const std::span<const std::uint8_t> outer = routes_.wrap(std::span(buffer).first(read_into), kMaxTunnelOverhead);
+    if (outer.empty()) {
       ++dropped_;
       continue;
     }
     sockaddr_in to{};
     to.sin_family = AF_INET;
     to.sin_addr.s_addr = load_raw<std::uint32_t>(outer.data() + 16);
-    if (sendto(raw_, outer.data(), length, 0, reinterpret_cast<const sockaddr*>(&to), sizeof(to)) == static_cast<ssize_t>(length)) {
+    if (sendto(raw_, outer.data(), outer.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof(to)) ==
+        static_cast<ssize_t>(outer.size())) {
       ++relayed_;
     } else {
       ++dropped_;

@@ -12,7 +12,9 @@ void VerdictLog::write_to(const ReplaySource& source, PacketStore& out) const {
   auto held = held_.begin();
   for (std::uint32_t slot = 0; slot < verdicts_.size(); ++slot) {
     const Verdict v = verdicts_[slot];
-    if (v == Verdict::forward || v == Verdict::reply) out.append(source.bytes(slot, lengths_[slot]), source.time_of(slot), wire_lengths_[slot]);
+    if (v == Verdict::forward || v == Verdict::reply) {
+      out.append(source.bytes(slot, headrooms_[slot], lengths_[slot]), source.time_of(slot), wire_lengths_[slot]);
+    }
     for (; held != held_.end() && held->after_slot == slot; ++held) out.append(held->frame, source.time_of(slot), held->wire_length);
   }
 }

@@ -1,7 +1,7 @@
 // The configurations the command-line tests give the stateful functions for a campus trace: one web
 // service on the campus servers' four VIPs (TCP 443 and 80) with two backends, no scheduled change (so a
-// connection's backend depends on the policy alone), in NAT mode or in a tunnel, and a NAT whose inside network holds every shifted
-// window's clients (10.i.x.y).
+// connection's backend depends on the policy alone), in NAT mode or in a tunnel, and a NAT whose inside
+// network holds every shifted window's clients (10.i.x.y).
 #pragma once
 
 #include <cstddef>
@@ -11,25 +11,29 @@
 
 namespace flowtrack::testing {
 
-inline std::string campus_lb_config(std::string_view policy, std::size_t max_connections, unsigned second_weight = 1) {
-  return fmt::format(R"([lb]
-policy = "{}"
-max_connections = {}
-[[service]]
-name = "web"
+// A [[service]] table on the campus servers' four VIPs: `settings` after its name, ports and protocol,
+// then its backends' tables.
+inline std::string campus_service(std::string_view name, std::string_view ports, std::string_view protocol,
+                                  std::string_view settings, std::string_view backends) {
+  return fmt::format(R"([[service]]
+name = "{}"
 vip = ["198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4"]
-port = [443, 80]
-protocol = "tcp"
-  [[service.backend]]
-  name = "web-1"
-  address = "10.200.0.1"
-  port = 8080
-  [[service.backend]]
-  name = "web-2"
-  address = "10.200.0.2"
-  weight = {}
-)",
-                     policy, max_connections, second_weight);
+port = {}
+protocol = "{}"
+{}{})",
+                     name, ports, protocol, settings, backends);
+}
+
+// A [[service.backend]] table: `settings` after its name and address.
+inline std::string campus_backend(std::string_view name, std::string_view address, std::string_view settings = "") {
+  return fmt::format("  [[service.backend]]\n  name = \"{}\"\n  address = \"{}\"\n{}", name, address, settings);
+}
+
+inline std::string campus_lb_config(std::string_view policy, std::size_t max_connections, unsigned second_weight = 1) {
+  return fmt::format("[lb]\npolicy = \"{}\"\nmax_connections = {}\n", policy, max_connections) +
+         campus_service("web", "[443, 80]", "tcp", "",
+                        campus_backend("web-1", "10.200.0.1", "  port = 8080\n") +
+                            campus_backend("web-2", "10.200.0.2", fmt::format("  weight = {}\n", second_weight)));
 }
 
 // The same web service, and a UDP service on ports 53 and 443 (DNS-like and QUIC-like exchanges of up to
@@ -37,32 +41,10 @@ protocol = "tcp"
 inline std::string campus_tunnel_lb_config(std::string_view forward, unsigned mtu = 0) {
   const std::string tunnel = fmt::format("forward = \"{}\"\ntunnel_source = \"10.200.255.1\"\n{}", forward,
                                          mtu == 0 ? std::string() : fmt::format("mtu = {}\n", mtu));
-  return fmt::format(R"([lb]
-policy = "least_connections"
-max_connections = 2000
-[[service]]
-name = "web"
-vip = ["198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4"]
-port = [443, 80]
-protocol = "tcp"
-{0}
-  [[service.backend]]
-  name = "web-1"
-  address = "10.200.0.1"
-  [[service.backend]]
-  name = "web-2"
-  address = "10.200.0.2"
-[[service]]
-name = "udp"
-vip = ["198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4"]
-port = [53, 443]
-protocol = "udp"
-{0}
-  [[service.backend]]
-  name = "udp-1"
-  address = "10.200.1.1"
-)",
-                     tunnel);
+  return "[lb]\npolicy = \"least_connections\"\nmax_connections = 2000\n" +
+         campus_service("web", "[443, 80]", "tcp", tunnel,
+                        campus_backend("web-1", "10.200.0.1") + campus_backend("web-2", "10.200.0.2")) +
+         campus_service("udp", "[53, 443]", "udp", tunnel, campus_backend("udp-1", "10.200.1.1"));
 }
 
 inline std::string campus_nat_config(std::size_t max_sessions) {

@@ -6,11 +6,13 @@
 // rewrite stage left out.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 
 #include "campus_configs.hpp"
 #include "flowtrack/io/packet_store.hpp"
@@ -144,7 +146,12 @@ TEST_F(TunnelCli, BenchNfSetsEachTunnelModeAgainstNatModeWithAndWithoutItsEncaps
     // Its stages but the rewrite over NAT mode's stages, all from the clocked runs.
     EXPECT_DOUBLE_EQ(j["cycles_vs_nat_mode_besides_rewrite"].get<double>(), stages(j, false) / stages(by_forward["nat"], true));
     EXPECT_GT(j["cycles_rewrite"].get<double>(), 0) << j.dump();
-    EXPECT_GT(j["cycles_vs_nat_mode"].get<double>(), 0) << j.dump();
+    // The paired ratio is the median (by nearest rank: the higher of two) of the repetitions' own ratios.
+    const auto reps = j["cycles_per_packet_reps"].get<std::vector<double>>();
+    const auto nat_reps = by_forward["nat"]["cycles_per_packet_reps"].get<std::vector<double>>();
+    ASSERT_EQ(reps.size(), 2u);
+    ASSERT_EQ(nat_reps.size(), 2u);
+    EXPECT_DOUBLE_EQ(j["cycles_vs_nat_mode"].get<double>(), std::max(reps[0] / nat_reps[0], reps[1] / nat_reps[1])) << j.dump();
   }
 }
 

@@ -1,8 +1,9 @@
 // DPDK ports as the burst loop's source and output (runtime/dpdk_ports.hpp), on ring ports that this
 // test wires itself (rte_eth_from_rings: each port's RX is a ring the test fills, its TX a ring the test
 // empties), so it needs no NIC, no root and no hugepages. It proves that a function's forwarded
-// packets leave in the very mbufs they arrived in, rewritten in place; that the ports answer and send
-// ARP; that released held packets leave in fresh mbufs; and that every mbuf goes back to its pool.
+// packets leave in the very mbufs they arrived in, rewritten in place (a tunnel's headers in the mbuf's
+// headroom); that the ports answer and send ARP; that released held packets leave in fresh mbufs; and
+// that every mbuf goes back to its pool.
 #include "flowtrack/runtime/dpdk_ports.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <set>
@@ -221,6 +223,43 @@ TEST_F(DpdkPortsTest, ForwardedPacketsLeaveInTheMbufsTheyCameInRewrittenInPlace)
     EXPECT_EQ(group.close(), 0u);
   }
   EXPECT_EQ(lb.counters().forwarded, 8u);
+}
+
+// A tunnel's headers go into the mbuf's headroom: the frame starts earlier in the same mbuf, and the
+// client's packet leaves from where it arrived, byte for byte, behind them.
+TEST_F(DpdkPortsTest, ATunnelsHeadersGoInTheMbufsHeadroomBeforeThePacketWhereItArrived) {
+  StatelessLbConfig config = one_service();
+  config.services[0].tunnel.mode = ForwardMode::ipip;
+  config.services[0].tunnel.source = test::ipv4("10.2.0.1");
+  StatelessLb lb(config);
+  DpdkPortGroup group(config_, 1, {});
+  DpdkPorts ports(group, 0, {test::ipv4("10.1.0.100")}, {test::ipv4("10.2.0.11")});
+  const MacAddress port_a = ports.layer2().ports()[0].mac, port_b = ports.layer2().ports()[1].mac;
+  free_all(backends_->sent());  // the ports' ARP request for the backend, which answers
+  inject(*backends_, arp_frame(port_b, {ArpMessage::kReply, kBackend, test::ipv4("10.2.0.11"), port_b, test::ipv4("10.2.0.1")}));
+  run(lb, ports);
+
+  const std::vector<std::uint8_t> sent = tcp_from_client(port_a, 40000);
+  rte_mbuf* const m = inject(*clients_, sent);
+  const std::uint8_t* const ip = rte_pktmbuf_mtod(m, const std::uint8_t*) + 14;
+  const std::uint16_t headroom = rte_pktmbuf_headroom(m);
+  run(lb, ports);
+  const std::vector<rte_mbuf*> forwarded = backends_->sent();
+  ASSERT_EQ(forwarded, std::vector<rte_mbuf*>{m});
+  EXPECT_EQ(rte_pktmbuf_headroom(m), headroom - 20);
+  EXPECT_EQ(rte_pktmbuf_mtod(m, const std::uint8_t*) + 14 + 20, ip);  // the client's packet did not move
+  EXPECT_EQ(std::size_t{rte_pktmbuf_data_len(m)}, sent.size() + 20);
+  EXPECT_EQ(rte_pktmbuf_pkt_len(m), sent.size() + 20);
+  ParsedPacket outer;
+  ASSERT_EQ(parse_frame(bytes(m), LinkType::ethernet, outer), ParseStatus::ok);
+  EXPECT_EQ(outer.key4.protocol, 4);  // IPIP
+  EXPECT_EQ(outer.key4.dst_addr, test::ipv4("10.2.0.11"));
+  EXPECT_EQ(destination_mac(m), kBackend);
+  EXPECT_EQ(source_mac(m), port_b);
+  EXPECT_TRUE(std::equal(sent.begin() + 14, sent.end(), bytes(m).begin() + 34));
+  free_all(forwarded);
+  ports.close();
+  EXPECT_EQ(group.close(), 0u);
 }
 
 TEST_F(DpdkPortsTest, EveryDroppedFrameIsFreedAndCountedByReason) {

@@ -63,7 +63,7 @@ vip = "10.10.1.100"
 port = 7
 protocol = "udp"
 CONF
-for b in 1 2 3; do printf '  [[service.backend]]\n  name = "echo-b%s"\n  address = "10.10.2.1%s"\n  weight = %s\n' $b $b $b; done >> "$work/lb.toml"
+live_lb_backends echo-b >> "$work/lb.toml"
 # What the client's link carries to and from the web service, for its counters.
 ip netns exec "$tag-client" tcpdump -i c0 -B 8192 -s 64 -w "$work/web.pcap" 'tcp port 80 and host 10.10.1.100' 2> /dev/null &
 web_capture=$!

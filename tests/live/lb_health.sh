@@ -66,12 +66,9 @@ $(for svc in "web 100 80 tcp fail_open" "web-drop 101 80 tcp drop" "dns 100 53 u
   set -- $svc
   printf '[[service]]\nname = "%s"\nvip = "10.10.1.%s"\nport = %s\nprotocol = "%s"\n' "$1" "$2" "$3" "$4"
   printf '[service.health]\nprobe = "http"\nport = 80\ninterval = 0.2\ntimeout = 0.1\nfall = 3\nrise = 2\nall_down = "%s"\n' "$5"
-  for b in 1 2 3; do printf '  [[service.backend]]\n  name = "%s-b%s"\n  address = "10.10.2.1%s"\n  weight = %s\n' "$1" $b $b $b; done
+  live_lb_backends "$1-b"
 done)
-[dataplane]
-control_socket = "$work/ctl.sock"
-metrics = "127.0.0.1:9469"
-$(live_lb_ports)
+$(live_lb_dataplane)
 CONF
 live_start_flowtrack nf lb "$work/lb.toml" f0 f1
 ctl() { "$bin" ctl --socket "$work/ctl.sock" "$@"; }

@@ -20,8 +20,11 @@
 #
 # The counters, exactly: each TCP VIP's packets and bytes as the client's link carried them, each
 # backend's as the backends' link did (less the tunnel's headers), the connections of each as the
-# distinct client tuples that opened one in the captures, no answer counted through flowtrack; 200 UDP datagrams of 20 to 1400 bytes in 20
-# flows to dns, as the client and each backend's server count them (live_udp_counted).
+# distinct client tuples that opened one in the captures, no answer counted through flowtrack; 200 UDP
+# datagrams of 20 to 1400 bytes in 20 flows to dns, as the client and each backend's server count them
+# (live_udp_counted). Once the traffic has stopped, every counter per VIP and per backend reads the same
+# through `ctl counters`, DPDK telemetry and Prometheus (live_counters_agree), and the same as the final
+# report that the captures are held to.
 #
 # Usage: lb_tunnel.sh path/to/flowtrack (flowtrack-decap beside it). Exit 77: skipped.
 set -uo pipefail
@@ -29,7 +32,7 @@ bin=${1:?usage: lb_tunnel.sh path/to/flowtrack}
 decap=$(dirname "$bin")/flowtrack-decap
 requests=${REQUESTS:-1000}
 source "$(dirname "$0")/live_lib.sh"
-live_init nginx curl tcpdump
+live_init nginx curl tcpdump dpdk-telemetry.py
 [[ -x $decap ]] || live_skip "$decap is not built"
 
 live_lb_network
@@ -74,12 +77,10 @@ $(for svc in "web 100 80 ipip tcp" "web-gue 101 80 gue tcp" "dns 100 53 ipip udp
     "$1" "$2" "$3" "$5" "$4"
   # The web services are checked through their tunnels, and list b4 too.
   [[ $5 == tcp ]] && printf '[service.health]\nprobe = "http"\ninterval = 0.2\ntimeout = 0.1\nfall = 3\nrise = 2\n'
-  for b in 1 2 3; do printf '  [[service.backend]]\n  name = "%s-b%s"\n  address = "10.10.2.1%s"\n  weight = %s\n' "$1" $b $b $b; done
+  live_lb_backends "$1-b"
   [[ $5 == tcp ]] && printf '  [[service.backend]]\n  name = "%s-b4"\n  address = "10.10.2.14"\n' "$1"
 done)
-[dataplane]
-control_socket = "$work/ctl.sock"
-$(live_lb_ports)
+$(live_lb_dataplane)
 CONF
 # What flowtrack sends to the backends, captured on its side of the bridge (what it receives there: the
 # frames it sent), and what the client sends to the VIPs; 16 MiB buffers each, so that a capture
@@ -151,7 +152,9 @@ time.sleep(0.5)
 print(s.getsockopt(socket.IPPROTO_IP, 14))  # IP_MTU: the path's, as the ICMP answer set it
 PY
 )
-counters=$("$bin" ctl --socket "$work/ctl.sock" counters) || live_fail "ctl counters was refused"
+# The traffic has stopped: the counters three ways, then the final report against them and the captures.
+live_counters_agree nf
+counters=$(cat "$work/agree.ctl1")
 live_stop_flowtrack
 kill -INT "${captures[@]}"
 wait "${captures[@]}" 2> /dev/null
@@ -225,6 +228,14 @@ for ip in packets(f"{work}/backends.pcap"):
         figures[1] += struct.unpack_from("!H", inner, 2)[0] + 14
         if inner[33] & 0x02:
             opened.setdefault(backend, set()).add(inner[12:16] + inner[20:22])
+# The report at the stop says what `ctl counters` (and so telemetry and Prometheus) said once the traffic
+# had stopped, per VIP and per backend.
+totals = ("packets", "bytes", "reply_packets", "reply_bytes", "connections")
+for kind in ("vips", "backend_traffic"):
+    for name, f in report[kind].items():
+        read = counters[kind].get(name, {})
+        if [read.get(t) for t in totals] != [f[t] for t in totals]:
+            problems.append(f"{kind} {name}: the report {f}, ctl counters after the traffic {read}")
 connections = {name: report["vips" if ":" in name else "backend_traffic"][name]["connections"] for name in opened}
 if connections != {name: len(tuples) for name, tuples in opened.items()}:
     problems.append(f"connections per VIP and backend: flowtrack {connections}, "

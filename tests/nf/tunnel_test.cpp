@@ -1,9 +1,11 @@
 // The tunnels of the load balancers' tunnel mode (nf/tunnel.hpp), byte by byte: the outer headers IPIP
 // and GUE put before a packet that stays as it was, the GUE source port of a flow, the packets too big
-// for the path (counted; with DF answered by ICMP naming the MTU that fits), a buffer without room, and
-// the backend's side (the inner packet taken off, malformed outer packets refused).
+// for the path (counted; with DF answered by ICMP naming the MTU that fits), buffers with headroom (the
+// frame starts earlier), with room after the packet only (the packet moves up) and with neither (a
+// drop), and the backend's side (the inner packet taken off, malformed outer packets refused).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -26,67 +28,137 @@ TunnelConfig tunnel(ForwardMode mode, std::uint16_t mtu = 1500) {
   return t;
 }
 
-// A frame in a buffer with `room` bytes after it, parsed, as a source hands packets to a function.
+// A frame in a buffer with `headroom` bytes before it and `room` bytes after it, parsed, as a source
+// hands packets to a function.
 struct Buffer {
   std::vector<std::uint8_t> bytes;
   NfPacket packet;
 
-  Buffer(const FrameSpec& spec, std::size_t room) : bytes(build_frame(spec)) {
-    const std::size_t size = bytes.size();
-    bytes.resize(size + room);
-    packet = {std::span(bytes).first(size), {}, static_cast<std::uint32_t>(size), bytes.size()};
+  Buffer(const FrameSpec& spec, std::size_t room, std::uint16_t headroom = 0) : bytes(headroom, 0xee) {
+    const std::vector<std::uint8_t> frame = build_frame(spec);
+    bytes.insert(bytes.end(), frame.begin(), frame.end());
+    bytes.resize(bytes.size() + room, 0xee);
+    packet = {std::span(bytes).subspan(headroom, frame.size()), {}, static_cast<std::uint32_t>(frame.size()), frame.size() + room};
+    packet.headroom = headroom;
     packet.hash = flow_hash(spec.key4);
     EXPECT_EQ(parse_frame(packet.frame, LinkType::ethernet, packet.parsed), ParseStatus::ok);
   }
   std::vector<std::uint8_t> frame() const { return {packet.frame.begin(), packet.frame.end()}; }
 };
 
-TEST(Tunnel, IpipPutsAnOuterHeaderToTheBackendBeforeTheUnchangedPacket) {
-  Buffer b(FrameSpec::tcp4(kToVip, tcpflag::kSyn, 100), 64);
-  const std::vector<std::uint8_t> before = b.frame();
-  const std::uint32_t wire = b.packet.wire_length;
-  ASSERT_EQ(encapsulate(b.packet, tunnel(ForwardMode::ipip), to_network32(kBackend), b.packet.hash), TunnelOutcome::sent);
-  const std::vector<std::uint8_t> after = b.frame();
-  ASSERT_EQ(after.size(), before.size() + 20);
-  EXPECT_EQ(b.packet.wire_length, wire + 20);
-  EXPECT_TRUE(std::equal(before.begin(), before.begin() + 14, after.begin()));  // the link header stays
-  EXPECT_TRUE(std::equal(before.begin() + 14, before.end(), after.begin() + 34));  // the packet, byte for byte
+// The buffers a tunnel's headers fit in: headroom (the frame starts earlier; as the replay's and DPDK's
+// buffers have it), and only room after the frame (the packet moves up).
+struct Layout {
+  std::uint16_t headroom;
+  std::size_t room;
+};
+constexpr Layout kLayouts[] = {{.headroom = 64, .room = 0}, {.headroom = 0, .room = 64}};
 
-  ParsedPacket outer;
-  ASSERT_EQ(parse_frame(after, LinkType::ethernet, outer), ParseStatus::ok);
-  EXPECT_TRUE(testing::ipv4_header_valid(after, outer));
-  EXPECT_EQ(outer.key4.protocol, 4);
-  EXPECT_EQ(outer.key4.src_addr, to_network32(kSource));
-  EXPECT_EQ(outer.key4.dst_addr, to_network32(kBackend));
-  EXPECT_EQ(outer.ip_total_length, before.size() - 14 + 20);
-  EXPECT_EQ(load_be16(after.data() + 14 + 6), 0x4000);  // DF, no fragment
-  // What the backend takes off is what the client sent.
-  const auto inner = ipip_inner(std::span(after).subspan(14));
-  EXPECT_TRUE(std::equal(inner.begin(), inner.end(), before.begin() + 14, before.end()));
-  EXPECT_EQ(inner.size(), before.size() - 14);
+TEST(Tunnel, IpipPutsAnOuterHeaderToTheBackendBeforeTheUnchangedPacket) {
+  for (const Layout layout : kLayouts) {
+    SCOPED_TRACE(layout.headroom);
+    Buffer b(FrameSpec::tcp4(kToVip, tcpflag::kSyn, 100), layout.room, layout.headroom);
+    const std::vector<std::uint8_t> before = b.frame();
+    const std::uint32_t wire = b.packet.wire_length;
+    ASSERT_EQ(encapsulate(b.packet, tunnel(ForwardMode::ipip), to_network32(kBackend), b.packet.hash), TunnelOutcome::sent);
+    const std::vector<std::uint8_t> after = b.frame();
+    ASSERT_EQ(after.size(), before.size() + 20);
+    EXPECT_EQ(b.packet.wire_length, wire + 20);
+    EXPECT_TRUE(std::equal(before.begin(), before.begin() + 14, after.begin()));  // the link header, first still
+    EXPECT_TRUE(std::equal(before.begin() + 14, before.end(), after.begin() + 34));  // the packet, byte for byte
+
+    ParsedPacket outer;
+    ASSERT_EQ(parse_frame(after, LinkType::ethernet, outer), ParseStatus::ok);
+    EXPECT_TRUE(testing::ipv4_header_valid(after, outer));
+    EXPECT_EQ(outer.key4.protocol, 4);
+    EXPECT_EQ(outer.key4.src_addr, to_network32(kSource));
+    EXPECT_EQ(outer.key4.dst_addr, to_network32(kBackend));
+    EXPECT_EQ(outer.ip_total_length, before.size() - 14 + 20);
+    EXPECT_EQ(load_be16(after.data() + 14 + 6), 0x4000);  // DF, no fragment
+    // What the backend takes off is what the client sent.
+    const auto inner = ipip_inner(std::span(after).subspan(14));
+    EXPECT_TRUE(std::equal(inner.begin(), inner.end(), before.begin() + 14, before.end()));
+    EXPECT_EQ(inner.size(), before.size() - 14);
+  }
 }
 
 TEST(Tunnel, GueSendsTheUnchangedPacketInUdpToTheTunnelPortFromAPortOfTheFlow) {
-  Buffer b(FrameSpec::udp4(FlowKeyV4::from_host(kClient, kVip, 40000, 53, ipproto::kUdp), 60), 64);
-  const std::vector<std::uint8_t> before = b.frame();
-  TunnelConfig t = tunnel(ForwardMode::gue);
-  t.gue_port = to_network16(9999);
-  ASSERT_EQ(encapsulate(b.packet, t, to_network32(kBackend), b.packet.hash), TunnelOutcome::sent);
-  const std::vector<std::uint8_t> after = b.frame();
-  ASSERT_EQ(after.size(), before.size() + 28);
-  EXPECT_TRUE(std::equal(before.begin() + 14, before.end(), after.begin() + 42));
+  for (const Layout layout : kLayouts) {
+    SCOPED_TRACE(layout.headroom);
+    Buffer b(FrameSpec::udp4(FlowKeyV4::from_host(kClient, kVip, 40000, 53, ipproto::kUdp), 60), layout.room, layout.headroom);
+    const std::vector<std::uint8_t> before = b.frame();
+    TunnelConfig t = tunnel(ForwardMode::gue);
+    t.gue_port = to_network16(9999);
+    ASSERT_EQ(encapsulate(b.packet, t, to_network32(kBackend), b.packet.hash), TunnelOutcome::sent);
+    const std::vector<std::uint8_t> after = b.frame();
+    ASSERT_EQ(after.size(), before.size() + 28);
+    EXPECT_TRUE(std::equal(before.begin(), before.begin() + 14, after.begin()));
+    EXPECT_TRUE(std::equal(before.begin() + 14, before.end(), after.begin() + 42));
 
+    ParsedPacket outer;
+    ASSERT_EQ(parse_frame(after, LinkType::ethernet, outer), ParseStatus::ok);
+    EXPECT_TRUE(testing::ipv4_header_valid(after, outer));
+    EXPECT_EQ(outer.key4.protocol, ipproto::kUdp);
+    EXPECT_EQ(outer.key4.src_addr, to_network32(kSource));
+    EXPECT_EQ(outer.key4.dst_addr, to_network32(kBackend));
+    EXPECT_EQ(outer.key4.dst_port, to_network16(9999));
+    EXPECT_EQ(outer.key4.src_port, gue_source_port(b.packet.hash));
+    EXPECT_EQ(load_be16(after.data() + 34 + 4), before.size() - 14 + 8);  // the UDP length
+    EXPECT_EQ(load_be16(after.data() + 34 + 6), 0);                       // no checksum
+    const auto inner = gue_inner(std::span(after).subspan(42));
+    EXPECT_TRUE(std::equal(inner.begin(), inner.end(), before.begin() + 14, before.end()));
+    EXPECT_EQ(inner.size(), before.size() - 14);
+  }
+}
+
+// In the headroom the IP packet is not moved: the frame starts the overhead earlier, the headroom left
+// and the room from the frame's new start account for it, and nothing past the packet is written.
+TEST(Tunnel, WithHeadroomTheFrameStartsEarlierAndThePacketStaysWhereItLies) {
+  for (const ForwardMode mode : {ForwardMode::ipip, ForwardMode::gue}) {
+    const std::size_t overhead = tunnel_overhead(mode);
+    Buffer b(FrameSpec::tcp4(kToVip, tcpflag::kAck, 200), 16, 40);
+    const std::uint8_t* const ip = b.packet.frame.data() + 14;
+    const std::uint8_t* const start = b.packet.frame.data();
+    const std::size_t end_of_room = b.packet.room();
+    ASSERT_EQ(encapsulate(b.packet, tunnel(mode), to_network32(kBackend), b.packet.hash), TunnelOutcome::sent);
+    EXPECT_EQ(b.packet.frame.data(), start - overhead);
+    EXPECT_EQ(b.packet.frame.data() + 14 + overhead, ip);
+    EXPECT_EQ(std::size_t{b.packet.headroom}, 40 - overhead);
+    EXPECT_EQ(b.packet.room(), end_of_room + overhead);  // the buffer's end stays
+    EXPECT_TRUE(std::all_of(b.bytes.end() - 16, b.bytes.end(), [](std::uint8_t x) { return x == 0xee; }));
+  }
+}
+
+// A link header longer than Ethernet's (two VLAN tags: 22 bytes, more than IPIP's 20 it moves down by)
+// comes down whole, ahead of the outer header.
+TEST(Tunnel, ATaggedLinkHeaderMovesDownWholeIntoTheHeadroom) {
+  FrameSpec spec = FrameSpec::tcp4(kToVip, tcpflag::kAck, 50);
+  spec.vlan_count = 2;
+  spec.vlan_ids = {100, 200};
+  Buffer b(spec, 0, 64);
+  ASSERT_EQ(b.packet.parsed.l3_offset, 22);
+  const std::vector<std::uint8_t> before = b.frame();
+  ASSERT_EQ(encapsulate(b.packet, tunnel(ForwardMode::ipip), to_network32(kBackend), b.packet.hash), TunnelOutcome::sent);
+  const std::vector<std::uint8_t> after = b.frame();
+  ASSERT_EQ(after.size(), before.size() + 20);
+  EXPECT_TRUE(std::equal(before.begin(), before.begin() + 22, after.begin()));
+  EXPECT_TRUE(std::equal(before.begin() + 22, before.end(), after.begin() + 42));
   ParsedPacket outer;
   ASSERT_EQ(parse_frame(after, LinkType::ethernet, outer), ParseStatus::ok);
-  EXPECT_TRUE(testing::ipv4_header_valid(after, outer));
-  EXPECT_EQ(outer.key4.protocol, ipproto::kUdp);
+  EXPECT_EQ(outer.vlan_count, 2);
+  EXPECT_EQ(outer.key4.protocol, 4);
   EXPECT_EQ(outer.key4.dst_addr, to_network32(kBackend));
-  EXPECT_EQ(outer.key4.dst_port, to_network16(9999));
-  EXPECT_EQ(outer.key4.src_port, gue_source_port(b.packet.hash));
-  EXPECT_EQ(load_be16(after.data() + 34 + 4), before.size() - 14 + 8);  // the UDP length
-  EXPECT_EQ(load_be16(after.data() + 34 + 6), 0);                       // no checksum
-  const auto inner = gue_inner(std::span(after).subspan(42));
-  EXPECT_TRUE(std::equal(inner.begin(), inner.end(), before.begin() + 14, before.end()));
+}
+
+// Headroom too small for the headers but room after the packet: the packet moves up, as without any.
+TEST(Tunnel, HeadroomSmallerThanTheHeadersFallsBackOnTheRoomAfterThePacket) {
+  Buffer b(FrameSpec::tcp4(kToVip, tcpflag::kAck, 10), 64, 20);
+  const std::vector<std::uint8_t> before = b.frame();
+  const std::uint8_t* const start = b.packet.frame.data();
+  ASSERT_EQ(encapsulate(b.packet, tunnel(ForwardMode::gue), to_network32(kBackend), b.packet.hash), TunnelOutcome::sent);
+  EXPECT_EQ(b.packet.frame.data(), start);
+  EXPECT_EQ(b.packet.headroom, 20);
+  EXPECT_TRUE(std::equal(before.begin() + 14, before.end(), b.packet.frame.begin() + 42));
 }
 
 TEST(Tunnel, TheOuterHeaderCopiesTheTrafficClass) {
@@ -149,11 +221,14 @@ TEST(Tunnel, APacketTooBigForThePathIsCountedAndWithDfAnsweredWithTheMtuThatFits
 }
 
 TEST(Tunnel, ABufferWithoutRoomForTheOuterHeadersIsADrop) {
-  Buffer b(FrameSpec::tcp4(kToVip, tcpflag::kAck, 10), 19);
+  Buffer b(FrameSpec::tcp4(kToVip, tcpflag::kAck, 10), 19, 19);  // 19 bytes before, 19 after: IPIP takes 20
   const std::vector<std::uint8_t> before = b.frame();
+  const std::uint8_t* const start = b.packet.frame.data();
   NfCounters counters;
+  EXPECT_FALSE(reaches_backend(b.packet, tunnel(ForwardMode::ipip)));
   EXPECT_EQ(send_through_tunnel(b.packet, tunnel(ForwardMode::ipip), to_network32(kBackend), counters), Verdict::drop);
   EXPECT_EQ(counters.drops[static_cast<std::size_t>(NfDrop::no_room)], 1u);
+  EXPECT_EQ(b.packet.frame.data(), start);
   EXPECT_EQ(b.frame(), before);
 }
 

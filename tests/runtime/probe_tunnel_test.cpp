@@ -24,6 +24,15 @@ std::vector<std::uint8_t> probe_packet(std::uint16_t port, std::uint8_t protocol
   return {frame.begin() + 14, frame.end()};
 }
 
+// What the probe tunnel sends for `inner`, read into a buffer after `headroom` free bytes (empty: nothing).
+std::vector<std::uint8_t> wrapped(const ProbeRoutes& routes, const std::vector<std::uint8_t>& inner,
+                                  std::size_t headroom = kMaxTunnelOverhead) {
+  std::vector<std::uint8_t> buffer(headroom, 0xee);
+  buffer.insert(buffer.end(), inner.begin(), inner.end());
+  const std::span<const std::uint8_t> outer = routes.wrap(buffer, headroom);
+  return {outer.begin(), outer.end()};
+}
+
 TunnelConfig tunnel(ForwardMode mode) {
   TunnelConfig t;
   t.mode = mode;
@@ -35,10 +44,8 @@ TEST(ProbeRoutes, AProbesPacketGoesInItsBackendsIpipTunnelFromItsOwnSource) {
   ProbeRoutes routes;
   routes.set(to_network16(kProbePort), to_network32(kBackend), tunnel(ForwardMode::ipip));
   const std::vector<std::uint8_t> inner = probe_packet(kProbePort, ipproto::kTcp, 30);
-  std::vector<std::uint8_t> out(2048);
-  const std::size_t length = routes.wrap(inner, out);
-  ASSERT_EQ(length, inner.size() + 20);
-  out.resize(length);
+  const std::vector<std::uint8_t> out = wrapped(routes, inner);
+  ASSERT_EQ(out.size(), inner.size() + 20);
   EXPECT_EQ(out[9], 4);  // IPIP
   EXPECT_EQ(load_raw<std::uint32_t>(out.data() + 12), to_network32(kChecker));
   EXPECT_EQ(load_raw<std::uint32_t>(out.data() + 16), to_network32(kBackend));
@@ -51,15 +58,15 @@ TEST(ProbeRoutes, AProbesPacketGoesInItsBackendsIpipTunnelFromItsOwnSource) {
 TEST(ProbeRoutes, GueKeepsOneSourcePortForAConnectionAndGoesToTheTunnelsPort) {
   ProbeRoutes routes;
   routes.set(to_network16(kProbePort), to_network32(kBackend), tunnel(ForwardMode::gue));
-  std::vector<std::uint8_t> syn(2048), request(2048);
   const std::vector<std::uint8_t> inner = probe_packet(kProbePort, ipproto::kTcp, 60);
-  ASSERT_EQ(routes.wrap(probe_packet(kProbePort), syn), probe_packet(kProbePort).size() + 28);
-  const std::size_t length = routes.wrap(inner, request);
-  ASSERT_EQ(length, inner.size() + 28);
+  const std::vector<std::uint8_t> syn = wrapped(routes, probe_packet(kProbePort));
+  ASSERT_EQ(syn.size(), probe_packet(kProbePort).size() + 28);
+  const std::vector<std::uint8_t> request = wrapped(routes, inner, 64);  // more headroom than the headers take
+  ASSERT_EQ(request.size(), inner.size() + 28);
   EXPECT_EQ(request[9], ipproto::kUdp);
   EXPECT_EQ(load_raw<std::uint16_t>(request.data() + 22), to_network16(kDefaultGuePort));
   EXPECT_EQ(load_raw<std::uint16_t>(request.data() + 20), load_raw<std::uint16_t>(syn.data() + 20));
-  const std::span<const std::uint8_t> taken = gue_inner(std::span<const std::uint8_t>(request).subspan(28, length - 28));
+  const std::span<const std::uint8_t> taken = gue_inner(std::span<const std::uint8_t>(request).subspan(28));
   EXPECT_EQ(std::vector<std::uint8_t>(taken.begin(), taken.end()), inner);
 }
 
@@ -67,16 +74,15 @@ TEST(ProbeRoutes, APortTakenByAnotherProbeFollowsItAndPacketsOfNoProbeAreNotSent
   ProbeRoutes routes;
   routes.set(to_network16(kProbePort), to_network32(kBackend), tunnel(ForwardMode::ipip));
   routes.set(to_network16(kProbePort), to_network32(kBackend + 1), tunnel(ForwardMode::ipip));
-  std::vector<std::uint8_t> out(2048);
-  ASSERT_NE(routes.wrap(probe_packet(kProbePort), out), 0u);
+  const std::vector<std::uint8_t> out = wrapped(routes, probe_packet(kProbePort));
+  ASSERT_FALSE(out.empty());
   EXPECT_EQ(load_raw<std::uint32_t>(out.data() + 16), to_network32(kBackend + 1));
-  EXPECT_EQ(routes.wrap(probe_packet(kProbePort + 1), out), 0u);  // a port no probe took
-  EXPECT_EQ(routes.wrap(probe_packet(kProbePort, ipproto::kUdp, 8), out), 0u);  // not a probe's TCP
+  EXPECT_TRUE(wrapped(routes, probe_packet(kProbePort + 1)).empty());  // a port no probe took
+  EXPECT_TRUE(wrapped(routes, probe_packet(kProbePort, ipproto::kUdp, 8)).empty());  // not a probe's TCP
   std::vector<std::uint8_t> cut = probe_packet(kProbePort);
   cut.resize(cut.size() - 1);  // shorter than its header says
-  EXPECT_EQ(routes.wrap(cut, out), 0u);
-  std::vector<std::uint8_t> small(probe_packet(kProbePort).size() + 19);  // no room for the headers
-  EXPECT_EQ(routes.wrap(probe_packet(kProbePort), small), 0u);
+  EXPECT_TRUE(wrapped(routes, cut).empty());
+  EXPECT_TRUE(wrapped(routes, probe_packet(kProbePort), 19).empty());  // no room for the headers
 }
 
 }  // namespace probe_tunnel_test

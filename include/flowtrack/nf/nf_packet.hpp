@@ -20,6 +20,11 @@ struct NfPacket {
   // Bytes writable from frame.data(), at least frame.size() (0 means frame.size()): a function that
   // answers a packet with a longer one (an ICMP error quoting it) may build it in place up to this.
   std::size_t capacity = 0;
+  // Bytes writable before frame.data(), as a DPDK mbuf's headroom or XDP's before the packet: a function
+  // that puts headers before the packet's own (a tunnel's) may start the frame up to this many bytes
+  // earlier, lowering `headroom` and raising `capacity` by as much (the buffer's end stays). The output
+  // takes the frame where it then starts.
+  std::uint16_t headroom = 0;
   Nanos time = 0;          // arrival; non-decreasing along a function's packets
   std::uint32_t hash = 0;  // flow_hash(parsed.key4) for an IPv4 packet (packet_hash()), else 0
   std::uint32_t slot = 0;  // which buffer of its source the packet is in (the source's own numbering)
@@ -27,6 +32,14 @@ struct NfPacket {
   PortRole arrival = PortRole::unknown;
 
   std::size_t room() const { return capacity > frame.size() ? capacity : frame.size(); }
+
+  // Starts the frame `bytes` earlier, into the headroom (at most `headroom`), its end where it was.
+  void grow_front(std::size_t bytes) {
+    const std::size_t end_of_room = room();
+    frame = {frame.data() - bytes, frame.size() + bytes};
+    capacity = end_of_room + bytes;
+    headroom = static_cast<std::uint16_t>(headroom - bytes);
+  }
 };
 
 // forward: `frame` goes on, possibly rewritten. drop: nothing goes out. reply: `frame` (possibly

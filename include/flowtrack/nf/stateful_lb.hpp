@@ -269,12 +269,7 @@ class StatefulLb {
     if (match.direction == Direction::reply || reaches_backend(packet, svc.config().tunnel)) {
       backend.count(match.direction, packet.wire_length);
     }
-    if (match.direction == Direction::original) {
-      const BackendConfig& b = backend.config;
-      const TunnelConfig& tunnel = svc.config().tunnel;
-      return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port,
-              .tunnel = tunnel.tunnels() ? &tunnel : nullptr};
-    }
+    if (match.direction == Direction::original) return plan_to_backend(packet, backend.config, svc.config().tunnel);
     return {.rewrites = true, .to_backend = false, .address = svc.config().vip, .port = svc.config().port};
   }
 

@@ -22,8 +22,12 @@
 // VIP, so that the client's path MTU discovery sends smaller segments. The outer header sets DF and
 // copies the inner packet's DSCP and ECN bits (RFC 6040's normal mode).
 //
-// The packet grows in place: the link header stays where it is, the IP packet moves up by the
-// encapsulation's size, within the buffer's room (NfPacket::capacity), and the outer headers fill the gap.
+// The packet grows in place, at its front when its buffer has headroom (NfPacket::headroom, as DPDK's
+// mbufs and the replay's buffers have): the link header moves down by the encapsulation's size and the
+// outer headers go between it and the IP packet, which stays where it lies, so that a packet costs the
+// move of its 14-byte link header whatever its length. A buffer without headroom takes the headers behind
+// the link header instead, within its room after the packet (NfPacket::capacity): the whole IP packet
+// moves up. One with neither is refused (NfDrop::no_room).
 #pragma once
 
 #include <cstddef>
@@ -65,10 +69,24 @@ inline constexpr std::size_t kMaxTunnelOverhead = tunnel_overhead(ForwardMode::g
 std::uint16_t gue_source_port(std::uint32_t flow_hash);
 
 enum class TunnelOutcome : std::uint8_t {
-  sent,     // encapsulated: the frame and wire length grew by the overhead
+  sent,     // encapsulated: the frame (which may start earlier) and the wire length grew by the overhead
   too_big,  // the outer packet would exceed the MTU; the frame is untouched
   no_room,  // the buffer has no room for the outer headers; the frame is untouched
 };
+
+// Whether `packet`'s buffer takes `overhead` more bytes before its IP packet: in its headroom, or else
+// after the packet.
+inline bool has_room_for(const NfPacket& packet, std::size_t overhead) {
+  return overhead <= packet.headroom || packet.frame.size() + overhead <= packet.room();
+}
+
+// Asks for the cache line before `packet`'s frame, where encapsulate() puts the outer headers when the
+// buffer has headroom: for a function to call once it knows the packet goes into a tunnel, a stage
+// before it writes there (as the runtime asks for the frame's own first line a burst ahead). That line
+// is the only one a tunnel writes that nothing before it has read.
+inline void prefetch_outer_headers(const NfPacket& packet) {
+  if (packet.headroom >= kMaxTunnelOverhead) __builtin_prefetch(packet.frame.data() - kMaxTunnelOverhead, 1);
+}
 
 // Writes the outer headers of `tunnel`'s mode (tunnel_overhead(mode) bytes at `out`) for an inner IPv4
 // packet of `inner_length` bytes whose TOS byte is `tos`, from `source` to `backend` (network order),
@@ -78,7 +96,9 @@ void write_tunnel_headers(std::uint8_t* out, const TunnelConfig& tunnel, std::ui
                           std::size_t inner_length, std::uint8_t tos, std::uint32_t flow_hash);
 
 // Puts the IPv4 packet of `packet` (parsed: IPv4) in the tunnel to `backend` (network order), with
-// `flow_hash` for GUE's source port. `packet.parsed` still describes the inner packet afterwards.
+// `flow_hash` for GUE's source port. Afterwards the frame holds the link header, the outer headers from
+// `packet.parsed.l3_offset` on, then the inner packet; `packet.parsed` still describes the inner packet
+// (its key and lengths), whose headers now lie the overhead further into the frame than its offsets say.
 TunnelOutcome encapsulate(NfPacket& packet, const TunnelConfig& tunnel, std::uint32_t backend, std::uint32_t flow_hash);
 
 // Whether a balancer's packet to a backend of a service forwarding by `tunnel` goes out: always in NAT
@@ -87,7 +107,7 @@ TunnelOutcome encapsulate(NfPacket& packet, const TunnelConfig& tunnel, std::uin
 inline bool reaches_backend(const NfPacket& packet, const TunnelConfig& tunnel) {
   if (!tunnel.tunnels()) return true;
   const std::size_t overhead = tunnel_overhead(tunnel.mode);
-  return packet.parsed.ip_total_length + overhead <= tunnel.mtu && packet.frame.size() + overhead <= packet.room();
+  return packet.parsed.ip_total_length + overhead <= tunnel.mtu && has_room_for(packet, overhead);
 }
 
 // A load balancer's whole answer for a packet to a tunnel-mode backend, counted in `counters`: forward

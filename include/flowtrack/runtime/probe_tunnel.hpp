@@ -35,11 +35,12 @@ class ProbeRoutes {
   // FIN, an ACK) still reach the backend after the probe has closed it.
   void set(std::uint16_t port, std::uint32_t backend, const TunnelConfig& tunnel) { routes_[port] = {backend, tunnel}; }
 
-  // The packet to send for `inner` (an IPv4 packet the kernel routed into the device): its tunnel's
-  // headers, from the inner packet's source, then `inner` unchanged, in `out`; its length, or 0 when
-  // `inner` is no probe's (not a whole IPv4 TCP packet, or from a port without a route) or `out` is too
-  // small for it.
-  std::size_t wrap(std::span<const std::uint8_t> inner, std::span<std::uint8_t> out) const;
+  // The packet to send for the IPv4 packet the kernel routed into the device, which `buffer` holds after
+  // `headroom` free bytes: its tunnel's headers, from the inner packet's source, written in the headroom
+  // right before it, and the packet unchanged. Returns that outer packet (a part of `buffer`), or nothing
+  // when the inner one is no probe's (not a whole IPv4 TCP packet, or from a port without a route) or
+  // the headroom is too small for its tunnel's headers.
+  std::span<const std::uint8_t> wrap(std::span<std::uint8_t> buffer, std::size_t headroom) const;
 
  private:
   struct Route {

@@ -30,6 +30,7 @@
 #include "flowtrack/nf/pool_schedule.hpp"
 #include "flowtrack/runtime/burst_loop.hpp"
 #include "flowtrack/runtime/replay_run.hpp"
+#include "flowtrack/runtime/replay_source.hpp"
 #include "flowtrack/runtime/rss_steering.hpp"
 #include "flowtrack/runtime/sharing.hpp"
 
@@ -52,17 +53,22 @@ namespace detail {
 template <class Nf, class Present>
 void rehearse_queue(Nf& nf, PacketStore& trace, std::span<const std::uint32_t> indices, PoolChangeSchedule schedule,
                     Present& present, std::vector<bool>& unpresentable) {
-  std::array<std::uint8_t, 65536> scratch;
+  // A buffer as the timed run's (ReplaySource's): headroom, then the frame, with room for any packet after it.
+  std::array<std::uint8_t, ReplaySource::kHeadroom + 65536> scratch;
+  std::uint8_t* const frame = scratch.data() + ReplaySource::kHeadroom;
   std::uint64_t seen = 0;
   for (const std::uint32_t i : indices) {
     const std::span<std::uint8_t> bytes = trace.mutable_bytes(i);
-    std::memcpy(scratch.data(), bytes.data(), bytes.size());
-    NfPacket packet{.frame = {scratch.data(), bytes.size()}, .wire_length = trace[i].wire_length, .capacity = scratch.size()};
+    std::memcpy(frame, bytes.data(), bytes.size());
+    NfPacket packet{.frame = {frame, bytes.size()},
+                    .wire_length = trace[i].wire_length,
+                    .capacity = scratch.size() - ReplaySource::kHeadroom,
+                    .headroom = ReplaySource::kHeadroom};
     const Nanos now = trace[i].timestamp_ns;
     if constexpr (TakesPoolChanges<Nf>) apply_due_changes(schedule, nf, now);
     if (parse_frame(packet.frame, trace.link_type(), packet.parsed) == ParseStatus::ok) {
       switch (present(packet, nf)) {
-        case Presented::rewritten: std::memcpy(bytes.data(), scratch.data(), bytes.size()); [[fallthrough]];
+        case Presented::rewritten: std::memcpy(bytes.data(), frame, bytes.size()); [[fallthrough]];
         case Presented::as_captured:
           process_packet(nf, packet, now);
           if constexpr (requires { present.processed(std::as_const(packet), std::as_const(nf)); }) present.processed(packet, nf);

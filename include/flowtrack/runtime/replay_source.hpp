@@ -2,10 +2,12 @@
 // of a per-worker arena, laid out before the clock starts, so that the timed loop copies nothing and a
 // function rewrites each packet where it lies (runtime/burst_loop.hpp).
 //
-// Each buffer starts on a cache line and has room for at least kMinRoom bytes, and for the packet with
-// the largest tunnel's headers before its IP packet (nf/tunnel.hpp), rounded up to a cache line, so a
-// function may regrow a packet in place into any ICMP error that answers it (the link header, 28 bytes,
-// a quoted IP header of at most 60 bytes and 8 bytes of it: less than 128) or into its encapsulation.
+// Each buffer is laid out as a NIC driver lays out a DPDK mbuf: headroom (a cache line, kHeadroom), then
+// the frame on the next cache line, with room from there for at least kMinRoom bytes and for the packet,
+// rounded up to a cache line. So a function may put a tunnel's headers before a packet (nf/tunnel.hpp:
+// at most 28 bytes) by starting its frame earlier, and regrow a packet in place into any ICMP error
+// that answers it (the link header, 28 bytes, a quoted IP header of at most 60 bytes and 8 bytes of it:
+// less than 128).
 #pragma once
 
 #include <algorithm>
@@ -24,6 +26,8 @@ namespace flowtrack {
 class ReplaySource {
  public:
   static constexpr std::size_t kMinRoom = 128;
+  static constexpr std::uint16_t kHeadroom = 64;
+  static_assert(kHeadroom >= kMaxTunnelOverhead);
 
   // Packets trace[i] for i in `indices`, in that order.
   ReplaySource(const PacketStore& trace, std::span<const std::uint32_t> indices) : link_(trace.link_type()) {
@@ -31,7 +35,8 @@ class ReplaySource {
     slots_.reserve(indices.size());
     for (const std::uint32_t i : indices) {
       const PacketView p = trace[i];
-      const std::size_t room = std::max(kMinRoom, (p.bytes.size() + kMaxTunnelOverhead + 63) / 64 * 64);
+      const std::size_t room = std::max(kMinRoom, (p.bytes.size() + 63) / 64 * 64);
+      offset += kHeadroom;
       slots_.push_back({offset, static_cast<std::uint32_t>(p.bytes.size()), static_cast<std::uint32_t>(room),
                         p.wire_length, p.timestamp_ns});
       offset += room;
@@ -49,9 +54,9 @@ class ReplaySource {
   bool done() const { return next_ == slots_.size(); }
   Nanos first_time() const { return slots_.empty() ? 0 : slots_.front().time; }
 
-  // The next packets, up to burst.size(): frame, capacity, wire length, time and slot of each are set
-  // (parsed and hash are the runtime's). Returns how many; 0 once the trace is done. Inlined into the
-  // burst loop, as a port's receive is: GCC otherwise leaves it out of line once the loop grows (+4
+  // The next packets, up to burst.size(): frame, capacity, headroom, wire length, time and slot of each
+  // are set (parsed and hash are the runtime's). Returns how many; 0 once the trace is done. Inlined into
+  // the burst loop, as a port's receive is: GCC otherwise leaves it out of line once the loop grows (+4
   // instructions a packet, callgrind of bench nf lb at 1M connections).
   [[gnu::always_inline]] std::size_t next(std::span<NfPacket> burst) {
     std::size_t n = 0;
@@ -62,13 +67,14 @@ class ReplaySource {
     return n;
   }
 
-  // Sets frame, capacity, wire length, time and slot of `packet` to the buffer of `slot`. Reads only the
-  // layout fixed at construction: threads that share a source (a dispatched run, dispatched_run.hpp) may
-  // each fill packets of slots of their own at once.
+  // Sets frame, capacity, headroom, wire length, time and slot of `packet` to the buffer of `slot`. Reads
+  // only the layout fixed at construction: threads that share a source (a dispatched run,
+  // dispatched_run.hpp) may each fill packets of slots of their own at once.
   void fill(std::uint32_t slot, NfPacket& packet) {
     const Slot& s = slots_[slot];
     packet.frame = {base_ + s.offset, s.length};
     packet.capacity = s.room;
+    packet.headroom = kHeadroom;
     packet.wire_length = s.wire_length;
     packet.time = s.time;
     packet.slot = slot;
@@ -77,11 +83,12 @@ class ReplaySource {
   // Starts the replay over from the first packet (the buffers as the functions left them).
   void rewind() { next_ = 0; }
 
-  // The buffer of `slot` as it is now (after the functions' rewrites), `length` bytes of it.
-  std::span<const std::uint8_t> bytes(std::uint32_t slot, std::size_t length) const {
-    return {base_ + slots_[slot].offset, length};
+  // The frame of `slot` as a function left it: `length` bytes from where it starts now, `headroom` bytes
+  // into the buffer (NfPacket::headroom as the function left it: a tunnel's headers start it earlier).
+  std::span<const std::uint8_t> bytes(std::uint32_t slot, std::size_t headroom, std::size_t length) const {
+    return {base_ + slots_[slot].offset - (kHeadroom - headroom), length};
   }
-  // The buffer of `slot` at the length its packet was captured with.
+  // The buffer of `slot` from where its frame was placed, at the length its packet was captured with.
   std::span<const std::uint8_t> frame(std::uint32_t slot) const { return {base_ + slots_[slot].offset, slots_[slot].length}; }
   Nanos time_of(std::uint32_t slot) const { return slots_[slot].time; }
   // The time of the packet next() hands out next, or kNever once the replay is done.
@@ -89,7 +96,7 @@ class ReplaySource {
 
  private:
   struct Slot {
-    std::size_t offset;
+    std::size_t offset;  // of the frame: its headroom is the kHeadroom bytes before
     std::uint32_t length, room, wire_length;
     Nanos time;
   };

@@ -1,8 +1,9 @@
-// The replay's output (a PacketOutput, burst_loop.hpp): a function's verdict for each packet
-// is one byte and its frame length one word, stored by the packet's slot in the ReplaySource, so that the
-// timed loop copies no packet; the packets themselves stay, rewritten, in the source's arena. A held
-// packet released by a function is copied (it lives in the function, which reuses its buffer), tagged
-// with the slot after which it leaves. After the run, write_to() lays the output out in order.
+// The replay's output (a PacketOutput, burst_loop.hpp): a function's verdict for each packet is one
+// byte, its frame's length one word and the headroom left before it (a tunnel's headers start the frame
+// earlier) half a word, stored by the packet's slot in the ReplaySource, so that the timed loop copies no
+// packet; the packets themselves stay, rewritten, in the source's arena. A held packet released by a
+// function is copied (it lives in the function, which reuses its buffer), tagged with the slot after
+// which it leaves. After the run, write_to() lays the output out in order.
 #pragma once
 
 #include <cstdint>
@@ -16,11 +17,15 @@ namespace flowtrack {
 class VerdictLog {
  public:
   explicit VerdictLog(const ReplaySource& source)
-      : verdicts_(source.size(), Verdict::drop), lengths_(source.size(), 0), wire_lengths_(source.size(), 0) {}
+      : verdicts_(source.size(), Verdict::drop),
+        lengths_(source.size(), 0),
+        wire_lengths_(source.size(), 0),
+        headrooms_(source.size(), 0) {}
 
   void verdict(const NfPacket& packet, Verdict verdict) {
     verdicts_[packet.slot] = verdict;
     lengths_[packet.slot] = static_cast<std::uint32_t>(packet.frame.size());
+    headrooms_[packet.slot] = packet.headroom;
     wire_lengths_[packet.slot] = packet.wire_length;
     last_slot_ = packet.slot;
   }
@@ -45,6 +50,7 @@ class VerdictLog {
 
   std::vector<Verdict> verdicts_;  // by slot; a packet no function saw (unparsable) stays a drop
   std::vector<std::uint32_t> lengths_, wire_lengths_;
+  std::vector<std::uint16_t> headrooms_;
   std::vector<Held> held_;
   std::uint32_t last_slot_ = 0;
 };

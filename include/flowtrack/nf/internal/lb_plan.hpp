@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "flowtrack/nf/backend_pool.hpp"
 #include "flowtrack/nf/nf_packet.hpp"
 #include "flowtrack/nf/tunnel.hpp"
 #include "flowtrack/packet/rewrite.hpp"
@@ -20,6 +21,14 @@ struct LbPlan {
   // To the backend (`address`) of a tunnel-mode service: the packet is encapsulated, not rewritten.
   const TunnelConfig* tunnel = nullptr;
 };
+
+// The plan for a client's packet to backend `b` of a service forwarding by `tunnel`: its destination
+// rewritten (NAT mode), or the packet encapsulated, whose outer headers' line is asked for now.
+inline LbPlan plan_to_backend(const NfPacket& packet, const BackendConfig& b, const TunnelConfig& tunnel) {
+  if (!tunnel.tunnels()) return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port};
+  prefetch_outer_headers(packet);
+  return {.rewrites = true, .to_backend = true, .address = b.address, .port = b.port, .tunnel = &tunnel};
+}
 
 // Carries the plan out and returns the packet's verdict, counting what it does in `counters`: the plan's
 // own verdict when it rewrites nothing (counted when it was taken); else a rewrite (address and port
