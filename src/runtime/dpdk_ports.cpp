@@ -159,7 +159,9 @@ std::size_t DpdkPorts::take_handed(std::span<NfPacket> burst, Nanos now) {
 bool DpdkPorts::hand_off(rte_mbuf* m) {
   const PacketOwner& owner = group_.owner();
   if (handoffs_.empty() || owner.rule() == PacketOwner::Rule::where_received) return false;
-  const unsigned to = owner.owner({data_of(m), rte_pktmbuf_data_len(m)}, worker_);
+  ParsedPacket parsed;
+  if (parse_frame({data_of(m), rte_pktmbuf_data_len(m)}, LinkType::ethernet, parsed) != ParseStatus::ok) return false;
+  const unsigned to = owner.owner(parsed, worker_);
   if (to == worker_) return false;
   Handoff& h = handoffs_[to];
   h.mbufs[h.count++] = m;  // a receive burst brings at most kMaxBurst frames: send_handoffs() follows it

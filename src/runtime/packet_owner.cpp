@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "flowtrack/packet/flow_key.hpp"
-#include "flowtrack/packet/parser.hpp"
 
 namespace flowtrack {
 namespace {
@@ -41,10 +40,8 @@ PacketOwner PacketOwner::nat(unsigned workers, const NatConfig& config) {
   return o;
 }
 
-unsigned PacketOwner::owner(std::span<const std::uint8_t> frame, unsigned received_by) const {
-  if (rule_ == Rule::where_received) return received_by;
-  ParsedPacket p;
-  if (parse_frame(frame, LinkType::ethernet, p) != ParseStatus::ok || p.ip_version != 4) return received_by;
+unsigned PacketOwner::owner(const ParsedPacket& p, unsigned received_by) const {
+  if (rule_ == Rule::where_received || p.ip_version != 4) return received_by;
   // The key's ports are zero where the packet has none (a later fragment, a protocol without ports);
   // an ICMP query's identifier stands in both.
   const FlowKeyV4& key = p.key4;

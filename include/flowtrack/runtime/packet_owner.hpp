@@ -14,14 +14,14 @@
 // A packet whose owner cannot be read (a non-first fragment: no ports; a truncated header) stays where
 // it was received: the function there counts what it cannot serve (a held fragment that never meets its
 // first one times out, counted).
-// No DPDK here: the ports call owner() on the frame, which the packet parser reads (packet/parser.hpp).
+// No DPDK here: the ports ask owner() of what the packet parser reads of a frame (packet/parser.hpp).
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <vector>
 
 #include "flowtrack/nf/nat44_config.hpp"
+#include "flowtrack/packet/parser.hpp"
 
 namespace flowtrack {
 
@@ -37,8 +37,8 @@ class PacketOwner {
   static PacketOwner nat(unsigned workers, const NatConfig& config);
 
   Rule rule() const { return rule_; }
-  // The owner of the Ethernet frame `frame` that worker `received_by` took in.
-  unsigned owner(std::span<const std::uint8_t> frame, unsigned received_by) const;
+  // The owner of a packet (what parse_frame read of its frame) that worker `received_by` took in.
+  unsigned owner(const ParsedPacket& packet, unsigned received_by) const;
 
  private:
   Rule rule_ = Rule::where_received;

@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# The stateful LB and the NAT live on DPDK ports at 1M connections, against their replay of the same
+# trace, in one run (docs/performance/live.md; scripts/live-throughput.sh calls it):
+#
+#  - the trace is `bench nf`'s at 1M connections (the campus profile, 20 000 connections x 55 shifted
+#    windows: 12.1 M packets, `trace gen`), as each function's two ports receive it (`trace ports`: the
+#    answers as they reach the function, the clients' or the inside's packets on port 0, the other
+#    side's on port 1, one file a port and RX queue), written once into TRACE_DIR and kept there;
+#  - live: `flowtrack run --dpdk` on two net_pcap ports that replay their files from memory in a loop
+#    (infinite_rx=1: at each receive the PMD copies a frame into a fresh mbuf, as a NIC writes one; what
+#    the function sends, the port frees). The loop repeats the trace: after the first pass every
+#    connection is met again with its state kept, except those the function ended meanwhile (closed TCP
+#    connections open again). A run's rate: the median of its per-second input rates after the first
+#    SKIP seconds; its connections created a packet say how much of the work is opening connections;
+#  - the replay: `bench nf` on the same trace, function, table (cuckoo), aging (wheel), bursts of 32;
+#  - the ports alone: dpdk-testpmd io between the same two ports (the LB's), which costs what the PMDs
+#    cost a packet and little else: a function live pays the ports and itself, so its rate is at most
+#    1 / (1 / replay + 1 / ports) (printed as the bound).
+#
+# Modes (MODES, default "1"): 1, one worker; 2rss, two workers on two RX queues a port, each frame on
+# the queue the port's RSS gives it (the symmetric Toeplitz hash); 2owner, the same with each connection
+# on its owner's queue (as flow rules would put it: no hand-offs); 2sw, two workers on one RX queue a
+# port ([dataplane] rx_queues = 1: worker 0 receives everything and hands worker 1 its share, the
+# software dispatcher). One worker runs on CPU $CPU (default 1); two on CPUs 0 and 1. The replay runs on
+# as many workers, `bench nf` pinned the same way.
+#
+# Several binaries (NAME=PATH ...) run live in turn in every repetition (their A/B), the first one the
+# replay and testpmd too. REPS (default 3) repetitions, interleaved; printed: every run, then per binary,
+# function and mode the median and range over the repetitions, the live rate against the replay's of
+# the same repetition (median of those ratios) and the bound. As root (DPDK on net_pcap, no hugepages).
+#
+# Usage: scripts/live-functions.sh [NAME=]build/flowtrack [NAME=PATH ...]
+#        MODES="1 2rss 2sw" NFS="lb nat" REPS=3 SECONDS_PER_RUN=8 SKIP=3 TRACE_DIR=/var/tmp/flowtrack-1m
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+[[ $# -ge 1 ]] || set -- "$root/build/flowtrack"
+reps=${REPS:-3}
+seconds=${SECONDS_PER_RUN:-8}
+skip=${SKIP:-3}
+cpu=${CPU:-1}
+modes=${MODES:-1}
+nfs=${NFS:-lb nat}
+dir=${TRACE_DIR:-/var/tmp/flowtrack-live-1m}
+names=() bins=()
+for spec in "$@"; do
+  if [[ $spec == *=* ]]; then names+=("${spec%%=*}") bins+=("${spec#*=}"); else names+=("$(basename "$spec")") bins+=("$spec"); fi
+done
+bin=${bins[0]}
+command -v dpdk-testpmd > /dev/null || { echo "dpdk-testpmd is not installed" >&2; exit 77; }
+mkdir -p "$dir"
+work=$(mktemp -d)
+prefix=lf$$
+pids=()
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null; done
+  rm -rf "$work" "/var/run/dpdk/$prefix"
+}
+trap cleanup EXIT
+
+# net_pcap's ports' MACs, in the order of their --vdev: the frames are addressed to them.
+macs=02:70:63:61:70:00,02:70:63:61:70:01
+# The trace holds 12.1 M frames of at most 128 bytes (the campus profile's snaplen): every one waits in
+# an mbuf of net_pcap's, so the pool holds them all, each with room for 128 bytes (and its headroom).
+mbufs=12800000
+eal="--no-huge --no-pci --no-shconf --no-telemetry --file-prefix=$prefix -m 7168 --log-level=error"
+
+# The functions' configurations: bench nf's (apps/flowtrack/bench_nf.cpp: the campus servers' four
+# VIPs, TCP 443 and 80 and UDP 53 and 443, three backends for all, Maglev, room for twice the trace's
+# 1.1 M connections; the NAT's inside network 10.0.0.0/8 and a pool address per 16 K connections).
+# The ports: the clients' or inside side on port 0 behind a gateway, the backends' or outside network on
+# port 1; every next hop configured (net_pcap answers no ARP).
+plane() {  # $1 $2: the roles; $3: port 1's network; $4...: port 1's neighbours
+  local first=$1 second=$2 network=$3 n
+  shift 3
+  printf '[dataplane]\nstats_interval = 1\nmbufs = %s\nmbuf_size = 128\n%s\n' "$mbufs" "${RX_QUEUES_LINE:-}"
+  printf '[[dataplane.port]]\ndevice = "net_pcap0"\naddress = "192.0.2.1/30"\ngateway = "192.0.2.2"\nrole = "%s"\n' "$first"
+  printf '[[dataplane.port]]\ndevice = "net_pcap1"\naddress = "%s"\nrole = "%s"\n' "$network" "$second"
+  for n in 192.0.2.2 "$@"; do printf '[[dataplane.neighbor]]\naddress = "%s"\nmac = "02:00:00:00:00:01"\n' "$n"; done
+}
+lb_config() {
+  cat << 'LB'
+[lb]
+policy = "maglev"
+max_connections = 2200000
+[[service]]
+name = "tcp"
+vip = ["198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4"]
+port = [443, 80]
+protocol = "tcp"
+  [[service.backend]]
+  name = "backend-1"
+  address = "10.200.0.1"
+  [[service.backend]]
+  name = "backend-2"
+  address = "10.200.0.2"
+  [[service.backend]]
+  name = "backend-3"
+  address = "10.200.0.3"
+[[service]]
+name = "udp"
+vip = ["198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4"]
+port = [53, 443]
+protocol = "udp"
+  [[service.backend]]
+  name = "backend-1"
+  address = "10.200.0.1"
+  [[service.backend]]
+  name = "backend-2"
+  address = "10.200.0.2"
+  [[service.backend]]
+  name = "backend-3"
+  address = "10.200.0.3"
+LB
+  plane clients backends 10.200.0.254/24 10.200.0.1 10.200.0.2 10.200.0.3
+}
+nat_config() {
+  local i
+  printf '[nat]\ninside = "10.0.0.0/8"\npool = [\n'
+  for i in $(seq 134); do printf '  "203.0.113.%s",\n' "$i"; done
+  printf ']\nmax_sessions = 2200000\nmax_mappings = 2200000\n' 
+  plane inside outside 198.18.0.254/24 198.18.0.1 198.18.0.2 198.18.0.3 198.18.0.4
+}
+
+workers_of() { [[ $1 == 1 ]] && echo 1 || echo 2; }
+queues_of() { [[ $1 == 2rss || $1 == 2owner ]] && echo 2 || echo 1; }
+split_of() { [[ $1 == 2owner ]] && echo owner || echo rss; }
+first_role() { [[ $1 == lb ]] && echo clients || echo inside; }
+second_role() { [[ $1 == lb ]] && echo backends || echo outside; }
+
+# The trace once, then each function's files for each mode, kept while the configuration is the same.
+if [[ ! -s $dir/campus.pcap ]]; then
+  "$bin" trace gen --profile campus --flows 20000 --windows 55 -o "$dir/campus.pcap" || exit 1
+fi
+for nf in $nfs; do
+  for mode in $modes; do
+    "${nf}_config" > "$work/$nf-$mode.toml"
+    [[ $mode == 2sw ]] && RX_QUEUES_LINE="rx_queues = 1" "${nf}_config" > "$work/$nf-$mode.toml"
+    files=$dir/$nf-$mode
+    if ! cmp -s "$work/$nf-$mode.toml" "$files.toml" || [[ ! -s $files-$(first_role "$nf")-0.pcap ]]; then
+      "$bin" trace ports --nf "$nf" --config "$work/$nf-$mode.toml" --workers "$(workers_of "$mode")" --queues "$(queues_of "$mode")" \
+        --split "$(split_of "$mode")" --macs "$macs" -o "$files" "$dir/campus.pcap" || exit 1
+      cp "$work/$nf-$mode.toml" "$files.toml"
+    fi
+  done
+done
+
+# The --vdev arguments of function $1's ports in mode $2: a net_pcap port per side, an rx_pcap a queue.
+# On one queue with two workers, the second rx_pcap only gives the port its second TX queue (net_pcap
+# has one a receive file): the workers poll one RX queue ([dataplane] rx_queues = 1), so it is never
+# read.
+vdevs() {
+  local nf=$1 mode=$2 p=0 role q args=
+  for role in "$(first_role "$nf")" "$(second_role "$nf")"; do
+    args+=" --vdev=net_pcap$p"
+    for q in $(seq 0 $(($(queues_of "$mode") - 1))); do args+=",rx_pcap=$dir/$nf-$mode-$role-$q.pcap"; done
+    [[ $mode == 2sw ]] && args+=",rx_pcap=$dir/$nf-$mode-$role-0.pcap"
+    args+=",infinite_rx=1"
+    p=$((p + 1))
+  done
+  echo "$args"
+}
+lcores_of() { [[ $(workers_of "$1") == 1 ]] && echo "$cpu" || echo "0,1"; }
+cpus_of() { [[ $(workers_of "$1") == 1 ]] && echo "$cpu" || echo "0,1"; }
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+range() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s-%s", lo, hi }'; }
+
+# Waits for $1 (a PID) to print a line matching $3 into $2, then SECONDS_PER_RUN + SKIP seconds more,
+# then stops it (SIGINT; SIGKILL if it hangs, as testpmd sometimes does closing net_pcap).
+measure() {
+  local pid=$1 out=$2 ready=$3 _
+  for _ in $(seq 1200); do grep -a -q -e "$ready" "$out" && break; kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
+  sleep $((seconds + skip))
+  kill -INT "$pid" 2> /dev/null
+  for _ in $(seq 100); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2> /dev/null
+  wait "$pid" 2> /dev/null
+}
+
+# One live run of binary $1, function $2, mode $3: sets $rate (input Mpps) and $created (connections
+# created a packet received).
+run_live() {
+  local exe=$1 nf=$2 mode=$3
+  taskset -c "$(cpus_of "$mode")" "$exe" run --nf "$nf" --workers "$(workers_of "$mode")" --json --config "$dir/$nf-$mode.toml" \
+    --dpdk "$eal -l $(lcores_of "$mode") $(vdevs "$nf" "$mode")" > "$work/live.json" 2> "$work/live.err" &
+  local pid=$!
+  pids+=("$pid")
+  measure "$pid" "$work/live.err" ' 1 s, in'
+  rate=$(sed -n 's/^flowtrack live: \([0-9]*\) s, in \([0-9.]*\) Mpps.*/\1 \2/p' "$work/live.err" | awk -v skip="$skip" '$1 > skip { print $2 }' | median)
+  created=$(python3 - "$work/live.json" 2> /dev/null << 'PY' || echo "no report: $(tail -n 3 "$work/live.err" | tr '\n' ' ')"
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("%.4f created/packet, drops %s, handed %s" % (r["connections"] / max(r["packets_in"], 1), r["drops"], r["handed_off"]))
+PY
+  )
+}
+
+# dpdk-testpmd io between the LB's two ports: sets $rate (Mpps received, both ports).
+run_ports() {
+  local mode=$1
+  taskset -c "$cpu" dpdk-testpmd $eal --lcores=0@$cpu,1@$cpu $(vdevs lb "$mode") -- --forward-mode=io \
+    --total-num-mbufs=$mbufs --mbuf-size=$((128 + 128)) --stats-period=1 > "$work/testpmd.out" 2>&1 &
+  local pid=$!
+  pids+=("$pid")
+  measure "$pid" "$work/testpmd.out" 'Rx-pps'
+  rate=$(grep -a -o 'Rx-pps: *[0-9]*' "$work/testpmd.out" | awk '{ s += $2 } NR % 2 == 0 { print s / 1e6; s = 0 }' |
+    tail -n +$((skip + 1)) | head -n -1 | median)
+}
+
+# bench nf's replay of function $1 on $2 workers: sets $rate (Mpps).
+run_replay() {
+  local nf=$1 workers=$2
+  taskset -c "$([[ $workers == 1 ]] && echo "$cpu" || echo 0,1)" "$bin" bench nf --nfs "$nf" --tables cuckoo --agings wheel \
+    --scalings sharded --workers "$workers" --burst 32 --connections 1000000 --reps 1 --no-stages --json > "$work/bench.json" 2>&1
+  rate=$(python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get("nf") == sys.argv[2]: print(r["mpps"])' "$work/bench.json" "$nf" 2> /dev/null | head -n 1)
+  [[ -n $rate ]] || rate=0
+}
+
+declare -A results
+record() { results[$1]+="$2 "; echo "rep $rep: $1 $2 Mpps $3 (load $(cut -d' ' -f1-3 /proc/loadavg))"; }
+for rep in $(seq "$reps"); do
+  for nf in $nfs; do
+    for workers in $(for m in $modes; do workers_of "$m"; done | sort -u); do
+      run_replay "$nf" "$workers"
+      record "replay $nf ${workers}w" "$rate" ""
+    done
+    for mode in $modes; do
+      for i in "${!bins[@]}"; do
+        run_live "${bins[$i]}" "$nf" "$mode"
+        record "${names[$i]} $nf $mode" "$rate" "($created)"
+      done
+    done
+  done
+  run_ports 1
+  record "testpmd-io ports" "$rate" ""
+done
+
+echo
+echo "median over $reps repetitions (range), $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p')"
+ports=$(echo ${results[testpmd-io ports]:-} | tr ' ' '\n' | median)
+echo "ports alone (testpmd io, the LB's ports): $ports Mpps ($(echo ${results[testpmd-io ports]:-} | tr ' ' '\n' | range))"
+for nf in $nfs; do
+  for mode in $modes; do
+    workers=$(workers_of "$mode")
+    replay_key="replay $nf ${workers}w"
+    replay=$(echo ${results[$replay_key]:-} | tr ' ' '\n' | median)
+    for i in "${!bins[@]}"; do
+      key="${names[$i]} $nf $mode"
+      live=$(echo ${results[$key]:-} | tr ' ' '\n' | median)
+      # The ratio of each repetition's live and replay runs, then their median.
+      ratio=$(paste <(echo ${results[$key]:-} | tr ' ' '\n') <(echo ${results[$replay_key]:-} | tr ' ' '\n') |
+        awk '$2 > 0 { print $1 / $2 }' | median)
+      printf '%s %s %s: live %s Mpps (%s), replay %s Mpps (%s): %.2fx' "${names[$i]}" "$nf" "$mode" \
+        "$live" "$(echo ${results[$key]:-} | tr ' ' '\n' | range)" "$replay" "$(echo ${results[$replay_key]:-} | tr ' ' '\n' | range)" "$ratio"
+      if [[ $workers == 1 ]]; then
+        # The ports' cost and the function's add up: 1 / (1 / replay + 1 / ports) is the most it can do live.
+        bound=$(awk -v r="$replay" -v p="$ports" 'BEGIN { if (r > 0 && p > 0) printf "%.2f", 1 / (1 / r + 1 / p); else print 0 }')
+        printf '; bound %s Mpps = %.2fx replay\n' "$bound" "$(awk -v b="$bound" -v r="$replay" 'BEGIN { print (r > 0 ? b / r : 0) }')"
+      elif [[ -n ${results["${names[$i]} $nf 1"]:-} ]]; then
+        # Two workers against one, live and replayed, each the median of the repetitions' paired ratios.
+        two_live=$(paste <(echo ${results[$key]:-} | tr ' ' '\n') <(echo ${results["${names[$i]} $nf 1"]:-} | tr ' ' '\n') |
+          awk '$2 > 0 { print $1 / $2 }' | median)
+        two_replay=$(paste <(echo ${results[$replay_key]:-} | tr ' ' '\n') <(echo ${results["replay $nf 1w"]:-} | tr ' ' '\n') |
+          awk '$2 > 0 { print $1 / $2 }' | median)
+        printf '; two workers / one: live %.2fx, replay %.2fx\n' "$two_live" "$two_replay"
+      else
+        echo
+      fi
+    done
+  done
+done
