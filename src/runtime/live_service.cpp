@@ -94,8 +94,9 @@ LiveCounters state_of(const Nf& nf, std::string_view name, const DpdkPorts& port
   s.arp_asked = p.arp_asked;
   s.handed_off = p.handed_off;
   s.handoff_backoffs = p.handoff_backoffs;
-  for (std::size_t r = 0; r < kParseStatusCount; ++r) {
-    if (loop.parse_drops[r] != 0) s.drops[std::string(parse_status_name(static_cast<ParseStatus>(r)))] += loop.parse_drops[r];
+  for (std::size_t r = 0; r < kParseStatusCount; ++r) {  // the ports parse (a ParsingSource): the loop's stay 0
+    const std::uint64_t n = loop.parse_drops[r] + p.parse_drops[r];
+    if (n != 0) s.drops[std::string(parse_status_name(static_cast<ParseStatus>(r)))] += n;
   }
   const NfCounters c = nf.counters();
   for (std::size_t d = 0; d < kNfDropCount; ++d) {

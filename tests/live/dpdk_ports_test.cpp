@@ -241,13 +241,14 @@ TEST_F(DpdkPortsTest, EveryDroppedFrameIsFreedAndCountedByReason) {
   inject(*clients_, tcp_from_client(port_a, 3, "10.2.0.99"));       // no service: passed, next hop unknown
   inject(*clients_, tcp_from_client(port_a, 4, "192.0.2.1"));       // no route (no gateway)
   const WorkerCounters counters = run(lb, ports);
+  EXPECT_EQ(counters.packets, 2u);  // the two that parsed: the ports hand the function parsed packets only
   EXPECT_EQ(ports.counters().drops[static_cast<std::size_t>(PortDrop::arp_unresolved)], 0u);  // it waits
   ports.refresh_neighbours(DpdkPorts::now() + DpdkPorts::kWaitLimit);                           // in vain
 
   const auto& drops = ports.counters().drops;
   EXPECT_EQ(drops[static_cast<std::size_t>(PortDrop::not_ipv4)], 1u);
   EXPECT_EQ(drops[static_cast<std::size_t>(PortDrop::not_our_mac)], 1u);
-  EXPECT_EQ(counters.parse_drops[static_cast<std::size_t>(ParseStatus::truncated_ipv4)], 1u);
+  EXPECT_EQ(ports.counters().parse_drops[static_cast<std::size_t>(ParseStatus::truncated_ipv4)], 1u);
   EXPECT_EQ(drops[static_cast<std::size_t>(PortDrop::arp_unresolved)], 1u);
   EXPECT_EQ(drops[static_cast<std::size_t>(PortDrop::no_route)], 1u);
   // The unknown next hop was asked for.
