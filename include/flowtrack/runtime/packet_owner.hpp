@@ -14,8 +14,12 @@
 // A packet whose owner cannot be read (a non-first fragment: no ports; a truncated header) stays where
 // it was received: the function there counts what it cannot serve (a held fragment that never meets its
 // first one times out, counted).
-// No DPDK here: the ports ask owner() of what the packet parser reads of a frame (packet/parser.hpp).
+// No DPDK here: the ports parse each frame once (packet/parser.hpp) and ask owner() of what they read,
+// which the function then gets as it is. Whether a packet goes to a VIP or a pool address is one hash
+// lookup, whatever the number of services or pool addresses.
 #pragma once
+
+#include <absl/container/flat_hash_set.h>
 
 #include <cstdint>
 #include <vector>
@@ -43,8 +47,9 @@ class PacketOwner {
  private:
   Rule rule_ = Rule::where_received;
   unsigned workers_ = 1;
-  std::vector<std::uint32_t> vips_;  // lb_client
-  NatConfig nat_;                    // nat: the pool and the port range
+  absl::flat_hash_set<std::uint32_t> vips_;  // lb_client; network order
+  NatConfig nat_;                            // nat: the port range
+  absl::flat_hash_set<std::uint32_t> pool_;  // nat: the pool's addresses, network order
 };
 
 }  // namespace flowtrack
