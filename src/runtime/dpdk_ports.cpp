@@ -2,6 +2,7 @@
 
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_prefetch.h>
 #include <rte_ring.h>
 
 #include <atomic>
@@ -26,6 +27,17 @@ constexpr unsigned kIdlePolls = 256;
 constexpr int kTxAttempts = 4;  // a TX queue that takes part of a burst is offered the rest this often
 
 std::uint8_t* data_of(rte_mbuf* m) { return rte_pktmbuf_mtod(m, std::uint8_t*); }
+
+// As DPDK's l3fwd does: while the frames of a receive burst are sorted, the first bytes of the one
+// kPrefetchAhead further on are fetched (the first kPrefetchAhead before the sorting starts), so that a
+// frame a NIC wrote to memory is in the cache by the time its headers are read.
+constexpr unsigned kPrefetchAhead = 3;
+void prefetch_first(rte_mbuf* const* mbufs, unsigned count) {
+  for (unsigned i = 0; i < count && i < kPrefetchAhead; ++i) rte_prefetch0(data_of(mbufs[i]));
+}
+void prefetch_after(rte_mbuf* const* mbufs, unsigned i, unsigned count) {
+  if (i + kPrefetchAhead < count) rte_prefetch0(data_of(mbufs[i + kPrefetchAhead]));
+}
 
 }  // namespace
 
@@ -91,7 +103,9 @@ std::size_t DpdkPorts::next(std::span<NfPacket> burst) {
       counters_.rx += received;
       if (received != 0) idle = 0;
       const MacAddress& mine = layer2_.ports()[p].mac;
+      prefetch_first(got.data(), received);
       for (std::uint16_t i = 0; i < received; ++i) {
+        prefetch_after(got.data(), i, received);
         rte_mbuf* m = got[i];
         m->port = ports_[p].id;  // the port it came by, whose role goes with it (not every PMD sets it)
         std::uint8_t* data = data_of(m);
@@ -165,7 +179,9 @@ std::size_t DpdkPorts::take_handed(std::span<NfPacket> burst, Nanos now) {
                                                 static_cast<unsigned>(burst.size()), nullptr);
   // Parsed again here: what the sender read travels no further than its own burst.
   const std::size_t before = burst_size_;
+  prefetch_first(got.data(), taken);
   for (unsigned i = 0; i < taken; ++i) {
+    prefetch_after(got.data(), i, taken);
     if (parse(burst[burst_size_], got[i], role_of(got[i]->port), now)) burst_[burst_size_++] = got[i];
   }
   return burst_size_ - before;
