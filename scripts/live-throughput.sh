@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Live throughput (docs/performance/live.md), in two parts, each forwarder alone on CPU 1:
+# Live throughput (docs/performance/live.md), in three parts, each forwarder alone on CPU 1:
 #
 # 1. The engine: flowtrack's forwarder and dpdk-testpmd in io and in mac forwarding mode between the
 #    same two ports with no kernel in the way (net_pcap replaying a trace in a loop into net_null).
-# 2. On a veth pair: flowtrack's forwarder, stateless LB, stateful LB and NAT, and testpmd io, each in
+# 2. The functions: the stateful LB and the NAT live at 1M connections against their replay of the
+#    same trace (`bench nf`), and the ports alone (testpmd io) in the same run: scripts/live-functions.sh,
+#    whose settings (REPS, MODES, ...) it passes on. FUNCTIONS=0 skips it.
+# 3. On a veth pair: flowtrack's forwarder, stateless LB, stateful LB and NAT, and testpmd io, each in
 #    turn on the same two af_packet ports, fed by a dpdk-testpmd txonly generator (64-byte UDP frames,
 #    many flows) on CPU 0:
 #
@@ -18,7 +21,7 @@
 # interleaved; the rate of a run is the median of its per-second output rates after the first two
 # seconds; printed: the median over repetitions, and flowtrack against testpmd. As root.
 #
-# ENGINE_ONLY=1 skips part 2.
+# ENGINE_ONLY=1 skips part 3.
 #
 # Usage: scripts/live-throughput.sh [build/flowtrack]
 set -uo pipefail
@@ -179,6 +182,10 @@ engine_fwd=$(echo ${engine[fwd]} | tr ' ' '\n' | median)
 echo "engine, median of $reps: testpmd io $engine_testpmd Mpps, testpmd mac $engine_mac Mpps, flowtrack fwd $engine_fwd Mpps:" \
   "$(awk -v a="$engine_fwd" -v b="$engine_testpmd" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')x io," \
   "$(awk -v a="$engine_fwd" -v b="$engine_mac" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')x mac"
+
+if [[ ${FUNCTIONS:-1} == 1 ]]; then
+  "$root/scripts/live-functions.sh" "$bin"
+fi
 
 [[ -n ${ENGINE_ONLY:-} ]] && exit 0
 
