@@ -166,14 +166,15 @@ cpus_of() { [[ $(workers_of "$1") == 1 ]] && echo "$cpu" || echo "0,1"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 range() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s-%s", lo, hi }'; }
 
-# Waits for $1 (a PID) to print a line matching $3 into $2, then SECONDS_PER_RUN + SKIP seconds more,
-# then stops it (SIGINT; SIGKILL if it hangs, as testpmd sometimes does closing net_pcap).
+# Waits for $1 (a PID) to print a line matching $3 into $2 (up to 5 minutes: the start loads 12 M frames
+# into mbufs, minutes on a loaded machine), then SECONDS_PER_RUN + SKIP seconds more, then stops it
+# (SIGINT; SIGKILL if it hangs 30 s, as testpmd sometimes does closing net_pcap).
 measure() {
   local pid=$1 out=$2 ready=$3 _
-  for _ in $(seq 1200); do grep -a -q -e "$ready" "$out" && break; kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
+  for _ in $(seq 3000); do grep -a -q -e "$ready" "$out" 2> /dev/null && break; kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
   sleep $((seconds + skip))
   kill -INT "$pid" 2> /dev/null
-  for _ in $(seq 100); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
+  for _ in $(seq 300); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
   kill -KILL "$pid" 2> /dev/null
   wait "$pid" 2> /dev/null
 }
