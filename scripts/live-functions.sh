@@ -13,9 +13,10 @@
 #    connections open again). A run's rate: the median of its per-second input rates after the first
 #    SKIP seconds; its connections created a packet say how much of the work is opening connections;
 #  - the replay: `bench nf` on the same trace, function, table (cuckoo), aging (wheel), bursts of 32;
-#  - the ports alone: dpdk-testpmd io between the same two ports (the LB's), which costs what the PMDs
-#    cost a packet and little else: a function live pays the ports and itself, so its rate is at most
-#    1 / (1 / replay + 1 / ports) (printed as the bound).
+#  - what the ports cost: perf samples each live run (PERF=1, the default, where perf is installed) and
+#    the share of its CPU time in DPDK's libraries (net_pcap's copy of each frame into a fresh mbuf, its
+#    freeing of what is sent: a NIC's work) says what flowtrack's own part alone would run at; and
+#    dpdk-testpmd io between the same two ports (the LB's), the ports with no function at all.
 #
 # Modes (MODES, default "1"): 1, one worker; 2rss, two workers on two RX queues a port, each frame on
 # the queue the port's RSS gives it (the symmetric Toeplitz hash); 2owner, the same with each connection
@@ -27,7 +28,7 @@
 # Several binaries (NAME=PATH ...) run live in turn in every repetition (their A/B), the first one the
 # replay and testpmd too. REPS (default 3) repetitions, interleaved; printed: every run, then per binary,
 # function and mode the median and range over the repetitions, the live rate against the replay's of
-# the same repetition (median of those ratios) and the bound. As root (DPDK on net_pcap, no hugepages).
+# the same repetition (median of those ratios) and what flowtrack alone would do without the PMDs. As root (DPDK on net_pcap, no hugepages).
 #
 # Usage: scripts/live-functions.sh [NAME=]build/flowtrack [NAME=PATH ...]
 #        MODES="1 2rss 2sw" NFS="lb nat" REPS=3 SECONDS_PER_RUN=8 SKIP=3 TRACE_DIR=/var/tmp/flowtrack-1m
@@ -179,15 +180,31 @@ measure() {
   wait "$pid" 2> /dev/null
 }
 
-# One live run of binary $1, function $2, mode $3: sets $rate (input Mpps) and $created (connections
-# created a packet received).
+# One live run of binary $1, function $2, mode $3: sets $rate (input Mpps), $created (connections
+# created a packet received, drops, hand-offs) and $pmd (the share of the run's CPU time spent in DPDK's
+# libraries, net_pcap's receive and transmit nearly all of it: what a NIC's DMA would do, sampled by
+# perf during the measured seconds; empty without perf or with PERF=0).
 run_live() {
-  local exe=$1 nf=$2 mode=$3
+  local exe=$1 nf=$2 mode=$3 recorder=
+  rm -f "$work/live.json" "$work/live.err" "$work/perf.data"  # measure() must not find the run before's lines
   taskset -c "$(cpus_of "$mode")" "$exe" run --nf "$nf" --workers "$(workers_of "$mode")" --json --config "$dir/$nf-$mode.toml" \
     --dpdk "$eal -l $(lcores_of "$mode") $(vdevs "$nf" "$mode")" > "$work/live.json" 2> "$work/live.err" &
   local pid=$!
   pids+=("$pid")
+  if [[ ${PERF:-1} == 1 ]] && command -v perf > /dev/null; then
+    (
+      for _ in $(seq 3000); do grep -a -q ' 1 s, in' "$work/live.err" 2> /dev/null && break; sleep 0.1; done
+      sleep "$skip"
+      perf record -q -e cpu-clock -F 999 -p "$pid" -o "$work/perf.data" -- sleep $((seconds - 2)) > /dev/null 2>&1
+    ) &
+    recorder=$!
+  fi
   measure "$pid" "$work/live.err" ' 1 s, in'
+  pmd=
+  if [[ -n $recorder ]]; then
+    wait "$recorder"
+    pmd=$(perf report -i "$work/perf.data" --sort dso --stdio 2> /dev/null | awk '$2 ~ /^librte_/ { s += $1 } END { printf "%.3f", s / 100 }')
+  fi
   rate=$(sed -n 's/^flowtrack live: \([0-9]*\) s, in \([0-9.]*\) Mpps.*/\1 \2/p' "$work/live.err" | awk -v skip="$skip" '$1 > skip { print $2 }' | median)
   created=$(python3 - "$work/live.json" 2> /dev/null << 'PY' || echo "no report: $(tail -n 3 "$work/live.err" | tr '\n' ' ')"
 import json, sys
@@ -200,6 +217,7 @@ PY
 # dpdk-testpmd io between the LB's two ports: sets $rate (Mpps received, both ports).
 run_ports() {
   local mode=$1
+  rm -f "$work/testpmd.out"
   taskset -c "$cpu" dpdk-testpmd $eal --lcores=0@$cpu,1@$cpu $(vdevs lb "$mode") -- --forward-mode=io \
     --total-num-mbufs=$mbufs --mbuf-size=$((128 + 128)) --stats-period=1 > "$work/testpmd.out" 2>&1 &
   local pid=$!
@@ -221,7 +239,7 @@ for line in open(sys.argv[1]):
   [[ -n $rate ]] || rate=0
 }
 
-declare -A results
+declare -A results pmds
 record() { results[$1]+="$2 "; echo "rep $rep: $1 $2 Mpps $3 (load $(cut -d' ' -f1-3 /proc/loadavg))"; }
 for rep in $(seq "$reps"); do
   for nf in $nfs; do
@@ -232,7 +250,8 @@ for rep in $(seq "$reps"); do
     for mode in $modes; do
       for i in "${!bins[@]}"; do
         run_live "${bins[$i]}" "$nf" "$mode"
-        record "${names[$i]} $nf $mode" "$rate" "($created)"
+        record "${names[$i]} $nf $mode" "$rate" "($created${pmd:+; DPDK libraries $pmd of the CPU time})"
+        [[ -n $pmd ]] && pmds["${names[$i]} $nf $mode"]+="$pmd "
       done
     done
   done
@@ -257,10 +276,16 @@ for nf in $nfs; do
         awk '$2 > 0 { print $1 / $2 }' | median)
       printf '%s %s %s: live %s Mpps (%s), replay %s Mpps (%s): %.2fx' "${names[$i]}" "$nf" "$mode" \
         "$live" "$(echo ${results[$key]:-} | tr ' ' '\n' | range)" "$replay" "$(echo ${results[$replay_key]:-} | tr ' ' '\n' | range)" "$ratio"
-      if [[ $workers == 1 ]]; then
-        # The ports' cost and the function's add up: 1 / (1 / replay + 1 / ports) is the most it can do live.
-        bound=$(awk -v r="$replay" -v p="$ports" 'BEGIN { if (r > 0 && p > 0) printf "%.2f", 1 / (1 / r + 1 / p); else print 0 }')
-        printf '; bound %s Mpps = %.2fx replay\n' "$bound" "$(awk -v b="$bound" -v r="$replay" 'BEGIN { print (r > 0 ? b / r : 0) }')"
+      if [[ $workers == 1 && -n ${pmds[$key]:-} ]]; then
+        # What the PMDs take of the live run is what a NIC would do instead: flowtrack's own part alone
+        # would run at live / (1 - share), each repetition's, then their median.
+        share=$(echo ${pmds[$key]} | tr ' ' '\n' | median)
+        own=$(paste <(echo ${results[$key]:-} | tr ' ' '\n') <(echo ${pmds[$key]} | tr ' ' '\n') |
+          awk '$2 < 1 { print $1 / (1 - $2) }' | median)
+        printf '; DPDK libraries %s of the CPU time: flowtrack alone %.2f Mpps = %.2fx replay\n' "$share" "$own" \
+          "$(awk -v a="$own" -v r="$replay" 'BEGIN { print (r > 0 ? a / r : 0) }')"
+      elif [[ $workers == 1 ]]; then
+        echo
       elif [[ -n ${results["${names[$i]} $nf 1"]:-} ]]; then
         # Two workers against one, live and replayed, each the median of the repetitions' paired ratios.
         two_live=$(paste <(echo ${results[$key]:-} | tr ' ' '\n') <(echo ${results["${names[$i]} $nf 1"]:-} | tr ' ' '\n') |
