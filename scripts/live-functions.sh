@@ -41,7 +41,9 @@ skip=${SKIP:-3}
 cpu=${CPU:-1}
 modes=${MODES:-1}
 nfs=${NFS:-lb nat}
-dir=${TRACE_DIR:-/var/tmp/flowtrack-live-1m}
+windows=${WINDOWS:-55}
+callgrind=${CALLGRIND:-0}
+dir=${TRACE_DIR:-/var/tmp/flowtrack-live-w$windows}
 names=() bins=()
 for spec in "$@"; do
   if [[ $spec == *=* ]]; then names+=("${spec%%=*}") bins+=("${spec#*=}"); else names+=("$(basename "$spec")") bins+=("$spec"); fi
@@ -61,10 +63,11 @@ trap cleanup EXIT
 
 # net_pcap's ports' MACs, in the order of their --vdev: the frames are addressed to them.
 macs=02:70:63:61:70:00,02:70:63:61:70:01
-# The trace holds 12.1 M frames of at most 128 bytes (the campus profile's snaplen): every one waits in
-# an mbuf of net_pcap's, so the pool holds them all, each with room for 128 bytes (and its headroom).
-mbufs=12800000
-eal="--no-huge --no-pci --no-shconf --no-telemetry --file-prefix=$prefix -m 7168 --log-level=error"
+# The trace holds about 220 000 frames a window (12.1 M for 55), each of at most 128 bytes (the campus
+# profile's snaplen): every one waits in an mbuf of net_pcap's, so the pool holds them all, each with
+# room for 128 bytes (and its headroom, 576 bytes in all with its header).
+mbufs=$((windows * 230000 + 100000))
+eal="--no-huge --no-pci --no-shconf --no-telemetry --file-prefix=$prefix -m $((mbufs * 576 / 1048576 + 256)) --log-level=error"
 
 # The functions' configurations: bench nf's (apps/flowtrack/bench_nf.cpp: the campus servers' four
 # VIPs, TCP 443 and 80 and UDP 53 and 443, three backends for all, Maglev, room for twice the trace's
@@ -131,7 +134,7 @@ second_role() { [[ $1 == lb ]] && echo backends || echo outside; }
 
 # The trace once, then each function's files for each mode, kept while the configuration is the same.
 if [[ ! -s $dir/campus.pcap ]]; then
-  "$bin" trace gen --profile campus --flows 20000 --windows 55 -o "$dir/campus.pcap" || exit 1
+  "$bin" trace gen --profile campus --flows 20000 --windows "$windows" -o "$dir/campus.pcap" || exit 1
 fi
 for nf in $nfs; do
   for mode in $modes; do
@@ -185,13 +188,18 @@ measure() {
 # libraries, net_pcap's receive and transmit nearly all of it: what a NIC's DMA would do, sampled by
 # perf during the measured seconds; empty without perf or with PERF=0).
 run_live() {
-  local exe=$1 nf=$2 mode=$3 recorder=
-  rm -f "$work/live.json" "$work/live.err" "$work/perf.data"  # measure() must not find the run before's lines
-  taskset -c "$(cpus_of "$mode")" "$exe" run --nf "$nf" --workers "$(workers_of "$mode")" --json --config "$dir/$nf-$mode.toml" \
-    --dpdk "$eal -l $(lcores_of "$mode") $(vdevs "$nf" "$mode")" > "$work/live.json" 2> "$work/live.err" &
+  local exe=$1 nf=$2 mode=$3 recorder= under=()
+  rm -f "$work/live.json" "$work/live.err" "$work/perf.data" "$work"/callgrind.out*  # measure() must not find the run before's lines
+  # Under callgrind: the ports' receive and sort (DpdkPorts::next, the PMDs' receive in it) and the
+  # function's bursts (their verdicts, the ports' sends, in them), thread by thread.
+  [[ $callgrind == 1 ]] && under=(valgrind --tool=callgrind --collect-atstart=no --toggle-collect='flowtrack::DpdkPorts::next*'
+    --toggle-collect='*::process_burst<flowtrack::StageMarkingOutput<flowtrack::DpdkPorts> >*' --separate-threads=yes
+    --callgrind-out-file="$work/callgrind.out")
+  taskset -c "$(cpus_of "$mode")" "${under[@]}" "$exe" run --nf "$nf" --workers "$(workers_of "$mode")" --json \
+    --config "$dir/$nf-$mode.toml" --dpdk "$eal -l $(lcores_of "$mode") $(vdevs "$nf" "$mode")" > "$work/live.json" 2> "$work/live.err" &
   local pid=$!
   pids+=("$pid")
-  if [[ ${PERF:-1} == 1 ]] && command -v perf > /dev/null; then
+  if [[ ${PERF:-1} == 1 && $callgrind == 0 ]] && command -v perf > /dev/null; then
     (
       for _ in $(seq 3000); do grep -a -q ' 1 s, in' "$work/live.err" 2> /dev/null && break; sleep 0.1; done
       sleep "$skip"
@@ -212,6 +220,21 @@ r = json.load(open(sys.argv[1]))
 print("%.4f created/packet, drops %s, handed %s" % (r["connections"] / max(r["packets_in"], 1), r["drops"], r["handed_off"]))
 PY
   )
+  if [[ $callgrind == 1 ]]; then
+    # Instructions a packet received instead: the busiest thread's over all the packets (the one worker;
+    # of two on one RX queue, worker 0, which receives them all), then every thread's.
+    local counted
+    counted=$(python3 - "$work/live.json" "$work"/callgrind.out-* 2> /dev/null << 'PY' || echo "0|none"
+import json, sys
+packets = json.load(open(sys.argv[1]))["packets_in"]
+per_thread = sorted((next((int(l.split()[1]) for l in open(f) if l.startswith(("totals:", "summary:"))), 0) / packets
+                     for f in sys.argv[2:]), reverse=True)
+print("%.1f|%s" % (per_thread[0], " + ".join("%.1f" % t for t in per_thread if t > 0)))
+PY
+    )
+    rate=${counted%%|*}
+    created+="; instructions a packet by thread: ${counted#*|}"
+  fi
 }
 
 # dpdk-testpmd io between the LB's two ports: sets $rate (Mpps received, both ports).
@@ -240,10 +263,13 @@ for line in open(sys.argv[1]):
 }
 
 declare -A results pmds
-record() { results[$1]+="$2 "; echo "rep $rep: $1 $2 Mpps $3 (load $(cut -d' ' -f1-3 /proc/loadavg))"; }
+unit=Mpps
+[[ $callgrind == 1 ]] && unit="instructions a packet"
+record() { results[$1]+="$2 "; echo "rep $rep: $1 $2 $unit $3 (load $(cut -d' ' -f1-3 /proc/loadavg))"; }
 for rep in $(seq "$reps"); do
   for nf in $nfs; do
     for workers in $(for m in $modes; do workers_of "$m"; done | sort -u); do
+      [[ $callgrind == 1 ]] && break
       run_replay "$nf" "$workers"
       record "replay $nf ${workers}w" "$rate" ""
     done
@@ -255,12 +281,27 @@ for rep in $(seq "$reps"); do
       done
     done
   done
+  [[ $callgrind == 1 ]] && continue
   run_ports 1
   record "testpmd-io ports" "$rate" ""
 done
 
 echo
 echo "median over $reps repetitions (range), $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p')"
+if [[ $callgrind == 1 ]]; then
+  for nf in $nfs; do
+    for mode in $modes; do
+      first=$(echo ${results["${names[0]} $nf $mode"]:-} | tr ' ' '\n' | median)
+      for i in "${!bins[@]}"; do
+        key="${names[$i]} $nf $mode"
+        n=$(echo ${results[$key]:-} | tr ' ' '\n' | median)
+        printf '%s %s %s: %s instructions a packet (%s), %.3fx %s\n' "${names[$i]}" "$nf" "$mode" "$n" \
+          "$(echo ${results[$key]:-} | tr ' ' '\n' | range)" "$(awk -v a="$n" -v b="$first" 'BEGIN { print (b > 0 ? a / b : 0) }')" "${names[0]}"
+      done
+    done
+  done
+  exit 0
+fi
 ports=$(echo ${results[testpmd-io ports]:-} | tr ' ' '\n' | median)
 echo "ports alone (testpmd io, the LB's ports): $ports Mpps ($(echo ${results[testpmd-io ports]:-} | tr ' ' '\n' | range))"
 for nf in $nfs; do
