@@ -28,10 +28,17 @@
 # Several binaries (NAME=PATH ...) run live in turn in every repetition (their A/B), the first one the
 # replay and testpmd too. REPS (default 3) repetitions, interleaved; printed: every run, then per binary,
 # function and mode the median and range over the repetitions, the live rate against the replay's of
-# the same repetition (median of those ratios) and what flowtrack alone would do without the PMDs. As root (DPDK on net_pcap, no hugepages).
+# the same repetition (median of those ratios) and what flowtrack alone would do without the PMDs. As
+# root (DPDK on net_pcap, no hugepages).
+#
+# WINDOWS=N takes N shifted windows instead of 55 (1: about 20 000 connections). CALLGRIND=1 runs each
+# live run under callgrind instead (no replay, no testpmd): instructions a packet received, counted in
+# the ports' receive and sort and in the function's bursts (sends included), by the busiest thread (of
+# two workers on one RX queue, worker 0, which receives everything): load-free, for binary against
+# binary, on a small trace (WINDOWS=1 SECONDS_PER_RUN=20: valgrind runs some 50 times slower).
 #
 # Usage: scripts/live-functions.sh [NAME=]build/flowtrack [NAME=PATH ...]
-#        MODES="1 2rss 2sw" NFS="lb nat" REPS=3 SECONDS_PER_RUN=8 SKIP=3 TRACE_DIR=/var/tmp/flowtrack-1m
+#        MODES="1 2rss 2sw" NFS="lb nat" REPS=3 SECONDS_PER_RUN=8 SKIP=3 TRACE_DIR=/var/tmp/flowtrack-live-w55
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 [[ $# -ge 1 ]] || set -- "$root/build/flowtrack"
@@ -258,7 +265,7 @@ run_replay() {
   rate=$(python3 -c 'import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line)
-    if r.get("nf") == sys.argv[2]: print(r["mpps"])' "$work/bench.json" "$nf" 2> /dev/null | head -n 1)
+    if r.get("nf") == sys.argv[2]: print("%.3f" % r["mpps"])' "$work/bench.json" "$nf" 2> /dev/null | head -n 1)
   [[ -n $rate ]] || rate=0
 }
 
