@@ -31,11 +31,11 @@
 # the same repetition (median of those ratios) and what flowtrack alone would do without the PMDs. As
 # root (DPDK on net_pcap, no hugepages).
 #
-# WINDOWS=N takes N shifted windows instead of 55 (1: about 20 000 connections). CALLGRIND=1 runs each
-# live run under callgrind instead (no replay, no testpmd): instructions a packet received, counted in
-# the ports' receive and sort and in the function's bursts (sends included), by the busiest thread (of
-# two workers on one RX queue, worker 0, which receives everything): load-free, for binary against
-# binary, on a small trace (WINDOWS=1 SECONDS_PER_RUN=20: valgrind runs some 50 times slower).
+# WINDOWS=N takes N shifted windows instead of 55 (1: about 20 000 connections). CALLGRIND=1 counts
+# instead (no replay, no testpmd): each live run under callgrind, twice (run_counted), for the
+# instructions a packet received of the busiest worker, everything it does (receive, sort, the
+# function, the sends; the PMDs' part included): load-free, for binary against binary, on a small trace
+# (WINDOWS=1 SECONDS_PER_RUN=20: valgrind runs some 50 times slower).
 #
 # Usage: scripts/live-functions.sh [NAME=]build/flowtrack [NAME=PATH ...]
 #        MODES="1 2rss 2sw" NFS="lb nat" REPS=3 SECONDS_PER_RUN=8 SKIP=3 TRACE_DIR=/var/tmp/flowtrack-live-w55
@@ -178,12 +178,12 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else print 
 range() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s-%s", lo, hi }'; }
 
 # Waits for $1 (a PID) to print a line matching $3 into $2 (up to 5 minutes: the start loads 12 M frames
-# into mbufs, minutes on a loaded machine), then SECONDS_PER_RUN + SKIP seconds more, then stops it
-# (SIGINT; SIGKILL if it hangs 30 s, as testpmd sometimes does closing net_pcap).
+# into mbufs, minutes on a loaded machine), then $4 seconds more (SECONDS_PER_RUN + SKIP if not given),
+# then stops it (SIGINT; SIGKILL if it hangs 30 s, as testpmd sometimes does closing net_pcap).
 measure() {
   local pid=$1 out=$2 ready=$3 _
   for _ in $(seq 3000); do grep -a -q -e "$ready" "$out" 2> /dev/null && break; kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
-  sleep $((seconds + skip))
+  sleep "${4:-$((seconds + skip))}"
   kill -INT "$pid" 2> /dev/null
   for _ in $(seq 300); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
   kill -KILL "$pid" 2> /dev/null
@@ -195,18 +195,10 @@ measure() {
 # libraries, net_pcap's receive and transmit nearly all of it: what a NIC's DMA would do, sampled by
 # perf during the measured seconds; empty without perf or with PERF=0).
 run_live() {
-  local exe=$1 nf=$2 mode=$3 recorder= under=()
-  rm -f "$work/live.json" "$work/live.err" "$work/perf.data" "$work"/callgrind.out*  # measure() must not find the run before's lines
-  # Under callgrind: the ports' receive and sort (DpdkPorts::next, the PMDs' receive in it) and the
-  # function's bursts (their verdicts, the ports' sends, in them), thread by thread.
-  [[ $callgrind == 1 ]] && under=(valgrind --tool=callgrind --collect-atstart=no --toggle-collect='flowtrack::DpdkPorts::next*'
-    --toggle-collect='*::process_burst<flowtrack::StageMarkingOutput<flowtrack::DpdkPorts> >*' --separate-threads=yes
-    --callgrind-out-file="$work/callgrind.out")
-  taskset -c "$(cpus_of "$mode")" "${under[@]}" "$exe" run --nf "$nf" --workers "$(workers_of "$mode")" --json \
-    --config "$dir/$nf-$mode.toml" --dpdk "$eal -l $(lcores_of "$mode") $(vdevs "$nf" "$mode")" > "$work/live.json" 2> "$work/live.err" &
+  local exe=$1 nf=$2 mode=$3 recorder=
+  start_live "$@"
   local pid=$!
-  pids+=("$pid")
-  if [[ ${PERF:-1} == 1 && $callgrind == 0 ]] && command -v perf > /dev/null; then
+  if [[ ${PERF:-1} == 1 ]] && command -v perf > /dev/null; then
     (
       for _ in $(seq 3000); do grep -a -q ' 1 s, in' "$work/live.err" 2> /dev/null && break; sleep 0.1; done
       sleep "$skip"
@@ -227,21 +219,52 @@ r = json.load(open(sys.argv[1]))
 print("%.4f created/packet, drops %s, handed %s" % (r["connections"] / max(r["packets_in"], 1), r["drops"], r["handed_off"]))
 PY
   )
-  if [[ $callgrind == 1 ]]; then
-    # Instructions a packet received instead: the busiest thread's over all the packets (the one worker;
-    # of two on one RX queue, worker 0, which receives them all), then every thread's.
-    local counted
-    counted=$(python3 - "$work/live.json" "$work"/callgrind.out-* 2> /dev/null << 'PY' || echo "0|none"
-import json, sys
-packets = json.load(open(sys.argv[1]))["packets_in"]
-per_thread = sorted((next((int(l.split()[1]) for l in open(f) if l.startswith(("totals:", "summary:"))), 0) / packets
-                     for f in sys.argv[2:]), reverse=True)
-print("%.1f|%s" % (per_thread[0], " + ".join("%.1f" % t for t in per_thread if t > 0)))
+}
+
+# Starts binary $1 live on function $2 in mode $3 in the background ($! its PID), under the command
+# words that follow if any, its output files removed first (measure() must not find the run before's).
+start_live() {
+  local exe=$1 nf=$2 mode=$3
+  shift 3
+  rm -f "$work/live.json" "$work/live.err" "$work/perf.data" "$work"/callgrind.out*
+  taskset -c "$(cpus_of "$mode")" "$@" "$exe" run --nf "$nf" --workers "$(workers_of "$mode")" --json \
+    --config "$dir/$nf-$mode.toml" --dpdk "$eal -l $(lcores_of "$mode") $(vdevs "$nf" "$mode")" > "$work/live.json" 2> "$work/live.err" &
+  pids+=("$!")
+}
+
+# Under callgrind (CALLGRIND=1): the worker threads' whole bodies, thread by thread, in a run of
+# SECONDS_PER_RUN and in one twice as long: the difference of their instructions over the difference of
+# their packets received is what a packet costs, the start and the stop (the function's tables built,
+# the ports closed) taken out. Sets $rate (the busiest thread's instructions a packet: the one worker;
+# of two on one RX queue, worker 0, which receives everything) and $created (every thread's).
+run_counted() {
+  local exe=$1 nf=$2 mode=$3 length
+  for length in 1 2; do
+    start_live "$exe" "$nf" "$mode" valgrind --tool=callgrind --collect-atstart=no \
+      --toggle-collect='*{lambda(unsigned int, flowtrack::StartGate&)#*}::operator()*' --separate-threads=yes --callgrind-out-file="$work/callgrind.out"
+    measure "$!" "$work/live.err" ' 1 s, in' $((seconds * length))
+    rm -rf "$work/counted$length"
+    mkdir "$work/counted$length"
+    mv "$work"/callgrind.out* "$work/live.json" "$work/counted$length/"
+  done
+  local counted
+  counted=$(python3 - "$work/counted1" "$work/counted2" 2> /dev/null << 'PY' || echo "0|none"
+import json, os, sys
+def run(directory):
+    packets = json.load(open(os.path.join(directory, "live.json")))["packets_in"]
+    threads = {}
+    for name in os.listdir(directory):
+        if name.startswith("callgrind.out-"):
+            lines = open(os.path.join(directory, name))
+            threads[name] = next((int(l.split()[1]) for l in lines if l.startswith(("totals:", "summary:"))), 0)
+    return packets, threads
+short, long = run(sys.argv[1]), run(sys.argv[2])
+per_packet = sorted(((long[1][t] - short[1].get(t, 0)) / (long[0] - short[0]) for t in long[1]), reverse=True)
+print("%.1f|%s" % (per_packet[0], " + ".join("%.1f" % p for p in per_packet if p > 0.5)))
 PY
-    )
-    rate=${counted%%|*}
-    created+="; instructions a packet by thread: ${counted#*|}"
-  fi
+  )
+  rate=${counted%%|*}
+  created="instructions a packet by thread: ${counted#*|}"
 }
 
 # dpdk-testpmd io between the LB's two ports: sets $rate (Mpps received, both ports).
@@ -270,6 +293,7 @@ for line in open(sys.argv[1]):
 }
 
 declare -A results pmds
+pmd=
 unit=Mpps
 [[ $callgrind == 1 ]] && unit="instructions a packet"
 record() { results[$1]+="$2 "; echo "rep $rep: $1 $2 $unit $3 (load $(cut -d' ' -f1-3 /proc/loadavg))"; }
@@ -282,7 +306,7 @@ for rep in $(seq "$reps"); do
     done
     for mode in $modes; do
       for i in "${!bins[@]}"; do
-        run_live "${bins[$i]}" "$nf" "$mode"
+        if [[ $callgrind == 1 ]]; then run_counted "${bins[$i]}" "$nf" "$mode"; else run_live "${bins[$i]}" "$nf" "$mode"; fi
         record "${names[$i]} $nf $mode" "$rate" "($created${pmd:+; DPDK libraries $pmd of the CPU time})"
         [[ -n $pmd ]] && pmds["${names[$i]} $nf $mode"]+="$pmd "
       done
