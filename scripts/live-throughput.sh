@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Live throughput (docs/performance/live.md), in two parts, each forwarder alone on CPU 1:
+# Live throughput (docs/performance/live.md), in three parts, each forwarder alone on CPU 1:
 #
 # 1. The engine: flowtrack's forwarder and dpdk-testpmd in io and in mac forwarding mode between the
 #    same two ports with no kernel in the way (net_pcap replaying a trace in a loop into net_null).
-# 2. On a veth pair: flowtrack's forwarder, stateless LB, stateful LB and NAT, and testpmd io, each in
+# 2. The functions: the stateful LB and the NAT live at 1M connections against their replay of the
+#    same trace (`bench nf`), and the ports alone (testpmd io) in the same run: scripts/live-functions.sh,
+#    whose settings (REPS, MODES, ...) it passes on. FUNCTIONS=0 skips it.
+# 3. On a veth pair: flowtrack's forwarder, stateless LB, stateful LB and NAT, and testpmd io, each in
 #    turn on the same two af_packet ports, fed by a dpdk-testpmd txonly generator (64-byte UDP frames,
 #    many flows) on CPU 0:
 #
@@ -18,7 +21,7 @@
 # interleaved; the rate of a run is the median of its per-second output rates after the first two
 # seconds; printed: the median over repetitions, and flowtrack against testpmd. As root.
 #
-# ENGINE_ONLY=1 skips part 2.
+# ENGINE_ONLY=1 skips part 3.
 #
 # Usage: scripts/live-throughput.sh [build/flowtrack]
 set -uo pipefail
@@ -165,20 +168,36 @@ engine_run() {
     rate=$(sed -n 's/^flowtrack live: \([0-9]*\) s, .* out \([0-9.]*\) Mpps.*/\1 \2/p' "$work/engine.out" | awk '$1 > 2 { print $2 }' | median)
   fi
 }
+# The forwarder's own work (the parse to the transport header, the flow hash, the function, the
+# verdict), replayed from memory on the same CPU: the same 1000 flows of 64-byte UDP frames, 4 M of them.
+# testpmd mac does none of it, so flowtrack's forwarder live does at most 1 / (1 / mac + 1 / replay).
+"$bin" trace gen --profile uniform --flows 1000 --packets 4000000 -o "$work/uniform-replay.pcap" > /dev/null
+replay_fwd() {
+  taskset -c 1 "$bin" run --nf fwd --in "$work/uniform-replay.pcap" --json 2> /dev/null |
+    python3 -c 'import json, sys; print(json.loads(sys.stdin.readlines()[-1])["mpps"])' 2> /dev/null || echo 0
+}
 declare -A engine
 for rep in $(seq "$reps"); do
-  for f in testpmd testpmd-mac fwd; do
-    engine_run "$f"
-    echo "engine rep $rep: $f $rate Mpps out"
+  for f in testpmd testpmd-mac fwd replay; do
+    if [[ $f == replay ]]; then rate=$(replay_fwd); else engine_run "$f"; fi
+    echo "engine rep $rep: $f $rate Mpps out (load $(cut -d' ' -f1-3 /proc/loadavg))"
     engine[$f]+="$rate "
   done
 done
 engine_testpmd=$(echo ${engine[testpmd]} | tr ' ' '\n' | median)
 engine_mac=$(echo ${engine[testpmd-mac]} | tr ' ' '\n' | median)
 engine_fwd=$(echo ${engine[fwd]} | tr ' ' '\n' | median)
+engine_replay=$(echo ${engine[replay]} | tr ' ' '\n' | median)
+engine_bound=$(awk -v m="$engine_mac" -v r="$engine_replay" 'BEGIN { if (m > 0 && r > 0) printf "%.2f", 1 / (1 / m + 1 / r); else print 0 }')
 echo "engine, median of $reps: testpmd io $engine_testpmd Mpps, testpmd mac $engine_mac Mpps, flowtrack fwd $engine_fwd Mpps:" \
   "$(awk -v a="$engine_fwd" -v b="$engine_testpmd" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')x io," \
-  "$(awk -v a="$engine_fwd" -v b="$engine_mac" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')x mac"
+  "$(awk -v a="$engine_fwd" -v b="$engine_mac" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')x mac;" \
+  "the forwarder replayed $engine_replay Mpps, so live at most $engine_bound Mpps =" \
+  "$(awk -v a="$engine_bound" -v b="$engine_mac" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')x mac"
+
+if [[ ${FUNCTIONS:-1} == 1 ]]; then
+  "$root/scripts/live-functions.sh" "$bin"
+fi
 
 [[ -n ${ENGINE_ONLY:-} ]] && exit 0
 

@@ -324,6 +324,19 @@ void add_trace_commands(CLI::App& app) {
   stats->add_flag("--json", stats_options->json, "one JSON object");
   stats->add_option("--top", stats_options->top, "heaviest flows to list");
   stats->callback([stats_options] { run_reporting_user_errors("trace stats", [&] { run_trace_stats(*stats_options); }); });
+
+  auto ports_options = std::make_shared<TracePortsOptions>();
+  auto* ports = trace->add_subcommand("ports", "a client-side trace as a function's live ports receive it, a file a port and queue");
+  ports->add_option("--nf", ports_options->nf, "lb or nat")->check(CLI::IsMember({"lb", "nat"}));
+  ports->add_option("--config", ports_options->config, "the live run's configuration (the function's and [dataplane])")->required();
+  ports->add_option("--workers", ports_options->workers, "the live run's workers");
+  ports->add_option("--queues", ports_options->queues, "RX queues of each port");
+  ports->add_option("--split", ports_options->split, "rss: the queue the port's RSS gives a frame; owner: its owner's")
+      ->check(CLI::IsMember({"rss", "owner"}));
+  ports->add_option("--macs", ports_options->macs, "each port's MAC, in [[dataplane.port]] order")->delimiter(',')->required();
+  ports->add_option("file", ports_options->input, "the trace, captured on the function's client side")->required();
+  ports->add_option("-o,--output", ports_options->output, "prefix of the files: PREFIX-ROLE-QUEUE.pcap")->required();
+  ports->callback([ports_options] { run_reporting_user_errors("trace ports", [&] { run_trace_ports(*ports_options); }); });
 }
 
 }  // namespace

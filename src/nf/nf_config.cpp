@@ -657,6 +657,10 @@ DataplaneConfig load_dataplane_config(const ConfigText& text, std::string_view n
     }
     config.metrics = DataplaneListen{address.s_addr, static_cast<std::uint16_t>(port)};
   }
+  config.rx_queues = static_cast<unsigned>(integer_at(*plane, "dataplane", "rx_queues", 0, 0, 1024));
+  config.mbufs = static_cast<std::size_t>(integer_at(*plane, "dataplane", "mbufs", 0, 0, 1LL << 30));
+  // The mbuf's room (headroom and frame) is 16 bits: the headroom's 128 bytes leave the rest to a frame.
+  config.mbuf_size = static_cast<std::uint16_t>(integer_at(*plane, "dataplane", "mbuf_size", kDefaultMbufSize, 64, 65535 - 128));
   const Value* ports = find(*plane, "port");
   if (ports == nullptr || !ports->is_array() || ports->as_array().empty() || ports->as_array().size() > 2) {
     fail(ports != nullptr ? *ports : *plane, "dataplane.port", "expected one or two [[dataplane.port]] tables");

@@ -135,7 +135,7 @@ DpdkPortGroup::DpdkPortGroup(const DataplaneConfig& config, unsigned workers, Pa
   static std::atomic<unsigned> groups{0};  // mempool and ring names are global to the process
   const unsigned group = groups++;
   std::vector<std::uint16_t> ids;
-  rx_queues_ = static_cast<std::uint16_t>(workers_);
+  rx_queues_ = static_cast<std::uint16_t>(config.rx_queues == 0 ? workers_ : std::min(workers_, config.rx_queues));
   std::size_t rx_frames = 0, tx_frames = 0;  // one queue's descriptors, summed over the ports
   for (const DataplanePortConfig& p : config.ports) {
     ids.push_back(port_by_name(p.device));
@@ -150,9 +150,12 @@ DpdkPortGroup::DpdkPortGroup(const DataplaneConfig& config, unsigned workers, Pa
   for (unsigned w = 0; workers_ > 1 && w < workers_; ++w) inbox_sizes.push_back(inbox_size(w, rx_queues_, rx_frames));
   const std::size_t inbox_slots = std::accumulate(inbox_sizes.begin(), inbox_sizes.end(), std::size_t{0});
   const std::string pool_name = fmt::format("flowtrack_ports{}", group);
-  pool_ = rte_pktmbuf_pool_create(pool_name.c_str(), pool_size(rx_frames, tx_frames, ids.size(), rx_queues_, workers_, inbox_slots),
-                                  kPoolCache, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-  if (pool_ == nullptr) throw std::runtime_error(fmt::format("cannot create the mbuf pool: {}", rte_strerror(rte_errno)));
+  const std::size_t mbufs = std::max<std::size_t>(pool_size(rx_frames, tx_frames, ids.size(), rx_queues_, workers_, inbox_slots), config.mbufs);
+  pool_ = rte_pktmbuf_pool_create(pool_name.c_str(), static_cast<unsigned>(mbufs), kPoolCache, 0,
+                                  static_cast<std::uint16_t>(RTE_PKTMBUF_HEADROOM + config.mbuf_size), SOCKET_ID_ANY);
+  if (pool_ == nullptr) {
+    throw std::runtime_error(fmt::format("cannot create the mbuf pool ({} mbufs of {} bytes): {}", mbufs, config.mbuf_size, rte_strerror(rte_errno)));
+  }
   try {
     for (unsigned w = 0; w < inbox_sizes.size(); ++w) {
       const std::string name = fmt::format("flowtrack_in{}_{}", group, w);

@@ -17,34 +17,26 @@
 #include <thread>
 #include <variant>
 
-#include "flowtrack/aging/timer_wheel.hpp"
 #include "flowtrack/nf/concury_lb.hpp"
 #include "flowtrack/nf/control_request.hpp"
 #include "flowtrack/nf/forwarder.hpp"
-#include "flowtrack/nf/nat44.hpp"
-#include "flowtrack/nf/stateful_lb.hpp"
 #include "flowtrack/runtime/control_socket.hpp"
 #include "flowtrack/runtime/dpdk_port_group.hpp"
 #include "flowtrack/runtime/dpdk_ports.hpp"
 #include "flowtrack/runtime/dpdk_threads.hpp"
 #include "flowtrack/runtime/engine.hpp"
 #include "flowtrack/runtime/health_checker.hpp"
+#include "flowtrack/runtime/live_functions.hpp"
 #include "flowtrack/runtime/metrics_server.hpp"
 #include "flowtrack/runtime/port_block_journal_writer.hpp"
 #include "flowtrack/runtime/prometheus_text.hpp"
 #include "flowtrack/runtime/scheduled_source.hpp"
 #include "flowtrack/runtime/state_store.hpp"
 #include "flowtrack/runtime/telemetry_counters.hpp"
-#include "flowtrack/table/cuckoo.hpp"
 #include "flowtrack/io/dpdk_eal_start.hpp"
 
 namespace flowtrack {
 namespace {
-
-// The stateful functions run live on the default connection table and timer-wheel aging only (the
-// table and aging choice is measured by `bench nf`).
-using LiveLb = StatefulLb<CuckooTable<FlowKeyV4>, TimerWheel>;
-using LiveNat = Nat44<CuckooTable<FlowKeyV4>, TimerWheel>;
 
 constexpr Nanos kPublishEvery = 100 * kNanosPerMilli;
 // How long the control plane waits for every worker to take a pool change before it answers: a worker
@@ -108,8 +100,9 @@ LiveCounters state_of(const Nf& nf, std::string_view name, const DpdkPorts& port
   s.arp_asked = p.arp_asked;
   s.handed_off = p.handed_off;
   s.handoff_backoffs = p.handoff_backoffs;
-  for (std::size_t r = 0; r < kParseStatusCount; ++r) {
-    if (loop.parse_drops[r] != 0) s.drops[std::string(parse_status_name(static_cast<ParseStatus>(r)))] += loop.parse_drops[r];
+  for (std::size_t r = 0; r < kParseStatusCount; ++r) {  // the ports parse (a ParsingSource): the loop's stay 0
+    const std::uint64_t n = loop.parse_drops[r] + p.parse_drops[r];
+    if (n != 0) s.drops[std::string(parse_status_name(static_cast<ParseStatus>(r)))] += n;
   }
   const NfCounters c = nf.counters();
   for (std::size_t d = 0; d < kNfDropCount; ++d) {

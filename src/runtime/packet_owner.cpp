@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "flowtrack/packet/flow_key.hpp"
-#include "flowtrack/packet/parser.hpp"
 
 namespace flowtrack {
 namespace {
@@ -29,7 +28,7 @@ PacketOwner PacketOwner::lb_client(unsigned workers, std::vector<std::uint32_t> 
   PacketOwner o;
   o.rule_ = workers > 1 ? Rule::lb_client : Rule::where_received;
   o.workers_ = std::max(workers, 1u);
-  o.vips_ = std::move(vips);
+  o.vips_.insert(vips.begin(), vips.end());
   return o;
 }
 
@@ -38,13 +37,12 @@ PacketOwner PacketOwner::nat(unsigned workers, const NatConfig& config) {
   o.rule_ = workers > 1 ? Rule::nat : Rule::where_received;
   o.workers_ = std::max(workers, 1u);
   o.nat_ = config;
+  o.pool_.insert(config.pool.begin(), config.pool.end());
   return o;
 }
 
-unsigned PacketOwner::owner(std::span<const std::uint8_t> frame, unsigned received_by) const {
-  if (rule_ == Rule::where_received) return received_by;
-  ParsedPacket p;
-  if (parse_frame(frame, LinkType::ethernet, p) != ParseStatus::ok || p.ip_version != 4) return received_by;
+unsigned PacketOwner::owner(const ParsedPacket& p, unsigned received_by) const {
+  if (rule_ == Rule::where_received || p.ip_version != 4) return received_by;
   // The key's ports are zero where the packet has none (a later fragment, a protocol without ports);
   // an ICMP query's identifier stands in both.
   const FlowKeyV4& key = p.key4;
@@ -54,11 +52,11 @@ unsigned PacketOwner::owner(std::span<const std::uint8_t> frame, unsigned receiv
       // Symmetric: the two endpoints' hashes are added, so both directions get the same sum.
       return worker_of(endpoint_hash(key.src_addr, sport) + endpoint_hash(key.dst_addr, dport), workers_);
     case Rule::lb_client: {
-      const bool request = std::find(vips_.begin(), vips_.end(), key.dst_addr) != vips_.end();
+      const bool request = vips_.contains(key.dst_addr);
       return request ? worker_of(endpoint_hash(key.src_addr, sport), workers_) : worker_of(endpoint_hash(key.dst_addr, dport), workers_);
     }
     case Rule::nat: {
-      const bool inbound = std::find(nat_.pool.begin(), nat_.pool.end(), key.dst_addr) != nat_.pool.end();
+      const bool inbound = pool_.contains(key.dst_addr);
       if (!inbound) return worker_of(endpoint_hash(key.src_addr, 0), workers_);
       if (p.has_ports) return nat_owner_of_port(nat_, workers_, dport);
       // An ICMP error about a packet the NAT sent out: the quoted packet's source port is external.

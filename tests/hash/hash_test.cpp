@@ -3,6 +3,7 @@
 
 #include <bitset>
 #include <random>
+#include <set>
 #include <string_view>
 
 #include "flowtrack/hash/crc16.hpp"
@@ -148,6 +149,30 @@ TEST(Toeplitz, SymmetricKeyHashesBothDirectionsAlike) {
     standard_differs += standard.hash(key) != standard.hash(key.reversed());
   }
   EXPECT_GT(standard_differs, 990);  // the default key is not symmetric: the test above means something
+}
+
+// The price of the symmetry: under a key of period 16 bits, the window each input bit selects depends on
+// the bit's position modulo 16 only, so the hash is a function of the XOR of the input's 16-bit words:
+// 65 536 values at most, whatever the tuples. The live data plane therefore does not take the NIC's
+// hash as its tables' flow hash (docs/performance/live.md): a million connections would share them.
+TEST(Toeplitz, SymmetricKeyHashDependsOnTheXorOfTheSixteenBitWordsAlone) {
+  const ToeplitzHasher symmetric(kSymmetricRssKey);
+  std::mt19937 rng(11);
+  const auto words_xor = [](const FlowKeyV4& key) {
+    const std::uint32_t src = ntohl(key.src_addr), dst = ntohl(key.dst_addr);
+    return static_cast<std::uint16_t>((src >> 16) ^ src ^ (dst >> 16) ^ dst ^ ntohs(key.src_port) ^ ntohs(key.dst_port));
+  };
+  std::set<std::uint32_t> hashes;
+  for (int round = 0; round < 200'000; ++round) {
+    const auto key = FlowKeyV4::from_host(rng(), rng(), static_cast<std::uint16_t>(rng()), static_cast<std::uint16_t>(rng()), ipproto::kTcp);
+    // Another tuple, all of whose fields differ, with the same XOR of words: the same hash.
+    auto other = FlowKeyV4::from_host(rng(), rng(), static_cast<std::uint16_t>(rng()), 0, ipproto::kUdp);
+    other.dst_port = htons(static_cast<std::uint16_t>(words_xor(key) ^ words_xor(other)));
+    ASSERT_EQ(symmetric.hash(other), symmetric.hash(key));
+    hashes.insert(symmetric.hash(key));
+  }
+  EXPECT_LE(hashes.size(), 65'536u);
+  EXPECT_GT(hashes.size(), 60'000u);  // and the 16 bits are all used: 200 000 tuples reach nearly all
 }
 
 TEST(RedirectionTable, RoundRobinAndReconfigure) {

@@ -280,13 +280,14 @@ TEST_F(DpdkPortsTest, EveryDroppedFrameIsFreedAndCountedByReason) {
   inject(*clients_, tcp_from_client(port_a, 3, "10.2.0.99"));       // no service: passed, next hop unknown
   inject(*clients_, tcp_from_client(port_a, 4, "192.0.2.1"));       // no route (no gateway)
   const WorkerCounters counters = run(lb, ports);
+  EXPECT_EQ(counters.packets, 2u);  // the two that parsed: the ports hand the function parsed packets only
   EXPECT_EQ(ports.counters().drops[static_cast<std::size_t>(PortDrop::arp_unresolved)], 0u);  // it waits
   ports.refresh_neighbours(DpdkPorts::now() + DpdkPorts::kWaitLimit);                           // in vain
 
   const auto& drops = ports.counters().drops;
   EXPECT_EQ(drops[static_cast<std::size_t>(PortDrop::not_ipv4)], 1u);
   EXPECT_EQ(drops[static_cast<std::size_t>(PortDrop::not_our_mac)], 1u);
-  EXPECT_EQ(counters.parse_drops[static_cast<std::size_t>(ParseStatus::truncated_ipv4)], 1u);
+  EXPECT_EQ(ports.counters().parse_drops[static_cast<std::size_t>(ParseStatus::truncated_ipv4)], 1u);
   EXPECT_EQ(drops[static_cast<std::size_t>(PortDrop::arp_unresolved)], 1u);
   EXPECT_EQ(drops[static_cast<std::size_t>(PortDrop::no_route)], 1u);
   // The unknown next hop was asked for.
@@ -513,7 +514,9 @@ std::vector<std::vector<std::uint8_t>> frames_owned_by(unsigned owner, std::size
   std::vector<std::vector<std::uint8_t>> frames;
   for (std::uint16_t port = first_port; frames.size() < count; ++port) {
     std::vector<std::uint8_t> frame = tcp_from_client(to, port);
-    if (spread.owner(frame, 0) == owner) frames.push_back(std::move(frame));
+    ParsedPacket parsed;
+    EXPECT_EQ(parse_frame(frame, LinkType::ethernet, parsed), ParseStatus::ok);
+    if (spread.owner(parsed, 0) == owner) frames.push_back(std::move(frame));
   }
   return frames;
 }
@@ -546,6 +549,29 @@ TEST_F(DpdkPortsTest, EachPacketCarriesItsPortsRoleToTheWorkerThatServesIt) {
   }
   EXPECT_EQ(second.counters().to_function, 8u);
   EXPECT_EQ(first.counters().handed_off, 8u);
+  first.close();
+  second.close();
+  EXPECT_EQ(group.close(), 0u);
+}
+
+// [dataplane] rx_queues = 1 on ports that have a queue for each worker: worker 0 alone polls them and
+// hands worker 1 its frames (the software dispatcher, by choice).
+TEST_F(DpdkPortsTest, WorkersPastTheConfiguredRxQueuesPollNoneAndGetTheirFramesHandedOver) {
+  wire_ports(2, 2);
+  config_.rx_queues = 1;
+  DpdkPortGroup group(config_, 2, PacketOwner::spread(2));
+  ASSERT_EQ(group.rx_queues(), 1u);
+  DpdkPorts first(group, 0, {}, {}), second(group, 1, {}, {});
+  for (unsigned owner = 0; owner < 2; ++owner) {
+    for (const auto& frame : frames_owned_by(owner, 5, group.mac(0), static_cast<std::uint16_t>(1000 + 1000 * owner))) inject(*clients_, frame);
+  }
+  ArrivalRecorder on_first, on_second;
+  run(on_first, first);
+  run(on_second, second);
+  EXPECT_EQ(on_first.arrivals.size(), 5u);
+  EXPECT_EQ(on_second.arrivals.size(), 5u);
+  EXPECT_EQ(first.counters().handed_off, 5u);
+  EXPECT_EQ(second.counters().rx, 0u);  // it polled nothing
   first.close();
   second.close();
   EXPECT_EQ(group.close(), 0u);

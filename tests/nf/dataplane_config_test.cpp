@@ -17,6 +17,9 @@ namespace {
 constexpr const char* kTwoPorts = R"([dataplane]
 stats_interval = 5
 metrics = "127.0.0.1:9469"
+rx_queues = 1
+mbufs = 4000000
+mbuf_size = 256
 [[dataplane.port]]
 device = "net_af_packet0"
 address = "10.10.1.1/24"
@@ -29,9 +32,12 @@ address = "192.0.2.2"
 mac = "02:00:00:00:00:2a"
 )";
 
-TEST(DataplaneConfig, PortsGatewaysNeighboursAndIntervalAreRead) {
+TEST(DataplaneConfig, PortsGatewaysNeighboursIntervalAndPoolAreRead) {
   const DataplaneConfig c = load_dataplane_config(test::temp_config("plane.toml", kTwoPorts), "fwd");
   EXPECT_EQ(c.stats_interval, 5 * kNanosPerSecond);
+  EXPECT_EQ(c.rx_queues, 1u);
+  EXPECT_EQ(c.mbufs, 4'000'000u);
+  EXPECT_EQ(c.mbuf_size, 256);
   ASSERT_TRUE(c.metrics);
   EXPECT_EQ(c.metrics->address, test::ipv4("127.0.0.1"));
   EXPECT_EQ(c.metrics->port, 9469);
@@ -66,6 +72,9 @@ TEST(DataplaneConfig, AMistakeNamesTheKey) {
            {port + "address = \"10.0.0.1/24\"\n[[dataplane.neighbor]]\naddress = \"10.0.0.2\"\nmac = \"02:00:00:00:00\"\n",
             "dataplane.neighbor.mac: '02:00:00:00:00' is not a MAC address"},
            {"[dataplane]\nstats_interval = 0\n", "dataplane.stats_interval"},
+           {"[dataplane]\nrx_queues = -1\n", "dataplane.rx_queues: expected an integer in 0..1024"},
+           {"[dataplane]\nmbufs = 2000000000\n", "dataplane.mbufs"},
+           {"[dataplane]\nmbuf_size = 65408\n", "dataplane.mbuf_size: expected an integer in 64..65407"},
            {"[dataplane]\nmetrics = \"127.0.0.1\"\n", "dataplane.metrics: '127.0.0.1' is not an IPv4 address and port"},
            {"[dataplane]\nmetrics = \"127.0.0.1:65536\"\n", "dataplane.metrics"},
            {"[dataplane]\nmetrics = \"localhost:9469\"\n", "dataplane.metrics"},
@@ -112,6 +121,13 @@ TEST(DataplaneConfig, EachPortOfTheNatAndTheLbFacesOneSide) {
   EXPECT_EQ(lb.ports[0].role, PortRole::clients);
   EXPECT_EQ(lb.ports[1].role, PortRole::backends);
   EXPECT_EQ(load_dataplane_config(test::temp_config("plane.toml", two_ports("", "")), "slb").ports[0].role, PortRole::unknown);
+}
+
+TEST(DataplaneConfig, WithoutThemEveryWorkerPollsAndThePoolIsWhatThePortsNeed) {
+  const DataplaneConfig c = load_dataplane_config(test::temp_config("plane.toml", two_ports("", "")), "fwd");
+  EXPECT_EQ(c.rx_queues, 0u);
+  EXPECT_EQ(c.mbufs, 0u);
+  EXPECT_EQ(c.mbuf_size, kDefaultMbufSize);
 }
 
 TEST(DataplaneConfig, ARoleMissingOrWrongIsRefusedWithWhatToAdd) {

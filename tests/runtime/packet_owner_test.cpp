@@ -20,8 +20,19 @@ namespace {
 
 constexpr unsigned kWorkers = 4;
 
-std::vector<std::uint8_t> tcp(std::uint32_t source, std::uint16_t sport, std::uint32_t destination, std::uint16_t dport) {
+// What the ports read of a frame, which they ask the owner of.
+ParsedPacket parsed(const std::vector<std::uint8_t>& frame) {
+  ParsedPacket p;
+  EXPECT_EQ(parse_frame(frame, LinkType::ethernet, p), ParseStatus::ok);
+  return p;
+}
+
+std::vector<std::uint8_t> tcp_frame(std::uint32_t source, std::uint16_t sport, std::uint32_t destination, std::uint16_t dport) {
   return build_frame(FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(source), ntohl(destination), sport, dport, ipproto::kTcp), tcpflag::kAck));
+}
+
+ParsedPacket tcp(std::uint32_t source, std::uint16_t sport, std::uint32_t destination, std::uint16_t dport) {
+  return parsed(tcp_frame(source, sport, destination, dport));
 }
 
 TEST(PacketOwner, OneWorkerOwnsEverythingItReceives) {
@@ -78,13 +89,13 @@ TEST(PacketOwner, TheNatsInboundPacketsGoToTheWorkerWhoseSliceHoldsTheirPort) {
   // An echo reply by its identifier; an ICMP error by the external port of the packet it quotes.
   FrameSpec echo_reply = FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(server), ntohl(config.pool[0]), 2047, 0, ipproto::kIcmp), 0);
   echo_reply.icmp_type = 0;
-  EXPECT_EQ(owner.owner(build_frame(echo_reply), 0), kWorkers - 1);
-  const auto sent = tcp(config.pool[0], 1030, server, 443);
+  EXPECT_EQ(owner.owner(parsed(build_frame(echo_reply)), 0), kWorkers - 1);
+  const auto sent = tcp_frame(config.pool[0], 1030, server, 443);
   const std::span<const std::uint8_t> quoted = std::span(sent).subspan(14);  // from its IP header on
   FrameSpec error = FrameSpec::tcp4(FlowKeyV4::from_host(ntohl(server), ntohl(config.pool[0]), 0, 0, ipproto::kIcmp), 0);
   error.icmp_type = 3;
   error.icmp_quoted = quoted;
-  EXPECT_EQ(owner.owner(build_frame(error), 2), 0u);
+  EXPECT_EQ(owner.owner(parsed(build_frame(error)), 2), 0u);
   // Outbound: every flow of one inside address on one worker.
   const std::uint32_t inside = test::ipv4("10.0.0.9");
   const unsigned first = owner.owner(tcp(inside, 5000, server, 443), 0);
@@ -92,10 +103,20 @@ TEST(PacketOwner, TheNatsInboundPacketsGoToTheWorkerWhoseSliceHoldsTheirPort) {
 }
 
 TEST(PacketOwner, APacketWhoseOwnerCannotBeReadStaysWhereItWasReceived) {
-  const PacketOwner owner = PacketOwner::spread(kWorkers);
-  const std::vector<std::uint8_t> cut(12, 0x45);
-  EXPECT_EQ(owner.owner(cut, 3), 3u);
-  EXPECT_EQ(owner.owner({}, 1), 1u);
+  FrameSpec v6 = FrameSpec::tcp4(FlowKeyV4::from_host(0x0a000001, 0x0a000002, 1000, 80, ipproto::kTcp), tcpflag::kAck);
+  v6.ip_version = 6;
+  v6.key6.protocol = ipproto::kTcp;
+  for (unsigned received_by = 0; received_by < kWorkers; ++received_by) {
+    EXPECT_EQ(PacketOwner::spread(kWorkers).owner(parsed(build_frame(v6)), received_by), received_by);
+  }
+  // An inbound fragment after the first carries no ports, so not the one that names its owner.
+  NatConfig config;
+  config.pool = {test::ipv4("192.0.2.1")};
+  ParsedPacket later_fragment = tcp(test::ipv4("198.51.100.7"), 443, config.pool[0], 1030);
+  later_fragment.is_fragment = true;
+  later_fragment.has_ports = false;
+  later_fragment.key4.src_port = later_fragment.key4.dst_port = 0;
+  EXPECT_EQ(PacketOwner::nat(kWorkers, config).owner(later_fragment, 3), 3u);
 }
 
 }  // namespace

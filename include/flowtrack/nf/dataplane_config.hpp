@@ -6,6 +6,9 @@
 //   control_socket = "/run/flowtrack.sock"  # optional: the control socket (`flowtrack ctl`)
 //   control_group = "netadmin"           # optional: a group that may use it too (else owner only)
 //   metrics = "127.0.0.1:9469"           # optional: Prometheus text at http://127.0.0.1:9469/metrics
+//   rx_queues = 1                        # optional: RX queues a port gives the workers (default: one each)
+//   mbufs = 4000000                      # optional: the mbuf pool's size (default: what the ports need)
+//   mbuf_size = 256                      # optional: frame bytes an mbuf holds (default 2048)
 //   [[dataplane.port]]                   # one or two (nat and lb: two, one per role)
 //   device = "net_af_packet0"            # the DPDK port's name: a --vdev name or a PCI address
 //   address = "10.10.1.1/24"             # the port's address and its directly attached network
@@ -17,6 +20,7 @@
 //   mac = "02:00:00:00:00:01"
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,6 +33,9 @@
 #include "flowtrack/util/time.hpp"
 
 namespace flowtrack {
+
+// DPDK's default frame room (RTE_MBUF_DEFAULT_DATAROOM): an Ethernet frame of up to 2048 bytes.
+inline constexpr std::uint16_t kDefaultMbufSize = 2048;
 
 struct DataplanePortConfig {
   std::string device;
@@ -55,6 +62,15 @@ struct DataplaneConfig {
   std::string control_socket;  // empty: none
   std::string control_group;   // empty: owner only
   std::optional<DataplaneListen> metrics;  // none: no metrics listener
+  // The workers that poll a port's RX queues: at most this many (0: every worker, as far as the PMD has
+  // queues); the others take in only what these hand them (the software dispatcher).
+  unsigned rx_queues = 0;
+  // The mbuf pool holds at least this many (0: what the ports' queues, the hand-off rings and the
+  // workers' bursts need, dpdk_port_group.cpp). A PMD that keeps frames of its own in mbufs needs more:
+  // net_pcap's infinite_rx holds its whole trace, an mbuf a frame.
+  std::size_t mbufs = 0;
+  // Frame bytes each mbuf holds after its headroom: a longer frame takes several (dropped: segmented).
+  std::uint16_t mbuf_size = kDefaultMbufSize;
 };
 
 // The roles the ports of function `nf` take: the NAT's two ports face the inside and the outside, the

@@ -1,8 +1,8 @@
 // The data plane's one loop: every worker of every network function runs it, whatever the source of its
 // packets (a replayed trace, a dispatcher's ring, DPDK ports). A burst comes in; between() runs (the
 // engine handles the worker's mail there: pool changes, counter requests, runtime/mailbox.hpp); the
-// burst is parsed and hashed packet by packet (packets that do not parse are counted and go no
-// further), goes through the function's stages (process_burst, network_function.hpp) and leaves as
+// burst is parsed and hashed packet by packet, unless its source parsed it (packets that do not parse
+// are counted and go no further), goes through the function's stages (process_burst, network_function.hpp) and leaves as
 // verdicts in the output; then, once every kExpireEvery packets, the function ages out what went idle.
 //
 // Expiry depends on packets, not bursts, so that the output of a trace does not depend on the burst
@@ -44,15 +44,39 @@ struct StageMarkingOutput {
   void stage_done(NfStage stage) { clock.stage_done(stage); }
 };
 
+// A source that parses what it hands over, as live ports do to find each frame's owner
+// (runtime/dpdk_ports.hpp): its packets come with `parsed` and `hash` set, every one of them parsed
+// (it counts and drops those that do not parse itself), and the loop takes them as they are.
+template <class Source>
+concept ParsingSource = requires { requires Source::kParsesPackets; };
+
+// Parses the burst's frames and hashes their flows; those that do not parse are counted and left out,
+// the rest closed up in order. Returns how many are left.
+inline std::size_t parse_burst(std::span<NfPacket> burst, LinkType link, WorkerCounters& counters) {
+  std::size_t parsed = 0;
+  for (std::size_t i = 0; i < burst.size(); ++i) {
+    const ParseStatus status = parse_frame(burst[i].frame, link, burst[i].parsed);
+    if (status != ParseStatus::ok) {
+      ++counters.parse_drops[static_cast<std::size_t>(status)];
+      continue;
+    }
+    burst[i].hash = packet_hash(burst[i].parsed);
+    if (parsed != i) burst[parsed] = burst[i];  // close the gap an unparsable packet left
+    ++parsed;
+  }
+  return parsed;
+}
+
 // Source: next(std::span<NfPacket>) fills frame, capacity, wire_length, time and slot of up to that many
-// packets and returns how many (0: none now, or none ever), and link_type(). between() runs after a
-// burst is taken and before it is processed. Returns when the source gives 0.
+// packets (and parsed and hash: a ParsingSource) and returns how many (0: none now, or none ever), and
+// link_type(). between() runs after a burst is taken and before it is processed. Returns when the
+// source gives 0.
 template <NetworkFunction Nf, class Source, PacketOutput Out, class Between>
 void run_burst_loop(Nf& nf, Source& source, Out& packets_out, std::size_t burst_size, WorkerCounters& counters,
                     StageClock& clock, Between&& between) {
   StageMarkingOutput<Out> out{packets_out, clock};
   std::array<NfPacket, kMaxBurst> burst;
-  const LinkType link = source.link_type();
+  [[maybe_unused]] const LinkType link = source.link_type();  // a ParsingSource's packets come parsed
   const bool aligned = kExpireEvery % burst_size == 0;
   clock.start();
   for (;;) {
@@ -61,17 +85,8 @@ void run_burst_loop(Nf& nf, Source& source, Out& packets_out, std::size_t burst_
     if (n == 0) return;
     between();
     const Nanos last_time = burst[n - 1].time;
-    std::size_t parsed = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const ParseStatus status = parse_frame(burst[i].frame, link, burst[i].parsed);
-      if (status != ParseStatus::ok) {
-        ++counters.parse_drops[static_cast<std::size_t>(status)];
-        continue;
-      }
-      burst[i].hash = packet_hash(burst[i].parsed);
-      if (parsed != i) burst[parsed] = burst[i];  // close the gap an unparsable packet left
-      ++parsed;
-    }
+    std::size_t parsed = n;
+    if constexpr (!ParsingSource<Source>) parsed = parse_burst(std::span(burst).first(n), link, counters);
     clock.stage_done(NfStage::parse);
     if (parsed != 0) nf.process_burst(std::span(burst).first(parsed), out);
     const std::uint64_t before = counters.packets;

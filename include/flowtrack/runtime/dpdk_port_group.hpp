@@ -1,15 +1,16 @@
 // The devices of a live data plane, shared by its workers (each drives them through a DpdkPorts of its
 // own, dpdk_ports.hpp):
 //  - every port of [dataplane] started with one TX queue per worker and as many RX queues as the PMD
-//    has, up to one per worker; RSS with the symmetric key where the PMD hashes, so that both
-//    directions of a connection land on one queue (net_af_packet spreads by the kernel's fanout over
-//    its `qpairs=N` sockets instead). A worker past the ports' RX queues receives only what the others
-//    hand it: the software dispatcher for PMDs with one queue;
+//    has, up to one per worker and up to [dataplane] rx_queues; RSS with the symmetric key where the
+//    PMD hashes, so that both directions of a connection land on one queue (net_af_packet spreads by
+//    the kernel's fanout over its `qpairs=N` sockets instead). A worker past the ports' RX queues
+//    receives only what the others hand it: the software dispatcher for PMDs with one queue;
 //  - the packets' owners (packet_owner.hpp) and, with several workers, one hand-off ring per worker,
 //    multi-producer, into which any worker puts the packets another owns; each holds what the RX
 //    descriptors of all the other workers' queues hold (at most 65536 frames), so that an owner whose
 //    traffic the NIC puts on the others' queues can take it all in as it catches up;
-//  - one mbuf pool (thread-safe: a worker thread that is not an EAL lcore has no per-lcore cache);
+//  - one mbuf pool (thread-safe: a worker thread that is not an EAL lcore has no per-lcore cache) of
+//    what the ports need or [dataplane] mbufs, whichever is more, each mbuf with room for mbuf_size bytes;
 //  - the ARP board (arp_board.hpp).
 // This header includes no DPDK header; dpdk_port_group.cpp and dpdk_ports.cpp are the files that talk
 // to DPDK.

@@ -4,7 +4,9 @@
 // here); dpdk_ports.cpp is the one file that talks to DPDK for it.
 //
 // Zero copy: next() hands the function each received IPv4 frame where the NIC (or PMD) put it, the
-// NfPacket's frame pointing into its mbuf; verdict() sends that same mbuf on (rewritten in place by the
+// NfPacket's frame pointing into its mbuf, parsed and its flow hashed (a ParsingSource, burst_loop.hpp:
+// the ports read every frame to find its owner, and the function gets what they read; a frame that does
+// not parse is dropped here, counted by its parse status); verdict() sends that same mbuf on (rewritten in place by the
 // function, its Ethernet addresses by layer 2) or frees it. Only what did not arrive in an mbuf is
 // copied into a fresh one: a held packet a function releases (the NAT's fragments), an ARP request.
 //
@@ -13,7 +15,7 @@
 //
 // Several workers: a received IPv4 frame another worker owns (packet_owner.hpp) goes, mbuf and all, to
 // that worker's hand-off ring: gathered per owner while a receive burst is sorted, then put into each
-// owner's ring with one enqueue (counted: handed_off). A ring too full for them makes the sender back
+// owner's ring with one enqueue (counted: handed_off), and parsed again by its owner. A ring too full for them makes the sender back
 // off (counted once: handoff_backoffs): it yields and offers the rest again until the owner has taken
 // enough in or kHandoffPatience has passed, and only then drops what is left (handoff_full). next()
 // takes what the others handed this worker before it polls its queues.
@@ -26,10 +28,10 @@
 // kWaitLimit, as a host queues a few packets on an incomplete neighbour entry; beyond that it is
 // dropped as `arp_unresolved`).
 //
-// Every mbuf is either in the current burst (until its verdict, or the next next() call, which frees
-// those the loop dropped before the function: unparsable), in a TX buffer (until the burst ends),
-// gathered for a hand-off (until the receive burst is sorted), in a hand-off ring, or back in the pool. close() gives back what this worker holds; the group's close()
-// then counts the mbufs that did not come back.
+// Every mbuf is either in the current burst (until its verdict; the next next() call frees any the
+// function left without one), in a TX buffer (until the burst ends), gathered for a hand-off (until the
+// receive burst is sorted), in a hand-off ring, or back in the pool. close() gives back what this worker
+// holds; the group's close() then counts the mbufs that did not come back.
 #pragma once
 
 #include <array>
@@ -73,6 +75,7 @@ struct PortCounters {
   std::uint64_t handed_off = 0;          // IPv4 frames put in another worker's hand-off ring
   std::uint64_t handoff_backoffs = 0;    // times this worker found an owner's ring full and waited for room
   std::array<std::uint64_t, kPortDropCount> drops{};
+  std::array<std::uint64_t, kParseStatusCount> parse_drops{};  // IPv4 frames that did not parse, by status
 };
 
 class DpdkPorts {
@@ -99,6 +102,7 @@ class DpdkPorts {
   // an arbitrary epoch: the same as now()). Polls until it has some, or returns 0 when the tick is over:
   // after an empty poll, or at once if the call before returned packets (so that ports that never go
   // quiet still let the caller in at every tick), or when the watched flag (watch) is set.
+  static constexpr bool kParsesPackets = true;
   LinkType link_type() const { return LinkType::ethernet; }
   std::size_t next(std::span<NfPacket> burst);
   bool done() const { return false; }  // ports run until the worker is told to stop
@@ -143,9 +147,11 @@ class DpdkPorts {
   void finish_burst();
   void flush(std::uint16_t port);
   std::size_t take_handed(std::span<NfPacket> burst, Nanos now);  // from the hand-off ring into the burst
-  void add_to_burst(std::span<NfPacket> burst, rte_mbuf* mbuf, Nanos now);
+  // Fills `packet` (the burst's next slot) from `mbuf` and parses it; false: it did not parse (counted,
+  // freed).
+  bool parse(NfPacket& packet, rte_mbuf* mbuf, PortRole arrival, Nanos now);
   PortRole role_of(std::uint16_t port_id) const;
-  bool hand_off(rte_mbuf* mbuf);                                   // true: another worker owns it (gathered)
+  bool hand_off(rte_mbuf* mbuf, const ParsedPacket& parsed);      // true: another worker owns it (gathered)
   void send_handoffs();                                            // the gathered frames into their owners' rings
   void learn_from_board();                                         // the others' ARP messages
   void receive_arp(std::uint16_t port, rte_mbuf* mbuf, Nanos now);  // answers in the same mbuf, or frees it

@@ -14,14 +14,18 @@
 // A packet whose owner cannot be read (a non-first fragment: no ports; a truncated header) stays where
 // it was received: the function there counts what it cannot serve (a held fragment that never meets its
 // first one times out, counted).
-// No DPDK here: the ports call owner() on the frame, which the packet parser reads (packet/parser.hpp).
+// No DPDK here: the ports parse each frame once (packet/parser.hpp) and ask owner() of what they read,
+// which the function then gets as it is. Whether a packet goes to a VIP or a pool address is one hash
+// lookup, whatever the number of services or pool addresses.
 #pragma once
 
+#include <absl/container/flat_hash_set.h>
+
 #include <cstdint>
-#include <span>
 #include <vector>
 
 #include "flowtrack/nf/nat44_config.hpp"
+#include "flowtrack/packet/parser.hpp"
 
 namespace flowtrack {
 
@@ -37,14 +41,15 @@ class PacketOwner {
   static PacketOwner nat(unsigned workers, const NatConfig& config);
 
   Rule rule() const { return rule_; }
-  // The owner of the Ethernet frame `frame` that worker `received_by` took in.
-  unsigned owner(std::span<const std::uint8_t> frame, unsigned received_by) const;
+  // The owner of a packet (what parse_frame read of its frame) that worker `received_by` took in.
+  unsigned owner(const ParsedPacket& packet, unsigned received_by) const;
 
  private:
   Rule rule_ = Rule::where_received;
   unsigned workers_ = 1;
-  std::vector<std::uint32_t> vips_;  // lb_client
-  NatConfig nat_;                    // nat: the pool and the port range
+  absl::flat_hash_set<std::uint32_t> vips_;  // lb_client; network order
+  NatConfig nat_;                            // nat: the port range
+  absl::flat_hash_set<std::uint32_t> pool_;  // nat: the pool's addresses, network order
 };
 
 }  // namespace flowtrack

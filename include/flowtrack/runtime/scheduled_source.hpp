@@ -14,6 +14,7 @@
 #include <span>
 
 #include "flowtrack/nf/pool_schedule.hpp"
+#include "flowtrack/runtime/burst_loop.hpp"
 #include "flowtrack/runtime/mailbox.hpp"
 
 namespace flowtrack {
@@ -23,6 +24,8 @@ class ScheduledSource {
  public:
   ScheduledSource(Source& inner, PoolChangeSchedule schedule, Mailbox& mailbox)
       : inner_(inner), schedule_(std::move(schedule)), mailbox_(mailbox) {}
+
+  static constexpr bool kParsesPackets = ParsingSource<Source>;  // its packets are the inner source's
 
   LinkType link_type() const { return inner_.link_type(); }
   bool done() const { return held_count_ == 0 && inner_.done(); }
