@@ -16,7 +16,11 @@
 // --forwards runs the load balancers in each forwarding mode (nat, ipip, gue: nf/tunnel.hpp; in a tunnel
 // the trace's answers are left out, as the backends send them to the clients directly), and reports
 // each tunnel mode's cycles a packet against NAT mode's of the same run (and, with the stages clocked,
-// the same without its encapsulation: cycles_vs_nat_mode_besides_rewrite). --syn-flood N measures every
+// the same without its encapsulation: cycles_vs_nat_mode_besides_rewrite). With a tunnel mode asked for,
+// the load balancers run once more in NAT mode over the packets a tunnel mode handles, the answers left
+// out (kNatOnTunnelPackets): the tunnel modes' cycles a packet against NAT mode's on the same packets
+// (cycles_vs_nat_mode_same_packets), where the whole trace's NAT mode averages in its answers, which
+// cost less (no connection is opened by one). --syn-flood N measures every
 // configuration once more on the trace with N spoofed SYNs mixed in (syn_flood_mix.hpp);
 // --new-connection-rate measures the stateful LB at each limit given (new_connection_limiter.hpp; 0: no
 // limit, always measured too). Each limited or flooded configuration's cycles a packet are reported
@@ -32,8 +36,11 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <string_view>
+#include <tuple>
 
 #include "bench_nf.hpp"
+#include "direct_returns.hpp"
 #include "flowtrack/io/synthetic.hpp"
 #include "flowtrack/io/trace_multiplier.hpp"
 #include "flowtrack/lab/registry.hpp"
@@ -107,10 +114,18 @@ const NfRow* find_row(const std::vector<NfRow>& rows, const NfChoice& choice, st
   return it == rows.end() ? nullptr : &*it;
 }
 
-// The rows a row's cycles a packet are set against: NAT mode (a tunnel mode's), no limit on the same
-// trace (a limited row's), and the anchor of a flood: no limit on the trace without the flood.
+// The pseudo forwarding mode of a row that runs NAT mode over the trace without the answers a tunnel
+// mode's backends return directly: the packets a tunnel mode handles, forwarded by rewriting addresses.
+constexpr std::string_view kNatOnTunnelPackets = "nat-clients";
+
+bool is_tunnel_mode(std::string_view forward) { return forward != "nat" && forward != "-" && forward != kNatOnTunnelPackets; }
+
+// The rows a row's cycles a packet are set against: NAT mode (a tunnel mode's, and the row of NAT mode
+// on the same packets'), NAT mode on the tunnel's packets (a tunnel mode's), no limit on the same trace
+// (a limited row's), and the anchor of a flood: no limit on the trace without the flood.
 struct Anchors {
   const NfRow* nat_mode = nullptr;
+  const NfRow* nat_same_packets = nullptr;
   const NfRow* no_limit = nullptr;
   const NfRow* no_flood = nullptr;
 };
@@ -118,6 +133,7 @@ struct Anchors {
 Anchors anchors_of(const std::vector<NfRow>& rows, const NfRow& r) {
   Anchors a;
   if (r.forward != "nat" && r.forward != "-") a.nat_mode = find_row(rows, r.choice, r.burst, "nat", r.flood, r.rate);
+  if (is_tunnel_mode(r.forward)) a.nat_same_packets = find_row(rows, r.choice, r.burst, kNatOnTunnelPackets, r.flood, r.rate);
   if (r.rate != 0) a.no_limit = find_row(rows, r.choice, r.burst, r.forward, r.flood);
   if (r.flood) a.no_flood = find_row(rows, r.choice, r.burst, r.forward, false);
   return a;
@@ -194,7 +210,7 @@ void print_summary(const std::vector<NfRow>& rows, unsigned workers, std::size_t
   header = false;
   for (const NfRow& r : rows) {
     const Anchors a = anchors_of(rows, r);
-    if (a.nat_mode == nullptr && a.no_limit == nullptr && a.no_flood == nullptr) continue;
+    if (a.nat_mode == nullptr && a.nat_same_packets == nullptr && a.no_limit == nullptr && a.no_flood == nullptr) continue;
     if (!header) {
       fmt::print("\ncycles a packet against NAT mode, against no limit on the same trace, and against no limit without the "
                  "flood (paired, same run):\n");
@@ -204,6 +220,7 @@ void print_summary(const std::vector<NfRow>& rows, unsigned workers, std::size_t
                r.choice.aging, r.choice.scaling, r.choice.workers, r.burst, r.forward, r.flood ? " + SYN flood" : "",
                r.rate != 0 ? fmt::format(", limit {}/s", r.rate) : "");
     if (a.nat_mode != nullptr) fmt::print(" {:.3f}x NAT mode", paired_cycles_ratio(r, *a.nat_mode));
+    if (a.nat_same_packets != nullptr) fmt::print(" {:.3f}x NAT mode on the same packets", paired_cycles_ratio(r, *a.nat_same_packets));
     if (a.no_limit != nullptr) fmt::print(" {:.3f}x no limit", paired_cycles_ratio(r, *a.no_limit));
     if (a.no_flood != nullptr) fmt::print(" {:.3f}x no limit without the flood", paired_cycles_ratio(r, *a.no_flood));
     std::uint64_t drops = 0;
@@ -283,6 +300,8 @@ void run_nf_bench(NfBenchOptions o) {
     configs_by_forward.emplace(forward, std::move(c));
   }
   if (!configs_by_forward.contains("nat")) configs_by_forward.emplace("nat", configs);
+  const auto tunnel = std::ranges::find_if(o.forwards, is_tunnel_mode);
+  const NfConfigs* tunnel_configs = tunnel != o.forwards.end() ? &configs_by_forward.at(*tunnel) : nullptr;
   const PacketStore flooded =
       o.syn_flood == 0 ? PacketStore(trace.link_type()) : mix_syn_flood(trace, configs.lb.services, o.syn_flood);
 
@@ -313,10 +332,13 @@ void run_nf_bench(NfBenchOptions o) {
     fmt::print("flowtrack bench nf: campus {} connections x {} windows = {} packets, median of {} reps\n",
                o.flows, o.windows, trace.size(), o.reps);
     if (o.syn_flood != 0) fmt::print("  and the same with {} spoofed SYNs mixed in ({} packets)\n", o.syn_flood, flooded.size());
-    fmt::print("\n{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>4} {:>5} {:>7} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7}\n", "nf", "table",
+    fmt::print("\n{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>11} {:>5} {:>7} {:>8} {:>9} {:>8} {:>9} {:>9} {:>7}\n", "nf", "table",
                "aging", "scaling", "wrk", "burst", "fwd", "flood", "limit", "Mpps", "cyc/pkt", "vs fwd", "vs 1/bst", "live", "drops");
   }
   std::map<std::pair<unsigned, bool>, PacketPartition> partitions;  // by worker count and trace (flooded or not)
+  // The same without the answers a tunnel mode's backends return directly, by function too (their
+  // services may differ): kNatOnTunnelPackets' rows'.
+  std::map<std::tuple<unsigned, bool, NfKind>, PacketPartition> tunnel_partitions;
   std::vector<NfRow> rows;
   for (const NfChoice& choice : choices) {
     for (const bool flood : {false, true}) {
@@ -325,7 +347,15 @@ void run_nf_bench(NfBenchOptions o) {
       if (!partitions.contains({choice.workers, flood})) {
         partitions.emplace(std::pair{choice.workers, flood}, partition_by_rss(t, RssSteering(choice.workers)));
       }
-      for (const std::string& forward : forwards(choice.nf) ? o.forwards : std::vector<std::string>{"-"}) {
+      std::vector<std::string> modes = forwards(choice.nf) ? o.forwards : std::vector<std::string>{"-"};
+      if (forwards(choice.nf) && tunnel_configs != nullptr) {
+        modes.emplace_back(kNatOnTunnelPackets);
+        const auto& services = choice.nf == NfKind::slb ? tunnel_configs->slb.services : tunnel_configs->lb.services;
+        PacketPartition clients = partitions.at({choice.workers, flood});
+        leave_out_direct_returns(t, services, clients);
+        tunnel_partitions.emplace(std::tuple{choice.workers, flood, choice.nf}, std::move(clients));
+      }
+      for (const std::string& forward : modes) {
         for (const std::uint64_t rate : choice.nf == NfKind::lb ? o.new_connection_rates : std::vector<std::uint64_t>{0}) {
           for (const std::size_t burst : o.bursts) rows.push_back({choice, burst, forward, flood, rate});
         }
@@ -333,9 +363,12 @@ void run_nf_bench(NfBenchOptions o) {
     }
   }
   const auto run = [&](const NfRow& row, const NfChoice& choice, const ReplayOptions& options) {
-    NfConfigs c = configs_by_forward.at(row.forward == "-" ? "nat" : row.forward);
+    const bool tunnel_packets = row.forward == kNatOnTunnelPackets;
+    NfConfigs c = configs_by_forward.at(row.forward == "-" || tunnel_packets ? "nat" : row.forward);
     c.lb.new_connection_rate = row.rate;
-    return run_nf(choice, c, row.flood ? flooded : trace, partitions.at({choice.workers, row.flood}), options);
+    const PacketPartition& partition = tunnel_packets ? tunnel_partitions.at({choice.workers, row.flood, choice.nf})
+                                                      : partitions.at({choice.workers, row.flood});
+    return run_nf(choice, c, row.flood ? flooded : trace, partition, options);
   };
   // Repetition r of every row runs before repetition r + 1 of any, so that the rows a ratio compares (a
   // function and the forwarder, bursts and bursts of one) ran minutes apart at most, not a whole row's
@@ -424,7 +457,10 @@ void run_nf_bench(NfBenchOptions o) {
           .set("over_rate", row.over_rate);
       if (limit != nullptr) j.set("line_fetches", median(row.cycles) / limit->batched_cycles_per_line).merge(memory_limit_fields(*limit));
       if (anchors.nat_mode != nullptr) j.set("cycles_vs_nat_mode", paired_cycles_ratio(row, *anchors.nat_mode));
-      if (anchors.nat_mode != nullptr && split) {
+      if (anchors.nat_same_packets != nullptr) {
+        j.set("cycles_vs_nat_mode_same_packets", paired_cycles_ratio(row, *anchors.nat_same_packets));
+      }
+      if (anchors.nat_mode != nullptr && split && is_tunnel_mode(row.forward)) {
         j.set("cycles_vs_nat_mode_besides_rewrite", cycles_vs_nat_mode_besides_rewrite(row, *anchors.nat_mode));
       }
       if (anchors.no_limit != nullptr) j.set("cycles_vs_no_limit", paired_cycles_ratio(row, *anchors.no_limit));
@@ -440,7 +476,7 @@ void run_nf_bench(NfBenchOptions o) {
     } else {
       // Concury has no table: its column tells where its control plane learns.
       const std::string table = choice.nf == NfKind::concury ? "cp:" + choice.control_plane : choice.table;
-      fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>4} {:>5} {:>7} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9} {:>7}\n",
+      fmt::print("{:<5} {:<12} {:<6} {:<9} {:>3} {:>5} {:>11} {:>5} {:>7} {:>8.2f} {:>9.1f} {:>7.2f}x {:>8.2f}x {:>9} {:>7}\n",
                  nf_kind_name(choice.nf), table, choice.aging, choice.scaling, choice.workers, burst, row.forward,
                  row.flood ? "yes" : "no", row.rate != 0 ? std::to_string(row.rate) : "-", mpps, median(row.cycles), vs_fwd,
                  vs_per_packet, row.live, drops);
