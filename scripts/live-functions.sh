@@ -90,39 +90,13 @@ plane() {  # $1 $2: the roles; $3: port 1's network; $4...: port 1's neighbours
   for n in 192.0.2.2 "$@"; do printf '[[dataplane.neighbor]]\naddress = "%s"\nmac = "02:00:00:00:00:01"\n' "$n"; done
 }
 lb_config() {
-  cat << 'LB'
-[lb]
-policy = "maglev"
-max_connections = 2200000
-[[service]]
-name = "tcp"
-vip = ["198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4"]
-port = [443, 80]
-protocol = "tcp"
-  [[service.backend]]
-  name = "backend-1"
-  address = "10.200.0.1"
-  [[service.backend]]
-  name = "backend-2"
-  address = "10.200.0.2"
-  [[service.backend]]
-  name = "backend-3"
-  address = "10.200.0.3"
-[[service]]
-name = "udp"
-vip = ["198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4"]
-port = [53, 443]
-protocol = "udp"
-  [[service.backend]]
-  name = "backend-1"
-  address = "10.200.0.1"
-  [[service.backend]]
-  name = "backend-2"
-  address = "10.200.0.2"
-  [[service.backend]]
-  name = "backend-3"
-  address = "10.200.0.3"
-LB
+  local protocol b
+  printf '[lb]\npolicy = "maglev"\nmax_connections = 2200000\n'
+  for protocol in tcp udp; do
+    printf '[[service]]\nname = "%s"\nvip = ["198.18.0.1", "198.18.0.2", "198.18.0.3", "198.18.0.4"]\n' "$protocol"
+    printf 'port = %s\nprotocol = "%s"\n' "$([[ $protocol == tcp ]] && echo '[443, 80]' || echo '[53, 443]')" "$protocol"
+    for b in 1 2 3; do printf '  [[service.backend]]\n  name = "backend-%s"\n  address = "10.200.0.%s"\n' "$b" "$b"; done
+  done
   plane clients backends 10.200.0.254/24 10.200.0.1 10.200.0.2 10.200.0.3
 }
 nat_config() {
