@@ -14,7 +14,8 @@
 #       per function of the loop
 #       (inclusive), instructions and the cache lines it missed in L1 and in the last level (the DRAM
 #       accesses a burst has to overlap), per packet. FORWARDS="nat ipip gue" profiles the LB once per
-#       forwarding mode (bench nf --forwards), NAT mode alone unless told.
+#       forwarding mode (bench nf --forwards; nat-clients: NAT mode on the packets a tunnel mode handles),
+#       NAT mode alone unless told.
 # valgrind 3.19 stops at the first AVX-512 instruction: on a CPU that has them, give a BUILD_DIR configured
 # for x86-64-v3 (AVX2), CMakeLists.txt's default (the Makefile's build/ is -march=native), e.g. `cmake -S .
 # -B build-cg -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build-cg flowtrack`.
@@ -37,7 +38,7 @@ profile() {
   valgrind --tool=callgrind --callgrind-out-file="$out/cg" '--toggle-collect=void flowtrack::run_burst_loop*' "$@" \
     "$build/flowtrack" bench nf --nfs "$nf" --tables cuckoo --scalings sharded --workers 1 --reps 1 --no-stages --burst "$burst" \
     --forwards "$forward" "${trace[@]}" --json > "$out/json" 2> "$out/log" || { cat "$out/log" >&2; exit 1; }
-  sed -n 's/.*"packets":\([0-9]*\).*/\1/p' "$out/json" | head -1
+  sed -n 's/.*"packets_handled":\([0-9]*\).*/\1/p' "$out/json" | head -1
 }
 
 if ((connections == 0)); then
@@ -56,7 +57,7 @@ for nf in ${NFS:-lb nat}; do
   for forward in ${FORWARDS:-nat}; do
     [[ $nf == lb || $forward == nat ]] || continue
     packets=$(profile "$nf" 32 "$forward" --cache-sim=yes "--LL=${LL_BYTES:-33554432},16,64")
-    echo "== $nf ($forward), bursts of 32, $connections connections, last level ${LL_BYTES:-33554432} bytes, $packets packets (per packet of the trace, of which a tunnel mode handles the clients' only; inclusive; L1 and last-level misses, reads + writes)"
+    echo "== $nf ($forward), bursts of 32, $connections connections, last level ${LL_BYTES:-33554432} bytes, $packets packets handled (per packet handled: a tunnel mode's are the clients' alone, as nat-clients' are; inclusive; L1 and last-level misses, reads + writes)"
     printf '%12s %10s %10s  %s\n' instr L1-lines LL-lines function
     # Columns of callgrind_annotate: Ir D1mr D1mw DLmr DLmw, then the function; the loop's own callees
     # above 1 % of the instructions, with template arguments shortened.

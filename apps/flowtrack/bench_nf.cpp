@@ -16,11 +16,12 @@
 // --forwards runs the load balancers in each forwarding mode (nat, ipip, gue: nf/tunnel.hpp; in a tunnel
 // the trace's answers are left out, as the backends send them to the clients directly), and reports
 // each tunnel mode's cycles a packet against NAT mode's of the same run (and, with the stages clocked,
-// the same without its encapsulation: cycles_vs_nat_mode_besides_rewrite). With a tunnel mode asked for,
-// the load balancers run once more in NAT mode over the packets a tunnel mode handles, the answers left
-// out (kNatOnTunnelPackets): the tunnel modes' cycles a packet against NAT mode's on the same packets
-// (cycles_vs_nat_mode_same_packets), where the whole trace's NAT mode averages in its answers, which
-// cost less (no connection is opened by one). --syn-flood N measures every
+// the same without its encapsulation: cycles_vs_nat_mode_besides_rewrite). With a tunnel mode and NAT mode
+// asked for (or nat-clients itself), the load balancers run once more in NAT mode over the packets a tunnel mode
+// handles, the answers left out (kNatOnTunnelPackets): the tunnel modes' cycles a packet against NAT
+// mode's on the same packets (cycles_vs_nat_mode_same_packets), where the whole trace's NAT mode
+// averages in its answers, which cost less (no connection is opened by one). packets_handled says how
+// many packets a row's function was given (a tunnel mode's: the clients'). --syn-flood N measures every
 // configuration once more on the trace with N spoofed SYNs mixed in (syn_flood_mix.hpp);
 // --new-connection-rate measures the stateful LB at each limit given (new_connection_limiter.hpp; 0: no
 // limit, always measured too). Each limited or flooded configuration's cycles a packet are reported
@@ -85,6 +86,7 @@ struct NfRow {
   bool flood = false;           // on the trace with the SYN flood mixed in
   std::uint64_t rate = 0;       // lb: the new-connection limit (0: none)
   std::vector<double> mpps, cycles;
+  std::uint64_t handled = 0;  // packets given to the function in a repetition
   std::size_t live = 0;
   std::size_t state_bytes = 0;  // the memory of the function's per-packet lookups, over its instances (0: none)
   std::map<std::string, std::uint64_t> drop_reasons;
@@ -290,18 +292,29 @@ void run_nf_bench(NfBenchOptions o) {
   o.new_connection_rates.erase(std::unique(o.new_connection_rates.begin(), o.new_connection_rates.end()), o.new_connection_rates.end());
   // The same functions in each forwarding mode asked for: the services in a tunnel from one source.
   std::map<std::string, NfConfigs> configs_by_forward;
-  for (const std::string& forward : o.forwards) {
-    const auto mode = forward_mode_from_name(forward);
-    if (!mode) throw UserError(fmt::format("bench nf: unknown forwarding mode '{}' (nat, ipip, gue)", forward));
+  const auto tunnelled = [&](ForwardMode mode) {
     NfConfigs c = configs;
     for (auto* services : {&c.lb.services, &c.slb.services}) {
-      for (ServiceConfig& s : *services) s.tunnel = {.mode = *mode, .source = to_network32(0x0ac8ff01)};  // 10.200.255.1
+      for (ServiceConfig& s : *services) s.tunnel = {.mode = mode, .source = to_network32(0x0ac8ff01)};  // 10.200.255.1
     }
-    configs_by_forward.emplace(forward, std::move(c));
+    return c;
+  };
+  for (const std::string& forward : o.forwards) {
+    if (forward == kNatOnTunnelPackets) continue;
+    const auto mode = forward_mode_from_name(forward);
+    if (!mode) throw UserError(fmt::format("bench nf: unknown forwarding mode '{}' (nat, ipip, gue, {})", forward, kNatOnTunnelPackets));
+    configs_by_forward.emplace(forward, tunnelled(*mode));
   }
   if (!configs_by_forward.contains("nat")) configs_by_forward.emplace("nat", configs);
-  const auto tunnel = std::ranges::find_if(o.forwards, is_tunnel_mode);
-  const NfConfigs* tunnel_configs = tunnel != o.forwards.end() ? &configs_by_forward.at(*tunnel) : nullptr;
+  // NAT mode on the packets a tunnel mode handles: where a tunnel mode is set against NAT mode, or asked
+  // for by name. Which answers a tunnel leaves out does not depend on its kind: those of every service's
+  // VIPs.
+  const auto asked = [&](std::string_view forward) { return std::ranges::find(o.forwards, forward) != o.forwards.end(); };
+  if (std::ranges::any_of(o.forwards, is_tunnel_mode) && asked("nat") && !asked(kNatOnTunnelPackets)) {
+    o.forwards.emplace_back(kNatOnTunnelPackets);
+  }
+  const bool tunnel_packets_asked = asked(kNatOnTunnelPackets);
+  const NfConfigs any_tunnel = tunnelled(ForwardMode::ipip);
   const PacketStore flooded =
       o.syn_flood == 0 ? PacketStore(trace.link_type()) : mix_syn_flood(trace, configs.lb.services, o.syn_flood);
 
@@ -347,15 +360,13 @@ void run_nf_bench(NfBenchOptions o) {
       if (!partitions.contains({choice.workers, flood})) {
         partitions.emplace(std::pair{choice.workers, flood}, partition_by_rss(t, RssSteering(choice.workers)));
       }
-      std::vector<std::string> modes = forwards(choice.nf) ? o.forwards : std::vector<std::string>{"-"};
-      if (forwards(choice.nf) && tunnel_configs != nullptr) {
-        modes.emplace_back(kNatOnTunnelPackets);
-        const auto& services = choice.nf == NfKind::slb ? tunnel_configs->slb.services : tunnel_configs->lb.services;
+      if (forwards(choice.nf) && tunnel_packets_asked) {
+        const auto& services = choice.nf == NfKind::slb ? any_tunnel.slb.services : any_tunnel.lb.services;
         PacketPartition clients = partitions.at({choice.workers, flood});
         leave_out_direct_returns(t, services, clients);
         tunnel_partitions.emplace(std::tuple{choice.workers, flood, choice.nf}, std::move(clients));
       }
-      for (const std::string& forward : modes) {
+      for (const std::string& forward : forwards(choice.nf) ? o.forwards : std::vector<std::string>{"-"}) {
         for (const std::uint64_t rate : choice.nf == NfKind::lb ? o.new_connection_rates : std::vector<std::uint64_t>{0}) {
           for (const std::size_t burst : o.bursts) rows.push_back({choice, burst, forward, flood, rate});
         }
@@ -380,8 +391,10 @@ void run_nf_bench(NfBenchOptions o) {
       row.cycles.push_back(cycles_per_packet(r.workers));
       row.live = 0;
       row.state_bytes = 0;
+      row.handled = 0;
       for (const WorkerReport& w : r.workers) {
         row.live += w.peak_connections;
+        row.handled += w.counters.packets;
         // One instance under a lock reports the same state to every worker: counted once.
         row.state_bytes = row.choice.scaling == "spinlock" ? std::max(row.state_bytes, w.state_bytes) : row.state_bytes + w.state_bytes;
       }
@@ -449,6 +462,7 @@ void run_nf_bench(NfBenchOptions o) {
           .set("drop_reasons", row.drop_reasons)
           .set("reps", o.reps)
           .set("packets", row.flood ? flooded.size() : trace.size())
+          .set("packets_handled", row.handled)
           .set("own_backends", o.own_backends)
           .set("windows", o.windows)
           .set("forward", row.forward)

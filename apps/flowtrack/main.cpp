@@ -125,9 +125,11 @@ void add_nf_bench(CLI::App& bench) {
   nf->add_flag("--quick", o->quick, "small trace, four tables");
   nf->add_flag("--own-backends", o->own_backends,
                "every service on three backends of its own (default: the same three backends serve every service)");
-  nf->add_option("--forwards", o->forwards, "the load balancers' forwarding modes: nat, ipip, gue; several: each")
+  nf->add_option("--forwards", o->forwards,
+                 "the load balancers' forwarding modes: nat, ipip, gue; several: each; nat-clients: NAT mode on the packets a "
+                 "tunnel mode handles (with nat and a tunnel mode: always)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"nat", "ipip", "gue"}));
+      ->check(CLI::IsMember({"nat", "ipip", "gue", "nat-clients"}));
   nf->add_option("--syn-flood", o->syn_flood, "measure again with this many spoofed SYNs mixed into the trace")
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{100'000'000}));
   nf->add_option("--new-connection-rate", o->new_connection_rates,
