@@ -1,6 +1,7 @@
 # The libraries flowtrack takes from pkg-config, as imported targets, for its own build and for a
 # project that finds the installed package (flowtrackConfig.cmake includes this file too):
 #   flowtrack::pcap   libpcap
+#   flowtrack::sodium libsodium (SipHash and BLAKE2b: the stateful LB's deployment key)
 #   flowtrack::dpdk   DPDK (libdpdk), when with_dpdk is true
 # The caller has found PkgConfig.
 function(flowtrack_import_system_dependencies with_dpdk)
@@ -8,6 +9,11 @@ function(flowtrack_import_system_dependencies with_dpdk)
     pkg_check_modules(flowtrack_libpcap REQUIRED IMPORTED_TARGET libpcap)
     add_library(flowtrack::pcap INTERFACE IMPORTED)
     target_link_libraries(flowtrack::pcap INTERFACE PkgConfig::flowtrack_libpcap)
+  endif()
+  if(NOT TARGET flowtrack::sodium)
+    pkg_check_modules(flowtrack_libsodium REQUIRED IMPORTED_TARGET libsodium)
+    add_library(flowtrack::sodium INTERFACE IMPORTED)
+    target_link_libraries(flowtrack::sodium INTERFACE PkgConfig::flowtrack_libsodium)
   endif()
   if(with_dpdk AND NOT TARGET flowtrack::dpdk)
     pkg_check_modules(flowtrack_libdpdk REQUIRED libdpdk)

@@ -34,7 +34,7 @@ install(FILES ${PROJECT_BINARY_DIR}/flowtrackConfig.cmake ${PROJECT_BINARY_DIR}/
 
 # pkg-config: the library is static, so its users link what it links: the modules it needs are
 # Requires (not Requires.private), and threads.
-set(FLOWTRACK_PC_REQUIRES "absl_flat_hash_map absl_flat_hash_set absl_hash fmt libcrypto libpcap")
+set(FLOWTRACK_PC_REQUIRES "absl_flat_hash_map absl_flat_hash_set absl_hash fmt libcrypto libpcap libsodium")
 set(FLOWTRACK_PC_CFLAGS "")
 if(FLOWTRACK_WITH_DPDK)
   string(APPEND FLOWTRACK_PC_REQUIRES " libdpdk")

@@ -16,6 +16,8 @@ packages=(
   libpcap-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtoml11-dev
   # OpenSSL's libcrypto: SHA-256 of a state file's configuration, HMAC-SHA256 of a NAT pair's sync link.
   libssl-dev
+  # libsodium: SipHash and BLAKE2b, the stateful LB's deployment key (instances that choose alike).
+  libsodium-dev
   python3 python3-matplotlib python3-pandas valgrind
   python3-venv python3-numpy python3-scipy git
   # The live end-to-end tests (tests/live/*.sh): backends in network namespaces, a client, veth
@@ -23,9 +25,14 @@ packages=(
   # (dpdk-testpmd, the anchor of scripts/live-throughput.sh, comes with dpdk-dev above.)
   nginx-light curl iperf3 ethtool iproute2 iputils-ping
   # The load balancer's live scenarios: tcpdump captures a tunnel's packets on a backend's link, hping3
-  # floods with spoofed SYNs.
-  tcpdump hping3
+  # floods with spoofed SYNs, BIRD 2 is the BGP speaker of the router and of each instance behind it
+  # (tests/live/lb_ecmp.sh starts its own, one a namespace).
+  tcpdump hping3 bird2
 )
+
+# Packages whose installation would start a daemon in the machine's own namespace, which no test wants:
+# installed behind a policy-rc.d that forbids starting any (invoke-rc.d's rule, exit status 101).
+daemons=(bird2)
 
 install_packages() {
   missing=()
@@ -43,7 +50,31 @@ install_packages() {
     echo "install-deps: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
+    forbid_daemon_starts
     apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    allow_daemon_starts
+  fi
+}
+
+# A policy-rc.d of our own while the packages install, unless one is there already (a container's, which
+# usually forbids the same); removed afterwards, on failure too.
+policy_rc=/usr/sbin/policy-rc.d
+forbid_daemon_starts() {
+  local pkg
+  for pkg in "${missing[@]}"; do
+    if [[ " ${daemons[*]} " == *" $pkg "* && ! -e $policy_rc ]]; then
+      printf '#!/bin/sh\n# install-deps.sh: no daemon starts while it installs packages\nexit 101\n' > "$policy_rc"
+      chmod 755 "$policy_rc"
+      trap allow_daemon_starts EXIT
+      own_policy_rc=1
+      return
+    fi
+  done
+}
+allow_daemon_starts() {
+  if [[ -n ${own_policy_rc:-} ]]; then
+    rm -f "$policy_rc"
+    own_policy_rc=
   fi
 }
 

@@ -18,6 +18,7 @@
 #include "bench_scale.hpp"
 #include "bench_table.hpp"
 #include "bench_state.hpp"
+#include "choices_command.hpp"
 #include "flowtrack/lab/compact_bench_runs.hpp"
 #include "ctl_command.hpp"
 #include "nat_log_command.hpp"
@@ -245,6 +246,16 @@ void add_ctl_command(CLI::App& app) {
   ctl->callback([socket, request] { run_reporting_user_errors("ctl", [&] { ctl_command(*socket, *request); }); });
 }
 
+void add_choices_command(CLI::App& app) {
+  auto o = std::make_shared<ChoicesOptions>();
+  auto* choices = app.add_subcommand("choices", "the backend the stateful LB's consistent choice gives each tuple, to compare instances");
+  choices->add_option("--config", o->config, "the instance's configuration (its services, pool and [lb] deployment_key)")->required();
+  choices->add_option("--history", o->history, "the pool changes it took since its start, one `ctl` request a line");
+  auto* tuples = choices->add_option("--tuples", o->tuples, "tuples, one a line: SRC:PORT -> DST:PORT tcp|udp");
+  choices->add_option("--pcap", o->pcap, "every distinct TCP or UDP tuple to a service in this capture")->excludes(tuples);
+  choices->callback([o] { run_reporting_user_errors("choices", [&] { choices_command(*o); }); });
+}
+
 void add_nat_log_commands(CLI::App& app) {
   auto* nat_log = app.add_subcommand("nat-log", "the NAT's port-block log");
   nat_log->require_subcommand(1);
@@ -353,6 +364,7 @@ int main(int argc, char** argv) {
   flowtrack::cli::add_bench_commands(app);
   flowtrack::cli::add_run_command(app);
   flowtrack::cli::add_ctl_command(app);
+  flowtrack::cli::add_choices_command(app);
   flowtrack::cli::add_nat_log_commands(app);
   flowtrack::cli::add_sim_commands(app);
 

@@ -67,6 +67,8 @@ ConcuryLb::ConcuryLb(const StatefulLbConfig& config, ControlPlanePlace place)
           compact::ConcuryControl(kDcodeBits, config.seed, compact::layout_for(config.max_connections, kDcodeBits)),
           lifetimes(config.timeouts))),
       lookup_(kDcodeBits, compact::layout_for(config.max_connections, kDcodeBits)) {
+  // Its Dcodes and weighted codes are its own instance's: no key makes another instance choose alike.
+  if (config.deployment_key) throw std::invalid_argument("concury: a deployment key is the stateful LB's (lb) alone");
   for (const ServiceConfig& s : config.services) {
     if (s.backends.size() > std::size_t{1} << kDcodeBits) {
       throw std::invalid_argument(fmt::format("concury: service '{}' lists {} backends, at most {} (one Dcode each)", s.name,

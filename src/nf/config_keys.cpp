@@ -25,7 +25,7 @@ const std::vector<ConfigTable>& config_tables() {
       {"", {"lb", "slb", "nat", "timeouts", "service", "change", "dataplane"}},
       {"lb",
        {"policy", "max_connections", "stateless_when_full", "non_syn_first", "maglev_size", "seed", "new_connection_rate",
-        "new_connection_burst"}},
+        "new_connection_burst", "deployment_key"}},
       {"slb", {"selection", "maglev_size"}},
       {"nat",
        {"inside", "pool", "ports", "filtering", "quarantine", "max_sessions", "max_mappings", "port_quota",

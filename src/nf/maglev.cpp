@@ -42,9 +42,15 @@ void MaglevTable::populate(std::span<const Backend> backends) {
   // entry every round, every other one in its proportion of the rounds (never more than one a round),
   // so shares follow the weights even when a weight exceeds the table size. At most m rounds run
   // (the heaviest claims one in each); r * weight <= 2^32 * 2^32 fits in 64 bits.
+  // The turns within a round go by name, not by index: where two permutations want the same free
+  // entry, the earlier turn takes it, and a name's turn is then the same in every listing of the pool.
+  std::vector<std::uint32_t> turns(backends.size());
+  for (std::uint32_t i = 0; i < turns.size(); ++i) turns[i] = i;
+  std::ranges::stable_sort(turns, [&](std::uint32_t a, std::uint32_t b) { return backends[a].name < backends[b].name; });
   std::uint32_t filled = 0;
   for (std::uint64_t round = 1; filled < m; ++round) {
-    for (std::size_t i = 0; i < backends.size() && filled < m; ++i) {
+    for (std::size_t turn = 0; turn < turns.size() && filled < m; ++turn) {
+      const std::uint32_t i = turns[turn];
       const std::uint64_t weight = backends[i].weight;
       if (round * weight / max_weight == (round - 1) * weight / max_weight) continue;  // not its turn
       Walk& w = walks[i];
@@ -55,7 +61,7 @@ void MaglevTable::populate(std::span<const Backend> backends) {
         entry = w.at;
         w.at = w.at >= m - w.skip ? w.at - (m - w.skip) : w.at + w.skip;
       } while (entries_[entry] != kNoBackend);
-      entries_[entry] = static_cast<std::uint32_t>(i);
+      entries_[entry] = i;
       ++filled;
     }
   }

@@ -537,6 +537,19 @@ StatefulLbConfig load_stateful_lb_config(const ConfigText& text) {
     if (config.new_connection_burst != 0 && config.new_connection_rate == 0) {
       fail(*find(*lb, "new_connection_burst"), "lb.new_connection_burst", "there is no new_connection_rate to burst above");
     }
+    if (const Value* key = find(*lb, "deployment_key")) {
+      if (config.policy != LbPolicy::maglev) {
+        fail(*key, "lb.deployment_key",
+             fmt::format("instances choose alike by maglev only; policy {} chooses per instance", lb_policy_name(config.policy)));
+      }
+      const std::string path = string_at(*lb, "lb", "deployment_key", "");
+      // The file's problem, never its content: the message names the path and what is wrong with it.
+      try {
+        config.deployment_key = DeploymentKey::from_file(path);
+      } catch (const std::runtime_error& e) {
+        fail(*key, "lb.deployment_key", e.what());
+      }
+    }
   }
   config.timeouts = timeouts_of(root);
   config.services = services_of(root, config.maglev_size, "lb.maglev_size");

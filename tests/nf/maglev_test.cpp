@@ -2,6 +2,7 @@
 // disruption when a backend leaves.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "flowtrack/nf/maglev.hpp"
@@ -55,6 +56,23 @@ TEST(Maglev, FullNoHolesEvenSharesDeterministic) {
   MaglevTable again;
   again.populate(backends);
   EXPECT_TRUE(std::equal(table.entries().begin(), table.entries().end(), again.entries().begin()));
+}
+
+// Instances that list one pool in different orders (configuration order, `ctl add` order) give every
+// entry to the same backend name: the table is a function of the names and weights alone.
+TEST(Maglev, TheListingOrderChangesNoEntrysOwner) {
+  const std::vector<MaglevTable::Backend> listed = {{"d", 4}, {"a", 1}, {"c", 3}, {"e", 1}, {"b", 2}};
+  MaglevTable table(4099);
+  table.populate(listed);
+  std::vector<MaglevTable::Backend> reordered = listed;
+  for (int shuffle = 0; shuffle < 8; ++shuffle) {
+    std::ranges::next_permutation(reordered, [](const auto& x, const auto& y) { return x.name < y.name; });
+    MaglevTable other(4099);
+    other.populate(reordered);
+    std::size_t same = 0;
+    for (std::uint32_t e = 0; e < table.size(); ++e) same += listed[table.entries()[e]].name == reordered[other.entries()[e]].name;
+    EXPECT_EQ(same, table.size()) << "listing " << shuffle;
+  }
 }
 
 TEST(Maglev, WeightsAreMetWithinOnePercentOfTheTable) {

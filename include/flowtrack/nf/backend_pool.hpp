@@ -12,7 +12,9 @@
 //    largest wins and gives back the total), deterministic, interleaved;
 //  - weighted_random: probability weight / total;
 //  - maglev: the service's Maglev table at the flow's hash (consistent: the same flow gets the same
-//    backend from any balancer with the same configuration);
+//    backend from any balancer whose pool has the same backends taking new connections, by name and
+//    weight, in whatever order they were configured or added: maglev.hpp; the stateful LB's hash for
+//    it is keyed by the deployment's key when it has one, deployment_key.hpp);
 //  - least_connections: fewest live connections per unit of weight (ties: lowest index).
 // All addresses and ports are in network byte order, as flow keys hold them.
 #pragma once

@@ -4,10 +4,12 @@
 //
 // Each backend has a permutation of the M entries, (offset + j * skip) mod M for j = 0, 1, ..., with
 // offset and skip derived from two independent hashes of its name (skip in [1, M-1], so with M prime
-// the permutation visits every entry). Population runs in rounds; in each round every backend, in
-// order, claims the next entries of its permutation that are still free, as many as bring its count
-// to floor(round * weight / max_weight), until the table is full. Deterministic: the same backends
-// (names, weights, order) give the same table.
+// the permutation visits every entry). Population runs in rounds; in each round every backend, in the
+// order of their names, claims the next entries of its permutation that are still free, as many as
+// bring its count to floor(round * weight / max_weight), until the table is full. Deterministic and
+// independent of the order the backends are listed in: the same backends (names, weights) give every
+// entry to the same name, whichever index each has in the list (so load balancers whose pools were
+// configured, added to and reordered differently agree, as long as they name each backend alike).
 //
 // Weight tolerance: with N backends of total weight W, backend i owns M * w_i / W entries within
 // N + 1 entries (counts are whole rounds' worth up to rounding, and only the last round, cut short
@@ -36,7 +38,8 @@ class MaglevTable {
   // Throws std::invalid_argument unless `size` is a prime >= 3.
   explicit MaglevTable(std::uint32_t size = kDefaultSize);
 
-  // Fills the table from scratch for these backends (index i in the table = backends[i]).
+  // Fills the table from scratch for these backends (index i in the table = backends[i]). Names are
+  // the backends' identities: two backends of one name take turns in their listed order.
   void populate(std::span<const Backend> backends);
 
   std::uint32_t lookup(std::uint32_t hash) const { return entries_[hash % size()]; }

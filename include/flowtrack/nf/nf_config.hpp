@@ -3,7 +3,8 @@
 //
 //   [lb]                     stateful LB options (policy, max_connections, stateless_when_full,
 //                            non_syn_first = "consistent" | "policy" | "drop", maglev_size, seed,
-//                            new_connection_rate, new_connection_burst)
+//                            new_connection_rate, new_connection_burst, deployment_key: a key file's
+//                            path, read as the configuration loads, with policy "maglev" only)
 //   [slb]                    stateless LB options (selection = "maglev" | "modulo")
 //   [nat]                    inside = "10.0.0.0/16", pool = ["203.0.113.1", ...], ports = [1024, 65535],
 //                            filtering = "endpoint_independent" | "address_dependent",

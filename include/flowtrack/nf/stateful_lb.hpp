@@ -53,12 +53,19 @@
 // Each backend counts its live connections by phase (Backend::by_phase: opening, established,
 // closing, tcp_state.hpp), following each connection's TCP state as its packets move it.
 //
+// Several instances behind ECMP: with a deployment key (StatefulLbConfig::deployment_key) the consistent
+// choice reads the key's hash of the tuple, the same in every instance that has the key, and the policy
+// must be maglev; instances with the same key and the same pool (by names and weights, in any order)
+// give every new connection the same backend, so any of them may carry its next packet (docs/design/
+// network-functions.md, "Instances that agree").
+//
 // State as plain data (lb_snapshot.hpp): snapshot() and restore() carry the pool as changed since the
 // start and every connection with its backend over to a fresh instance (a restart's state file).
 #pragma once
 
 #include <array>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -99,6 +106,9 @@ class StatefulLb {
         tracker_(config.max_connections, config.timeouts, connection_wheel(start)),
         rng_(config.seed),
         limiter_(config.new_connection_rate, config.burst_or_default()) {
+    if (config.deployment_key && config.policy != LbPolicy::maglev) {
+      throw std::invalid_argument("lb: with a deployment key the policy must be maglev (the others choose per instance)");
+    }
     for (const ServiceConfig& s : config.services) {
       service_index_.add(s);
       append_service(services_, s, config.maglev_size);
@@ -222,7 +232,7 @@ class StatefulLb {
       const std::uint32_t service = service_of(key);
       if (service == kNoService) continue;
       const Service& svc = services_[service];
-      const std::uint32_t backend = config_.policy == LbPolicy::maglev ? svc.consistent_choice(burst[i].hash) : Service::kNoBackend;
+      const std::uint32_t backend = config_.policy == LbPolicy::maglev ? svc.consistent_choice(choice_hash_of(burst[i])) : Service::kNoBackend;
       if (backend == Service::kNoBackend || svc.config().tunnel.tunnels()) {  // a tunnel's connection has no reply tuple
         tracker_.prefetch_create(nth++);
       } else {
@@ -333,7 +343,8 @@ class StatefulLb {
       return {{}, send_untracked(packet, svc)};
     }
     const bool consistent = lost_state && config_.non_syn_first == NonSynFirst::consistent;
-    const std::uint32_t backend = svc.choose(consistent ? LbPolicy::maglev : config_.policy, hash, rng_);
+    const LbPolicy policy = consistent ? LbPolicy::maglev : config_.policy;
+    const std::uint32_t backend = svc.choose(policy, policy == LbPolicy::maglev ? choice_hash_of(packet) : hash, rng_);
     if (backend == Service::kNoBackend) return {{}, counters_.drop(NfDrop::no_backend)};
     const CreateResult created = create(key, hash, svc, backend, now);
     if (created.status == CreateStatus::full) {
@@ -359,13 +370,19 @@ class StatefulLb {
 
   // A first packet forwarded without state, to the backend of the consistent choice (counted in its traffic).
   Verdict send_untracked(NfPacket& packet, Service& svc) {
-    const std::uint32_t backend = svc.choose(LbPolicy::maglev, packet.hash, rng_);
+    const std::uint32_t backend = svc.choose(LbPolicy::maglev, choice_hash_of(packet), rng_);
     if (backend == Service::kNoBackend) return counters_.drop(NfDrop::no_backend);
     if (reaches_backend(packet, svc.config().tunnel)) svc.backends()[backend].count(Direction::original, packet.wire_length);
     const BackendConfig& b = svc.backends()[backend].config;
     if (svc.config().tunnel.tunnels()) return send_through_tunnel(packet, svc.config().tunnel, b.address, counters_);
     rewrite_ipv4_address_and_port(packet.frame, packet.parsed, Endpoint::destination, b.address, b.port);
     return counters_.rewrite();
+  }
+
+  // The hash the consistent choice reads for a packet's connection: keyed by the deployment key when
+  // there is one (the same in every instance of the deployment), else the packet's flow hash.
+  std::uint32_t choice_hash_of(const NfPacket& packet) const {
+    return choice_hash(config_.deployment_key, packet.parsed.key4, packet.hash);
   }
 
   std::uint32_t service_of(const FlowKeyV4& key) const {
