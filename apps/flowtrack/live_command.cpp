@@ -62,10 +62,8 @@ class PrintingObserver : public LiveObserver {
     announce_slow_build(nf_, footprint_);  // the workers build their tables next
   }
 
-  void state(const std::string& note) override {
-    fmt::print(out_, "flowtrack live: {}\n", note);
-    std::fflush(out_);
-  }
+  void state(const std::string& note) override { print_note(note); }
+  void pair(const std::string& note) override { print_note(note); }
 
   void stats(const LiveCounters& now, const LiveCounters& before, Nanos interval, Nanos since_start) override {
     const double seconds = static_cast<double>(interval) / 1e9;
@@ -76,6 +74,11 @@ class PrintingObserver : public LiveObserver {
   }
 
  private:
+  void print_note(const std::string& note) {
+    fmt::print(out_, "flowtrack live: {}\n", note);
+    std::fflush(out_);
+  }
+
   NfKind nf_;
   Footprint footprint_;
   std::FILE* out_;

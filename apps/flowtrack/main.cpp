@@ -240,7 +240,7 @@ void add_ctl_command(CLI::App& app) {
   auto* ctl = app.add_subcommand("ctl", "a request to a live data plane's control socket (run --dpdk)");
   ctl->add_option("--socket", *socket, "the control socket ([dataplane] control_socket)")->required();
   ctl->add_option("request", *request,
-                  "counters | add SERVICE BACKEND ADDRESS PORT WEIGHT | drain SERVICE BACKEND | remove SERVICE BACKEND | "
+                  "counters | takeover | add SERVICE BACKEND ADDRESS PORT WEIGHT | drain SERVICE BACKEND | remove SERVICE BACKEND | "
                   "weight SERVICE BACKEND WEIGHT")
       ->required();
   ctl->callback([socket, request] { run_reporting_user_errors("ctl", [&] { ctl_command(*socket, *request); }); });

@@ -37,9 +37,11 @@ const std::vector<ConfigTable>& config_tables() {
        {"probe", "port", "path", "status", "body", "interval", "timeout", "rise", "fall", "jitter", "all_down"}},
       {"service.backend", {"name", "address", "port", "weight"}},
       {"change", {"at", "service", "backend", "action", "weight", "address", "port"}},
-      {"dataplane", {"stats_interval", "port", "neighbor", "control_socket", "control_group", "metrics", "rx_queues", "mbufs", "mbuf_size"}},
+      {"dataplane", {"stats_interval", "port", "neighbor", "control_socket", "control_group", "metrics", "rx_queues", "mbufs", "mbuf_size",
+                     "pair"}},
       {"dataplane.port", {"device", "address", "gateway", "role"}},
       {"dataplane.neighbor", {"address", "mac"}},
+      {"dataplane.pair", {"role", "local", "peer", "key_file", "dead_interval_ms", "sync"}},
   };
   return tables;
 }

@@ -82,7 +82,10 @@ void NatSyncActive::receive(std::span<const std::uint8_t> datagram, Nanos now) {
     return;
   }
   if (m.header.seq != epoch_) return;  // acknowledges an earlier incarnation's stream
-  while (!unacked_.empty() && unacked_.front().seq <= m.header.ack) unacked_.pop_front();
+  while (!unacked_.empty() && unacked_.front().seq <= m.header.ack) {
+    unacked_.pop_front();
+    ++counters_.acknowledged;
+  }
 }
 
 void NatSyncActive::poll(Nanos now, Datagrams& out) {

@@ -631,6 +631,22 @@ std::string roles_wanted(const std::vector<PortRole>& roles) {
   return text;
 }
 
+// An IPv4 address and port written "ADDRESS:PORT" at `key` of `table` (`example` shows the form).
+DataplaneListen listen_at(const Value& table, const std::string& where, const std::string& key, std::string_view example) {
+  const std::string text = string_at(table, where, key, "");
+  const auto colon = text.rfind(':');
+  in_addr address{};
+  int port = -1;
+  if (colon != std::string::npos && colon + 1 < text.size() && text.find_first_not_of("0123456789", colon + 1) == std::string::npos &&
+      text.size() - colon <= 6) {
+    port = std::stoi(text.substr(colon + 1));
+  }
+  if (port < 1 || port > 65535 || inet_pton(AF_INET, text.substr(0, colon).c_str(), &address) != 1) {
+    fail(*find(table, key), where + "." + key, fmt::format("'{}' is not an IPv4 address and port such as \"{}\"", text, example));
+  }
+  return DataplaneListen{address.s_addr, static_cast<std::uint16_t>(port)};
+}
+
 }  // namespace
 
 std::vector<PortRole> port_roles_of(std::string_view nf) {
@@ -656,20 +672,7 @@ DataplaneConfig load_dataplane_config(const ConfigText& text, std::string_view n
   if (!config.control_group.empty() && config.control_socket.empty()) {
     fail(*find(*plane, "control_group"), "dataplane.control_group", "there is no control_socket to open to it");
   }
-  if (const Value* metrics = find(*plane, "metrics")) {
-    const std::string text = string_at(*plane, "dataplane", "metrics", "");
-    const auto colon = text.rfind(':');
-    in_addr address{};
-    int port = -1;
-    if (colon != std::string::npos && colon + 1 < text.size() && text.find_first_not_of("0123456789", colon + 1) == std::string::npos &&
-        text.size() - colon <= 6) {
-      port = std::stoi(text.substr(colon + 1));
-    }
-    if (port < 1 || port > 65535 || inet_pton(AF_INET, text.substr(0, colon).c_str(), &address) != 1) {
-      fail(*metrics, "dataplane.metrics", fmt::format("'{}' is not an IPv4 address and port such as \"127.0.0.1:9469\"", text));
-    }
-    config.metrics = DataplaneListen{address.s_addr, static_cast<std::uint16_t>(port)};
-  }
+  if (find(*plane, "metrics") != nullptr) config.metrics = listen_at(*plane, "dataplane", "metrics", "127.0.0.1:9469");
   config.rx_queues = static_cast<unsigned>(integer_at(*plane, "dataplane", "rx_queues", 0, 0, 1024));
   config.mbufs = static_cast<std::size_t>(integer_at(*plane, "dataplane", "mbufs", 0, 0, 1LL << 30));
   // The mbuf's room (headroom and frame) is 16 bits: the headroom's 128 bytes leave the rest to a frame.
@@ -708,6 +711,26 @@ DataplaneConfig load_dataplane_config(const ConfigText& text, std::string_view n
     config.ports.push_back(port);
   }
   check_ports(ports->as_array(), config.ports);
+  if (const Value* pair = find(*plane, "pair")) {
+    if (!pair->is_table()) fail(*pair, "dataplane.pair", "expected a table");
+    if (nf != "nat") fail(*pair, "dataplane.pair", fmt::format("nf {} runs no pair (nat does)", nf));
+    only_keys(*pair, "dataplane.pair");
+    PairConfig p;
+    const std::string role = string_at(*pair, "dataplane.pair", "role", "", true);
+    if (role != "active" && role != "standby") fail(*find(*pair, "role"), "dataplane.pair.role", "expected \"active\" or \"standby\"");
+    p.role = role == "active" ? PairConfig::Role::active : PairConfig::Role::standby;
+    if (find(*pair, "local") == nullptr) fail(*pair, "dataplane.pair.local", "missing");
+    if (find(*pair, "peer") == nullptr) fail(*pair, "dataplane.pair.peer", "missing");
+    p.local = listen_at(*pair, "dataplane.pair", "local", "192.0.2.1:7400");
+    p.peer = listen_at(*pair, "dataplane.pair", "peer", "192.0.2.2:7400");
+    if (p.local.address == p.peer.address && p.local.port == p.peer.port) {
+      fail(*find(*pair, "peer"), "dataplane.pair.peer", "the same address and port as local: the peer is another NAT");
+    }
+    p.key_file = string_at(*pair, "dataplane.pair", "key_file", "", true);
+    p.dead_interval = static_cast<Nanos>(integer_at(*pair, "dataplane.pair", "dead_interval_ms", 400, 50, 60000)) * kNanosPerMilli;
+    p.sync = bool_at(*pair, "dataplane.pair", "sync", true);
+    config.pair = p;
+  }
   if (const Value* neighbors = find(*plane, "neighbor")) {
     if (!neighbors->is_array()) fail(*neighbors, "dataplane.neighbor", "expected [[dataplane.neighbor]] tables");
     for (const Value& n : neighbors->as_array()) {

@@ -363,8 +363,29 @@ rte_mbuf* DpdkPorts::fresh(std::size_t length) {
   return nullptr;
 }
 
+void DpdkPorts::announce() {
+  announcements_left_ = kAnnouncements;
+  send_announcements(now());
+}
+
+void DpdkPorts::send_announcements(Nanos now) {
+  for (std::uint16_t p = 0; p < ports_.size(); ++p) {
+    for (const ArpMessage& message : layer2_.announcements(p)) {
+      rte_mbuf* m = fresh(kArpFrameSize);
+      if (m == nullptr) return;
+      write_arp({data_of(m), kArpFrameSize}, kBroadcastMac, layer2_.ports()[p].mac, message);
+      ++counters_.arp_asked;
+      enqueue(p, m);
+    }
+    flush(p);
+  }
+  --announcements_left_;
+  next_announcement_ = now + kAnnounceEvery;
+}
+
 Nanos DpdkPorts::tick() {
   const Nanos t = now();
+  if (announcements_left_ != 0 && t >= next_announcement_) send_announcements(t);
   refresh_neighbours(t);
   deadline_ = t + kTick;
   return t;

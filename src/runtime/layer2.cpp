@@ -107,4 +107,13 @@ ArpMessage Layer2::request(std::uint16_t port, std::uint32_t address) const {
   return ArpMessage{ArpMessage::kRequest, ports_[port].mac, ports_[port].address, MacAddress{}, address};
 }
 
+std::vector<ArpMessage> Layer2::announcements(std::uint16_t port) const {
+  const auto announcement = [&](std::uint32_t address) { return ArpMessage{ArpMessage::kRequest, ports_[port].mac, address, MacAddress{}, address}; };
+  std::vector<ArpMessage> out{announcement(ports_[port].address)};
+  for (const std::uint32_t address : owned_) {
+    if (address != ports_[port].address) out.push_back(announcement(address));
+  }
+  return out;
+}
+
 }  // namespace flowtrack

@@ -72,6 +72,12 @@ std::string live_counters_json(const LiveCounters& s) {
     j["vips"] = traffic_json(s.traffic.vips, s.vip_rate);
     j["backend_traffic"] = traffic_json(s.traffic.backends, s.backend_rate);
   }
+  if (!s.pair.role.empty()) {
+    nlohmann::ordered_json& pair = j["pair"];
+    pair["role"] = s.pair.role;
+    for (const auto& [name, n] : s.pair.counts()) pair[std::string(name)] = n;
+    pair["refused"] = s.pair.refused;
+  }
   if (!s.backend_health.empty()) {
     nlohmann::ordered_json health = nlohmann::ordered_json::object();
     for (const auto& [name, h] : s.backend_health) {

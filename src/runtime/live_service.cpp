@@ -28,6 +28,7 @@
 #include "flowtrack/runtime/health_checker.hpp"
 #include "flowtrack/runtime/live_functions.hpp"
 #include "flowtrack/runtime/metrics_server.hpp"
+#include "flowtrack/runtime/nat_pair.hpp"
 #include "flowtrack/runtime/port_block_journal_writer.hpp"
 #include "flowtrack/runtime/prometheus_text.hpp"
 #include "flowtrack/runtime/scheduled_source.hpp"
@@ -62,7 +63,10 @@ FunctionAddresses addresses_of(const std::vector<ServiceConfig>& services) {
 // What each function knows of its own, for the counters.
 void add_function_state(const Forwarder&, LiveCounters&) {}
 void add_function_state(const StatelessLb& nf, LiveCounters& s) { s.traffic += lb_stats(nf.services()); }
-void add_function_state(const LiveNat& nf, LiveCounters& s) { s.connections_live = nf.sessions().size(); }
+template <class Table, class Aging, class Events>
+void add_function_state(const Nat44<Table, Aging, Events>& nf, LiveCounters& s) {
+  s.connections_live = nf.sessions().size();
+}
 void add_function_state(const LiveLb& nf, LiveCounters& s) {
   s.connections_live = nf.tracker().size();
   for (const Service& service : nf.services()) {
@@ -190,11 +194,12 @@ class ConnectionRates {
 class ControlPlane {
  public:
   // `tick`: more work of the control plane's, done at every publish (the NAT's block log).
+  // `pair`: a NAT pair's figures (none: no pair).
   ControlPlane(std::string nf_name, Engine& engine, std::vector<CounterBoard>& published, ControlSocket* socket,
-               std::optional<PoolChangeRules> rules, const HealthChecker* health, const DataplaneConfig& plane,
+               std::optional<PoolChangeRules> rules, const HealthChecker* health, const PairBoard* pair, const DataplaneConfig& plane,
                LiveObserver& observer, std::function<void()> tick)
       : nf_name_(std::move(nf_name)), engine_(engine), published_(published), socket_(socket), rules_(std::move(rules)),
-        health_(health), plane_(plane), observer_(observer), tick_(std::move(tick)) {}
+        health_(health), pair_(pair), plane_(plane), observer_(observer), tick_(std::move(tick)) {}
 
   void run(const std::atomic<bool>& stop) {
     const Nanos start = DpdkPorts::now();
@@ -248,6 +253,7 @@ class ControlPlane {
     sum.nf = nf_name_;
     for (const CounterBoard& p : published_) sum += p.read();
     if (health_ != nullptr) add_health(health_->snapshot(), sum);
+    if (pair_ != nullptr) sum.pair = pair_->read();
     rates_.update(sum, DpdkPorts::now());
     live_counter_board().publish(sum);
   }
@@ -259,6 +265,9 @@ class ControlPlane {
     if (request.kind == ControlRequest::Kind::counters) {
       publish();
       return live_counters_json(live_counter_board().read());
+    }
+    if (request.kind == ControlRequest::Kind::takeover) {
+      return pair_ != nullptr ? "error: this NAT is its pair's active already" : fmt::format("error: nf {} runs no pair to take over in", nf_name_);
     }
     if (!rules_) return fmt::format("error: nf {} has no backend pool to change (slb, lb and concury have)", nf_name_);
     if (const auto problem = rules_->admit(request.change)) return "error: " + *problem;
@@ -273,6 +282,7 @@ class ControlPlane {
   ControlSocket* socket_;
   std::optional<PoolChangeRules> rules_;
   const HealthChecker* health_;  // none when no service is checked
+  const PairBoard* pair_;
   ConnectionRates rates_;
   const DataplaneConfig& plane_;
   LiveObserver& observer_;
@@ -288,6 +298,11 @@ struct LiveSetup {
   std::optional<PoolChangeRules> rules;
   PoolChangeSchedule schedule;
   std::span<const ServiceConfig> checked;  // the services, when any of them has health checks
+  // A NAT pair's active: its figures, its sync link (on a thread beside the workers), and whether worker
+  // 0 announces the function's addresses (gratuitous ARP) as it starts.
+  const PairBoard* pair = nullptr;
+  std::function<void(Engine&, const std::atomic<bool>&)> link;
+  bool announce = false;
 };
 
 // What a function that keeps state (the NAT, the stateful LB) does around its workers' service: on each
@@ -357,7 +372,8 @@ class BlockJournal {
   }
 
   // On worker w's thread, before it serves (the control plane reads logs_ only once every worker has).
-  void attach(unsigned w, LiveNat& nat) {
+  template <class Nat>
+  void attach(unsigned w, Nat& nat) {
     if (!writer_) return;
     logs_[w] = std::make_unique<PortBlockLog>(std::max<std::size_t>(2 * nat.block_count(), kMinBlockLog));
     if (!nat.attach_block_log(logs_[w].get())) throw std::logic_error("nat block log: no room for the release of the blocks held");
@@ -396,6 +412,7 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
     if (hooks.started) hooks.started(w, *nf, DpdkPorts::now());
     DpdkPorts ports(setup.group, w, setup.addresses.owned, setup.addresses.next_hops);
     ports.watch(engine.mailbox(w).pending());
+    if (setup.announce && w == 0) ports.announce();
     ScheduledSource source(ports, setup.schedule, engine.mailbox(w));
     published[w].publish(state_of(*nf, name, ports, engine.counters(w)));
     gate.pass();
@@ -415,15 +432,22 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
       for (unsigned w = 0; w < engine.workers(); ++w) engine.mailbox(w).post(change);
     });
   }
-  ControlPlane control(name, engine, published, setup.socket, std::move(setup.rules), health ? &*health : nullptr, o.plane,
+  ControlPlane control(name, engine, published, setup.socket, std::move(setup.rules), health ? &*health : nullptr, setup.pair, o.plane,
                        observer, hooks.tick);
   bool stopped_during_start = false;
-  const std::function<void(StartGate&)> beside[] = {[&](StartGate& gate) {
+  std::vector<std::function<void(StartGate&)>> beside = {[&](StartGate& gate) {
     unpin_current_thread();  // the thread that started the EAL is pinned to its main lcore; this one sleeps in poll()
     gate.pass();  // every worker has built its instance (or, stopped, skipped it)
     stopped_during_start = stop.load(std::memory_order_relaxed);
     control.run(stop);
   }};
+  if (setup.link) {
+    beside.push_back([&](StartGate& gate) {
+      unpin_current_thread();  // as the control plane's: it sleeps in poll()
+      gate.pass();
+      setup.link(engine, stop);
+    });
+  }
   const Nanos start = DpdkPorts::now();
   engine.run(worker, beside);
   if (hooks.finished) hooks.finished(!stopped_during_start);
@@ -436,6 +460,55 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
   report.counters.nf = name;
   live_counter_board().publish(report.counters);
   report.mbufs_missing = setup.group.close();
+  return report;
+}
+
+// A NAT of a pair (runtime/nat_pair.hpp): stands by until it takes over, then serves as the active, its
+// workers started from the standby's copy and its sync link beside them. `unstarted`: the report of a
+// run stopped while it stood by (nothing forwarded).
+LiveReport serve_nat_pair(LiveSetup& setup, const SyncKey& key, SyncSocket& socket, const std::atomic<bool>& stop, LiveObserver& observer,
+                          LiveReport unstarted) {
+  const LiveServiceOptions& o = setup.options;
+  const PairConfig& config = *o.plane.pair;
+  PairBoard board;
+  observer.pair(fmt::format("pair: standing by (role {}), sync {}", config.role == PairConfig::Role::active ? "active" : "standby",
+                            config.sync ? "on" : "off (heartbeats only)"));
+  std::optional<Takeover> takeover =
+      stand_by(config, key, o.workers, o.nat.port_quarantine, socket, setup.socket, live_counter_board(), board, stop);
+  if (!takeover) {
+    unstarted.counters.pair = board.read();
+    unstarted.mbufs_missing = setup.group.close();
+    return unstarted;
+  }
+  observer.pair(fmt::format("pair: taking over: {}; {} connections in the standby's copy", takeover->reason, takeover->sessions));
+  ActiveSyncLink link(config, key, socket, o.workers, board, takeover->figures);
+  setup.pair = &board;
+  setup.announce = true;
+  setup.link = [&link](Engine& engine, const std::atomic<bool>& until) { link.run(engine, until); };
+  const Nanos now = DpdkPorts::now();
+  // Each worker's NAT, fresh, takes what of the copy fits it (a copy may lag its active's state).
+  const auto restore = [&](unsigned w, auto& nat, Nanos at) {
+    nat.restore(takeover->workers[w], at, RestoreMode::what_fits);
+    takeover->workers[w] = {};  // its memory back: worker w's own element, never read again
+  };
+  LiveReport report;
+  if (config.sync) {
+    StateHooks<LivePairedNat> hooks;
+    hooks.started = [&](unsigned w, LivePairedNat& nat, Nanos at) {
+      restore(w, nat, at);
+      link.attach(w, nat);
+    };
+    hooks.stopped = [&](unsigned w, const LivePairedNat&, Nanos) { link.detach(w); };
+    report = serve(setup, [&](unsigned w) { return std::make_unique<LivePairedNat>(o.nat, w, o.workers, now); }, stop, observer,
+                   std::move(hooks));
+  } else {
+    StateHooks<LiveNat> hooks;
+    hooks.started = [&](unsigned w, LiveNat& nat, Nanos at) { restore(w, nat, at); };
+    report = serve(setup, [&](unsigned w) { return std::make_unique<LiveNat>(o.nat, w, o.workers, now); }, stop, observer, std::move(hooks));
+  }
+  if (!link.stepped_down().empty()) observer.pair("pair: " + link.stepped_down());
+  report.counters.pair = board.read();
+  live_counter_board().publish(report.counters);
   return report;
 }
 
@@ -519,6 +592,16 @@ LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>
   if (o.nf == NfKind::nat) nat_state.emplace(o.state, load_nat_state(o.state, o.nat, o.workers, unix_now_ns()), o.workers);
   if (o.nf == NfKind::lb) lb_state.emplace(o.state, load_lb_state(o.state, o.lb, o.workers, unix_now_ns()), o.workers);
   if (!o.state.path.empty()) observer.state(nat_state ? nat_state->note() : lb_state ? lb_state->note() : std::string());
+  // A NAT pair's key and sync socket, before anything starts: a key file or an address that is wrong
+  // stops the start here.
+  std::optional<SyncKey> pair_key;
+  std::unique_ptr<SyncSocket> pair_socket;
+  if (o.nf == NfKind::nat && o.plane.pair) {
+    if (!o.state.path.empty()) throw std::runtime_error("a NAT pair's standby takes its state from its active: no --state with [dataplane.pair]");
+    if (o.nat.block_size != 0) throw std::runtime_error("a NAT pair does not sync port blocks: no [nat] block_size with [dataplane.pair]");
+    pair_key.emplace(SyncKey::from_file(o.plane.pair->key_file));
+    pair_socket = std::make_unique<SyncSocket>(o.plane.pair->local, o.plane.pair->peer);
+  }
   // A stop during the start ends it after the step under way (each can take a second or more).
   const auto stopped = [&] { return stop.load(std::memory_order_relaxed); };
   LiveReport unstarted{.counters = {}, .workers = o.workers, .seconds = 0, .mbufs_missing = 0, .stopped_during_start = true};
@@ -562,6 +645,7 @@ LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>
     case NfKind::concury:
       return serve(setup, [&](unsigned) { return std::make_unique<ConcuryLb>(o.lb, ControlPlanePlace::worker); }, stop, observer);
     case NfKind::nat: {
+      if (pair_socket) return serve_nat_pair(setup, *pair_key, *pair_socket, stop, observer, unstarted);
       KeptState<NatSnapshot>& kept = *nat_state;
       BlockJournal journal(o.nat, o.workers);
       StateHooks<LiveNat> hooks =

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <map>
 #include <string_view>
+#include <tuple>
 
 namespace flowtrack {
 namespace {
@@ -67,6 +68,26 @@ void write_traffic(std::string& out, std::string_view what, const std::map<std::
                  fmt::format("New connections a second over the last second. By {}.", what), what, per_second);
 }
 
+// A NAT pair's figures, when it runs one.
+void write_pair(std::string& out, const LiveCounters::PairFigures& p) {
+  if (p.role.empty()) return;
+  write_single(out, "flowtrack_pair_active", "gauge", "Whether this NAT is its pair's active (1) or its standby (0).", p.role == "active" ? 1 : 0);
+  // By PairFigures::counts()'s order.
+  static constexpr std::string_view kHelp[] = {"Sync link datagrams sent.",
+                                               "Sync link datagrams received.",
+                                               "Data messages the standby acknowledged.",
+                                               "Data messages sent again, unacknowledged.",
+                                               "State records queued for the standby.",
+                                               "State records the standby applied to its copy.",
+                                               "Session events a full ring lost (each costs a resynchronisation).",
+                                               "Whole-state resynchronisations sent.",
+                                               "Times this NAT took over as its pair's active."};
+  static_assert(std::size(kHelp) == std::tuple_size_v<decltype(p.counts())>);
+  std::size_t i = 0;
+  for (const auto& [name, n] : p.counts()) write_single(out, fmt::format("flowtrack_pair_{}_total", name), "counter", kHelp[i++], n);
+  write_labelled(out, "flowtrack_pair_refused_total", "counter", "Sync link datagrams refused, by reason.", "reason", p.refused);
+}
+
 }  // namespace
 
 std::string prometheus_text(const LiveCounters& c) {
@@ -81,7 +102,7 @@ std::string prometheus_text(const LiveCounters& c) {
   write_single(out, "flowtrack_connections_total", "counter", "Connections created.", c.connections);
   write_single(out, "flowtrack_connections", "gauge", "Connections live now.", c.connections_live);
   write_single(out, "flowtrack_arp_replies_sent_total", "counter", "ARP requests answered for owned addresses.", c.arp_answered);
-  write_single(out, "flowtrack_arp_requests_sent_total", "counter", "ARP requests sent for next hops.", c.arp_asked);
+  write_single(out, "flowtrack_arp_requests_sent_total", "counter", "ARP requests sent: for next hops, and a NAT pair's takeover announcements.", c.arp_asked);
   write_single(out, "flowtrack_packets_handed_off_total", "counter", "IPv4 frames a worker handed to the worker that owns them.",
                c.handed_off);
   write_single(out, "flowtrack_handoff_backoffs_total", "counter",
@@ -100,6 +121,7 @@ std::string prometheus_text(const LiveCounters& c) {
       }
     }
   }
+  write_pair(out, c.pair);
   write_traffic(out, "vip", c.traffic.vips, c.vip_rate);
   write_traffic(out, "backend", c.traffic.backends, c.backend_rate);
   if (!c.backend_health.empty()) {

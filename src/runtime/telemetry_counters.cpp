@@ -120,6 +120,19 @@ int backend_traffic_command(const char*, const char*, rte_tel_data* info) {
   return traffic_command(info, c.traffic.backends, c.backend_rate);
 }
 
+int pair_command(const char*, const char*, rte_tel_data* info) {
+  const LiveCounters::PairFigures p = telemetry_board.load()->read().pair;
+  rte_tel_data_start_dict(info);
+  if (p.role.empty()) return 0;
+  rte_tel_data_add_dict_string(info, "role", p.role.c_str());
+  for (const auto& [name, n] : p.counts()) rte_tel_data_add_dict_u64(info, std::string(name).c_str(), n);
+  rte_tel_data* refused = rte_tel_data_alloc();
+  if (refused == nullptr) return -ENOMEM;
+  telemetry_dictionary(refused, p.refused);
+  rte_tel_data_add_dict_container(info, "refused", refused, 0);  // it takes and frees refused
+  return 0;
+}
+
 int all_down_command(const char*, const char*, rte_tel_data* info) {
   return telemetry_dictionary(info, telemetry_board.load()->read().all_down_events);
 }
@@ -144,6 +157,8 @@ void register_telemetry_counters(const CounterBoard& board) {
                                    "flowtrack: traffic and connections per LB backend. No parameters"},
                            Command{"/flowtrack/health", health_command,
                                    "flowtrack: health check state and counts per LB backend. No parameters"},
+                           Command{"/flowtrack/pair", pair_command,
+                                   "flowtrack: a NAT pair's role and sync link counters. No parameters"},
                            Command{"/flowtrack/all_down", all_down_command,
                                    "flowtrack: times every backend of a service was down at once. No parameters"}}) {
     if (const int rc = rte_telemetry_register_cmd(c.name, c.callback, c.help); rc != 0) {

@@ -35,6 +35,8 @@
 #   live_nginx NS NAME ADDRESS BODY   nginx on ADDRESS:80 answering BODY (and header X-Backend: BODY),
 #                              $work/NAME/big at /big if it is there; log in $work/NAME/access.log
 #   live_spawn NS COMMAND...   COMMAND in the background in namespace NS, killed at exit
+#   live_echo_server NS ADDRESS PORT   a TCP server on ADDRESS:PORT in NS answering each line of a
+#                              connection with the connection's peer ("10.20.2.100:40001") as it sees it
 #   live_iperf3_server NS ADDRESS [ARG...]   an iperf3 server for one test on ADDRESS:5201 in NS (more
 #                              iperf3 arguments: ARG), once it listens
 #   live_start_flowtrack NS NF CONFIG IF0 IF1   flowtrack run --json on af_packet ports IF0, IF1
@@ -405,6 +407,24 @@ live_spawn() {
   shift
   ip netns exec "$tag-$ns" "$@" &
   live_pids+=($!)
+}
+
+live_echo_server() {
+  # One thread a connection.
+  live_spawn "$1" python3 -c '
+import socket, sys, threading
+def serve(c, peer):
+    with c:
+        for line in c.makefile("rb"):
+            c.sendall(f"{peer[0]}:{peer[1]}\n".encode())
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(64)
+while True:
+    c, peer = s.accept()
+    threading.Thread(target=serve, args=(c, peer), daemon=True).start()
+' "$2" "$3"
 }
 
 live_iperf3_server() {

@@ -19,21 +19,7 @@ source "$(dirname "$0")/live_lib.sh"
 live_init
 
 live_nat_network
-# One thread a connection: each line gets the connection's peer as the server sees it.
-live_spawn server python3 -c '
-import socket, threading
-def serve(c, peer):
-    with c:
-        for line in c.makefile("rb"):
-            c.sendall(f"{peer[0]}:{peer[1]}\n".encode())
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("10.20.2.2", 7000))
-s.listen(64)
-while True:
-    c, peer = s.accept()
-    threading.Thread(target=serve, args=(c, peer), daemon=True).start()
-'
+live_echo_server server 10.20.2.2 7000
 
 cat > "$work/nat.toml" << CONF
 [nat]

@@ -89,6 +89,71 @@ TEST(DataplaneConfig, AMistakeNamesTheKey) {
   }
 }
 
+constexpr const char* kNatPorts = R"([dataplane]
+[[dataplane.port]]
+device = "net_af_packet0"
+address = "10.20.1.1/24"
+role = "inside"
+[[dataplane.port]]
+device = "net_af_packet1"
+address = "10.20.2.1/24"
+role = "outside"
+[dataplane.pair]
+key_file = "/etc/flowtrack/pair.key"
+)";
+
+TEST(DataplaneConfig, ANatPairsSyncLinkRoleAndTimersAreRead) {
+  const std::string text = std::string(kNatPorts) + "role = \"active\"\nlocal = \"192.0.2.1:7400\"\npeer = \"192.0.2.2:7401\"\n" +
+                           "dead_interval_ms = 250\nsync = false\n";
+  const DataplaneConfig c = load_dataplane_config(test::temp_config("pair.toml", text), "nat");
+  ASSERT_TRUE(c.pair);
+  EXPECT_EQ(c.pair->role, PairConfig::Role::active);
+  EXPECT_EQ(c.pair->local.address, test::ipv4("192.0.2.1"));
+  EXPECT_EQ(c.pair->local.port, 7400);
+  EXPECT_EQ(c.pair->peer.address, test::ipv4("192.0.2.2"));
+  EXPECT_EQ(c.pair->peer.port, 7401);
+  EXPECT_EQ(c.pair->key_file, "/etc/flowtrack/pair.key");
+  EXPECT_EQ(c.pair->dead_interval, 250 * kNanosPerMilli);
+  EXPECT_FALSE(c.pair->sync);
+  const std::string standby = std::string(kNatPorts) + "role = \"standby\"\nlocal = \"192.0.2.2:7400\"\npeer = \"192.0.2.1:7400\"\n";
+  const DataplaneConfig d = load_dataplane_config(test::temp_config("pair.toml", standby), "nat");
+  ASSERT_TRUE(d.pair);
+  EXPECT_EQ(d.pair->role, PairConfig::Role::standby);
+  EXPECT_EQ(d.pair->dead_interval, 400 * kNanosPerMilli);
+  EXPECT_TRUE(d.pair->sync);
+  EXPECT_FALSE(load_dataplane_config(test::temp_config("plane.toml", kTwoPorts), "fwd").pair);
+}
+
+TEST(DataplaneConfig, ANatPairMistakeNamesTheKey) {
+  const std::string ends = "local = \"192.0.2.1:7400\"\npeer = \"192.0.2.2:7400\"\n";
+  for (const auto& [text, key] : {
+           std::pair{std::string(kNatPorts) + ends, "dataplane.pair.role: missing"},
+           {std::string(kNatPorts) + "role = \"primary\"\n" + ends, "dataplane.pair.role: expected \"active\" or \"standby\""},
+           {std::string(kNatPorts) + "role = \"active\"\npeer = \"192.0.2.2:7400\"\n", "dataplane.pair.local: missing"},
+           {std::string(kNatPorts) + "role = \"active\"\nlocal = \"192.0.2.1:7400\"\n", "dataplane.pair.peer: missing"},
+           {std::string(kNatPorts) + "role = \"active\"\nlocal = \"192.0.2.1\"\npeer = \"192.0.2.2:7400\"\n",
+            "dataplane.pair.local: '192.0.2.1' is not an IPv4 address and port"},
+           {std::string(kNatPorts) + "role = \"active\"\nlocal = \"192.0.2.1:7400\"\npeer = \"192.0.2.1:7400\"\n",
+            "dataplane.pair.peer: the same address and port as local"},
+           {std::string(kNatPorts) + "role = \"active\"\n" + ends + "dead_interval_ms = 10\n", "dataplane.pair.dead_interval_ms"},
+           {std::string(kNatPorts) + "role = \"active\"\n" + ends + "priority = 1\n", "dataplane.pair.priority: unknown key"},
+       }) {
+    try {
+      load_dataplane_config(test::temp_config("pair.toml", text), "nat");
+      ADD_FAILURE() << text << "loaded";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+  const std::string lb = "[dataplane]\n[[dataplane.port]]\ndevice = \"net_null0\"\naddress = \"10.0.0.1/24\"\n[dataplane.pair]\nrole = \"active\"\n";
+  try {
+    load_dataplane_config(test::temp_config("pair.toml", lb), "fwd");
+    ADD_FAILURE() << "a pair for fwd loaded";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("dataplane.pair: nf fwd runs no pair"), std::string::npos) << e.what();
+  }
+}
+
 TEST(DataplaneConfig, MacAddressesParseInEitherNotationOnly) {
   EXPECT_EQ(parse_mac("0a:1B:2c:3D:4e:5F"), (MacAddress{0x0a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f}));
   EXPECT_EQ(parse_mac("0a-1b-2c-3d-4e-5f"), (MacAddress{0x0a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f}));

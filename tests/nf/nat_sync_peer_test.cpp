@@ -192,6 +192,9 @@ TEST(NatSyncPeer, ATakeoverAnswersTheActivesConnectionsThroughTheSamePublicEndpo
     active.send(FrameSpec::tcp4(web, tcpflag::kAck, 0), 320 * kSyncMs);
     wire.run(300 * kSyncMs, 600 * kSyncMs);
     EXPECT_EQ(wire.active.in_flight(), 0u) << "everything acknowledged";
+    const SyncCounters& sent = wire.active.counters();
+    EXPECT_GT(sent.acknowledged, 0u);
+    EXPECT_LE(sent.acknowledged, sent.sent - sent.retransmitted) << "each data message acknowledged once";
     EXPECT_EQ(wire.replica.sessions(), active.nat.sessions().size());
 
     const std::unique_ptr<Nat> taken = taken_over(wire, block_size, 700 * kSyncMs);

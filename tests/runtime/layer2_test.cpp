@@ -71,6 +71,25 @@ TEST(Layer2, AnswersForItsPortAddressAndTheFunctionsAddressesOnly) {
   EXPECT_TRUE(l2.on_arp(1, request_from_client("10.1.0.100"), 0));  // the function's, on every port
 }
 
+// A takeover's gratuitous ARP: on each port, its own address first, then the function's, each a request
+// from the port's MAC for the address itself, which another port's neighbour learns nothing wrong from.
+TEST(Layer2, AnnouncesEachAddressAPortAnswersForAsItsOwnSenderAndTarget) {
+  const Layer2 l2 = two_ports();
+  for (const std::uint16_t port : {0, 1}) {
+    const std::vector<ArpMessage> sent = l2.announcements(port);
+    ASSERT_EQ(sent.size(), 2u);
+    EXPECT_EQ(sent[0].sender_ip, port == 0 ? test::ipv4("10.1.0.1") : test::ipv4("10.2.0.1"));
+    EXPECT_EQ(sent[1].sender_ip, test::ipv4("10.1.0.100"));
+    for (const ArpMessage& m : sent) {
+      EXPECT_EQ(m.operation, ArpMessage::kRequest);
+      EXPECT_EQ(m.sender_mac, port == 0 ? kPortA : kPortB);
+      EXPECT_EQ(m.target_ip, m.sender_ip);
+      EXPECT_EQ(m.target_mac, MacAddress{});
+      EXPECT_TRUE(l2.owns(port, m.sender_ip));
+    }
+  }
+}
+
 TEST(Layer2, LearnsWhoAsksForItsAddressesButNotBystanders) {
   Layer2 l2 = two_ports();
   l2.on_arp(0, request_from_client("10.1.0.7"), 0);  // a request for someone else: not learnt

@@ -59,6 +59,27 @@ TEST(LiveCounters, TheJsonHoldsTheVipsTheBackendsAndTheHealthChecks) {
   const nlohmann::json n = nlohmann::json::parse(live_counters_json(nat));
   EXPECT_FALSE(n.contains("vips"));
   EXPECT_FALSE(n.contains("backend_health"));
+  EXPECT_FALSE(n.contains("pair"));
+}
+
+// A NAT pair's figures are the control plane's: a sum of workers keeps them, and the JSON holds them
+// with the refusals by reason.
+TEST(LiveCounters, ANatPairsFiguresAreTheControlPlanesAndInTheJson) {
+  LiveCounters sum;
+  sum.pair = {.role = "active", .messages_sent = 9, .messages_received = 8, .messages_acked = 7, .messages_resent = 1,
+              .events_sent = 30, .events_applied = 0, .events_lost = 0, .resyncs = 1, .takeovers = 1, .refused = {{"forged", 1}}};
+  const LiveCounters::PairFigures before = sum.pair;
+  LiveCounters w;
+  w.pair.role = "standby";
+  w.pair.messages_sent = 100;
+  sum += w;
+  EXPECT_EQ(sum.pair, before);
+  const nlohmann::json j = nlohmann::json::parse(live_counters_json(sum));
+  EXPECT_EQ(j["pair"]["role"], "active");
+  EXPECT_EQ(j["pair"]["messages_acked"], 7);
+  EXPECT_EQ(j["pair"]["events_sent"], 30);
+  EXPECT_EQ(j["pair"]["takeovers"], 1);
+  EXPECT_EQ(j["pair"]["refused"]["forged"], 1);
 }
 
 }  // namespace live_counters_test

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -103,17 +104,17 @@ TEST(PrometheusText, BackendConnectionsAreAGaugeByPhase) {
 }
 
 // Every line is a comment (HELP or TYPE) or a sample of the family last typed; each family is typed
-// once, as a counter when its name ends in _total and as a gauge otherwise.
-TEST(PrometheusText, EveryLineIsValidExposition) {
-  const std::string text = prometheus_text(lb_counters());
-  ASSERT_FALSE(text.empty());
+// once, as a counter when its name ends in _total and as a gauge otherwise. Returns the families.
+std::set<std::string> expect_valid_exposition(const std::string& text) {
+  std::set<std::string> typed;
+  EXPECT_FALSE(text.empty());
+  if (text.empty()) return typed;
   EXPECT_EQ(text.back(), '\n');
   const std::regex help(R"(# HELP ([a-z_]+) \S.*)");
   const std::regex type(R"(# TYPE ([a-z_]+) (counter|gauge))");
   const std::string label = R"([a-z_]+="(?:[^"\\\n]|\\["\\n])*")";  // name="value", the value escaped
   const std::regex sample("([a-z_]+)(\\{" + label + "(," + label + ")*\\})? [0-9]+");
   std::istringstream lines(text);
-  std::set<std::string> typed;
   std::string family;
   for (std::string line; std::getline(lines, line);) {
     std::smatch m;
@@ -124,10 +125,34 @@ TEST(PrometheusText, EveryLineIsValidExposition) {
       EXPECT_EQ(family.ends_with("_total"), m[2] == "counter") << line;
       continue;
     }
-    ASSERT_TRUE(std::regex_match(line, m, sample)) << "not exposition: " << line;
+    EXPECT_TRUE(std::regex_match(line, m, sample)) << "not exposition: " << line;
     EXPECT_EQ(m[1], family) << line;
   }
-  EXPECT_EQ(typed.size(), 31u);
+  return typed;
+}
+
+TEST(PrometheusText, EveryLineIsValidExposition) { EXPECT_EQ(expect_valid_exposition(prometheus_text(lb_counters())).size(), 31u); }
+
+// A NAT pair's figures: its role as a gauge, the sync link's counts, its refusals labelled by reason;
+// none without a pair.
+TEST(PrometheusText, ANatPairsFiguresAreSeriesOfTheirOwn) {
+  LiveCounters c;
+  c.nf = "nat";
+  c.pair = {.role = "standby", .messages_sent = 11, .messages_received = 40, .messages_acked = 0, .messages_resent = 0,
+            .events_sent = 0, .events_applied = 75, .events_lost = 0, .resyncs = 0, .takeovers = 1,
+            .refused = {{"forged", 2}, {"replayed", 3}}};
+  const std::string text = prometheus_text(c);
+  for (const char* line : {"flowtrack_pair_active 0", "flowtrack_pair_messages_sent_total 11", "flowtrack_pair_messages_received_total 40",
+                           "flowtrack_pair_events_applied_total 75", "flowtrack_pair_takeovers_total 1",
+                           "flowtrack_pair_refused_total{reason=\"forged\"} 2", "flowtrack_pair_refused_total{reason=\"replayed\"} 3"}) {
+    EXPECT_TRUE(has_line(text, line)) << line << "\n" << text;
+  }
+  const std::set<std::string> families = expect_valid_exposition(text);
+  EXPECT_EQ(std::ranges::count_if(families, [](const std::string& f) { return f.starts_with("flowtrack_pair_"); }), 11);
+  c.pair.role = "active";
+  EXPECT_TRUE(has_line(prometheus_text(c), "flowtrack_pair_active 1"));
+  c.pair = {};
+  EXPECT_EQ(prometheus_text(c).find("flowtrack_pair_"), std::string::npos);
 }
 
 }  // namespace

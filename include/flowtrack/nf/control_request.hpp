@@ -1,7 +1,8 @@
-// The requests a live load balancer takes on its control socket (`flowtrack ctl`, runtime/
+// The requests a live function takes on its control socket (`flowtrack ctl`, runtime/
 // control_socket.hpp): one line of words each.
 //
 //   counters                                   what the data plane counted (a JSON object)
+//   takeover                                   a NAT pair's standby: take over now (runtime/nat_pair.hpp)
 //   add SERVICE BACKEND ADDRESS PORT WEIGHT    a new backend (PORT 0: the client's destination port)
 //   drain SERVICE BACKEND                      weight 0: no new connections, the open ones stay
 //   remove SERVICE BACKEND                     out of the pool; its open connections stay
@@ -27,7 +28,7 @@ namespace flowtrack {
 inline constexpr std::size_t kMaxControlRequest = 512;
 
 struct ControlRequest {
-  enum class Kind : std::uint8_t { counters, change };
+  enum class Kind : std::uint8_t { counters, change, takeover };
   Kind kind = Kind::counters;
   PoolChange change;  // for Kind::change (its `at` unused)
 };

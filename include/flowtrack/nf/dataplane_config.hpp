@@ -18,6 +18,13 @@
 //   [[dataplane.neighbor]]               # optional: a next hop's MAC, when it cannot be resolved by ARP
 //   address = "10.10.1.254"
 //   mac = "02:00:00:00:00:01"
+//   [dataplane.pair]                     # optional, nat only: one of an active/standby pair
+//   role = "active"                      # "active" | "standby": the role it starts towards
+//   local = "192.0.2.1:7400"             # the sync link's UDP address on a management interface
+//   peer = "192.0.2.2:7400"              # the other NAT's
+//   key_file = "/etc/flowtrack/pair.key" # the shared key (16..1024 bytes, owner-only)
+//   dead_interval_ms = 400               # the active's silence after which it is taken for gone
+//   sync = true                          # false: heartbeats and takeover only, no state sent
 #pragma once
 
 #include <cstddef>
@@ -55,6 +62,17 @@ struct DataplaneListen {
   std::uint16_t port = 0;     // host order
 };
 
+// One NAT of an active/standby pair (runtime/nat_pair.hpp): its sync link, a kernel UDP socket on a
+// management interface (never a DPDK port), and when it takes over.
+struct PairConfig {
+  enum class Role : std::uint8_t { active, standby };
+  Role role = Role::standby;
+  DataplaneListen local, peer;
+  std::string key_file;
+  Nanos dead_interval = 400 * kNanosPerMilli;
+  bool sync = true;  // false: the standby keeps no state (its takeover breaks every connection)
+};
+
 struct DataplaneConfig {
   std::vector<DataplanePortConfig> ports;
   std::vector<DataplaneNeighbor> neighbors;
@@ -71,6 +89,7 @@ struct DataplaneConfig {
   std::size_t mbufs = 0;
   // Frame bytes each mbuf holds after its headroom: a longer frame takes several (dropped: segmented).
   std::uint16_t mbuf_size = kDefaultMbufSize;
+  std::optional<PairConfig> pair;  // none: a NAT on its own
 };
 
 // The roles the ports of function `nf` take: the NAT's two ports face the inside and the outside, the

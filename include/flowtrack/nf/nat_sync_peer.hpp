@@ -45,6 +45,7 @@ struct SyncTimers {
 
 struct SyncCounters {
   std::uint64_t sent = 0, retransmitted = 0, received = 0, records = 0, duplicates = 0, resyncs = 0;
+  std::uint64_t acknowledged = 0;  // active: data messages the standby acknowledged
   std::array<std::uint64_t, kSyncRefusalCount> refused{};
   std::uint64_t refused_total() const {
     std::uint64_t n = 0;

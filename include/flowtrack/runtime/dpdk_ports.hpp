@@ -118,6 +118,14 @@ class DpdkPorts {
   void verdict(const NfPacket& packet, Verdict verdict);
   void held(std::span<const std::uint8_t> frame, std::uint32_t wire_length);
 
+  // Gratuitous ARP on every port for every address it answers for (Layer2::announcements), now and
+  // kAnnouncements - 1 more times kAnnounceEvery apart (at its ticks: a frame lost on the way goes
+  // again): the neighbours and the switches between move those addresses to these ports (a NAT pair's
+  // takeover). Counted as ARP requests sent (arp_asked).
+  static constexpr unsigned kAnnouncements = 3;
+  static constexpr Nanos kAnnounceEvery = 500 * kNanosPerMilli;
+  void announce();
+
   // Asks again for next hops due a refresh (Layer2::should_ask), drops the packets that waited
   // kWaitLimit for their next hop (tick() does it at every tick).
   void refresh_neighbours(Nanos now);
@@ -161,6 +169,7 @@ class DpdkPorts {
   void enqueue(std::uint16_t port, rte_mbuf* mbuf);                // into the TX buffer (flushed when full)
   void release_waiting();                                          // those whose next hop is now known
   void ask(std::uint32_t address, Nanos now);
+  void send_announcements(Nanos now);  // one round of announce()'s
   rte_mbuf* fresh(std::size_t length);  // a new mbuf of `length` bytes, or null (counted: no_mbuf)
   void drop(rte_mbuf* mbuf, PortDrop reason);
 
@@ -181,6 +190,8 @@ class DpdkPorts {
   std::size_t burst_size_ = 0;
   std::size_t next_port_ = 0;  // the port polled first next time, so no port starves the other
   std::uint64_t board_seen_ = 0;  // ARP board messages learnt from
+  unsigned announcements_left_ = 0;  // gratuitous ARP rounds still to send (announce)
+  Nanos next_announcement_ = 0;
   Nanos deadline_ = 0;  // the current tick's end
   bool handed_packets_ = false;  // the last next() returned packets
   const std::atomic<bool>* interrupt_ = nullptr;

@@ -12,8 +12,9 @@
 //
 // Each worker has one counter record (worker_counters.hpp) and a mailbox (mailbox.hpp), the only way
 // anything reaches it while it runs: between two bursts it applies pool changes (to a function that
-// TakesPoolChanges) and leaves copies of its counters for whoever asked. The control plane (the control
-// socket, health checks, telemetry) runs beside the workers, never on them.
+// TakesPoolChanges), leaves copies of its counters for whoever asked, and runs the tasks posted to it
+// (mailbox.hpp). The control plane (the control socket, health checks, telemetry, a NAT pair's sync
+// link) runs beside the workers, never on them.
 //
 // A source is a class with link_type(), next(burst) (0: nothing now, or nothing ever) and done() (no
 // packet will ever come). A source that ticks (live ports) also has tick(): called before each tick's
@@ -95,6 +96,8 @@ class Engine {
         } else {
           FLOWTRACK_ASSERT(false, "the control plane posts pool changes only to functions that take them");
         }
+      } else if (const WorkerTask* task = std::get_if<WorkerTask>(&message)) {
+        task->run();
       } else {
         counters.function = nf.counters();
         publish(std::as_const(counters));

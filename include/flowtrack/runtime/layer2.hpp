@@ -103,6 +103,10 @@ class Layer2 {
   bool should_ask(std::uint32_t address, Nanos now);
   // The request for `address` from `port` (to send to the broadcast address).
   ArpMessage request(std::uint16_t port, std::uint32_t address) const;
+  // Gratuitous ARP: for each address `port` answers for (its own, then the function's), a request from
+  // the port's MAC whose sender and target are that address (to send to the broadcast address). A
+  // neighbour that holds the address moves it to this MAC, and a switch learns where the MAC is.
+  std::vector<ArpMessage> announcements(std::uint16_t port) const;
 
  private:
   struct Neighbour {

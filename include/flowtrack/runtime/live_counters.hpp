@@ -13,6 +13,8 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "flowtrack/conntrack/tcp_state.hpp"
 #include "flowtrack/nf/lb_stats.hpp"
@@ -50,9 +52,32 @@ struct LiveCounters {
   // last full second (vip_rate, backend_rate: by the same names).
   LbStats traffic;
   std::map<std::string, std::uint64_t> vip_rate, backend_rate;
+  // A NAT pair's sync link (the control plane's: runtime/nat_pair.hpp); role empty: no pair. Messages
+  // are the link's datagrams; refused ones by reason (malformed, forged, replayed), never applied.
+  struct PairFigures {
+    std::string role;  // "active" | "standby"
+    std::uint64_t messages_sent = 0, messages_received = 0, messages_acked = 0, messages_resent = 0;
+    std::uint64_t events_sent = 0, events_applied = 0, events_lost = 0;
+    std::uint64_t resyncs = 0, takeovers = 0;
+    std::map<std::string, std::uint64_t> refused;
+    bool operator==(const PairFigures&) const = default;
+    // The counts above by name (role and refusals aside), in one order for every reader.
+    std::array<std::pair<std::string_view, std::uint64_t>, 9> counts() const {
+      return {{{"messages_sent", messages_sent},
+               {"messages_received", messages_received},
+               {"messages_acked", messages_acked},
+               {"messages_resent", messages_resent},
+               {"events_sent", events_sent},
+               {"events_applied", events_applied},
+               {"events_lost", events_lost},
+               {"resyncs", resyncs},
+               {"takeovers", takeovers}}};
+    }
+  };
+  PairFigures pair;
 
-  // Adds another worker's counters (the health checks' view and the rates stay; so does the name, unless
-  // it is empty: a sum starts empty).
+  // Adds another worker's counters (the health checks' view, the rates and the pair's figures stay; so
+  // does the name, unless it is empty: a sum starts empty).
   LiveCounters& operator+=(const LiveCounters& other);
 };
 

@@ -24,6 +24,11 @@
 // A [[change]] schedule plays into the mailboxes as its times come (scheduled_source.hpp), counting
 // from each worker's first packet; it and a control socket do not mix (refused at start).
 //
+// A NAT pair ([dataplane.pair], runtime/nat_pair.hpp): with its ports up, the run stands by on the
+// calling thread (serving the control socket) until it takes over; its workers then start from the
+// standby's copy, worker 0 sends gratuitous ARP, and the active's sync link runs on a thread beside the
+// workers. No state file and no port blocks with a pair (refused at the start).
+//
 // State: with a state file (LiveServiceOptions::state; nat and lb), the workers start from the state it
 // holds, read before the EAL starts (a missing or refused file stops the start there unless the
 // operator asked to start empty), and each leaves its snapshot when it stops; the file is written once
@@ -79,6 +84,8 @@ class LiveObserver {
   virtual void started(const std::vector<Port>& /*ports*/, unsigned /*workers*/, unsigned /*rx_queues*/) {}
   // Before the start, with a state file: what was restored from it, or why the run starts empty.
   virtual void state(const std::string& /*note*/) {}
+  // A NAT pair's turns: standing by, taking over (why, and what the copy held), stepping down.
+  virtual void pair(const std::string& /*note*/) {}
   // Every stats interval: the counters so far, the ones of the interval before, and its length.
   virtual void stats(const LiveCounters& /*now*/, const LiveCounters& /*before*/, Nanos /*interval*/, Nanos /*since_start*/) {}
 };

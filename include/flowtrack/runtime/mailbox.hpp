@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <utility>
 #include <variant>
@@ -23,7 +24,14 @@ namespace flowtrack {
 // Asks the worker to leave a copy of its counters where the control plane reads them.
 struct PublishRequest {};
 
-using WorkerMessage = std::variant<PoolChange, PublishRequest>;
+// Work on the worker's own thread, between two bursts, from whoever owns the worker's function and
+// alone knows its type (a NAT pair's sync link takes each worker's state there for a resynchronisation).
+// `run` must not block: the worker's packets wait for it.
+struct WorkerTask {
+  std::function<void()> run;
+};
+
+using WorkerMessage = std::variant<PoolChange, PublishRequest, WorkerTask>;
 
 class Mailbox {
  public:
