@@ -22,8 +22,11 @@ namespace flowtrack {
 
 // Asks the worker to leave a copy of its counters where the control plane reads them.
 struct PublishRequest {};
+// Asks the worker to leave a snapshot of its function's state where the control plane reads it (`ctl
+// save-state`: the state file written while the run goes on).
+struct StateRequest {};
 
-using WorkerMessage = std::variant<PoolChange, PublishRequest>;
+using WorkerMessage = std::variant<PoolChange, PublishRequest, StateRequest>;
 
 class Mailbox {
  public:
