@@ -117,7 +117,7 @@ role = "outside"
   return run_cli("run --nf nat --json --config " + config + (with_state ? " --state " + state + " --start-empty" : "") + " --dpdk '" +
                  kEal + " --vdev=net_null0 --vdev=net_null1' > " + log + " 2>&1 & pid=$!; for i in $(seq 1200); do grep -q " +
                  "'flowtrack live: nf' " + log + " && break; sleep 0.05; done; " + cli + " ctl --socket " + socket +
-                 " save-state; echo \"ctl status $?\"; test -s " + state + " && echo 'state file there'; kill -TERM $pid; wait $pid; " +
+                 " save-state 2>&1; echo \"ctl status $?\"; test -s " + state + " && echo 'state file there'; kill -TERM $pid; wait $pid; " +
                  "status=$?; cat " + log + "; exit $status");
 }
 
