@@ -20,11 +20,10 @@
 # delay_first_probe_time).
 #
 # Without it (the same restart, no --state), the LB has forgotten which backend each connection had:
-# most transfers that were on b2 fail (asserted: more than half; measured 5 to 7 of 7). So do most
-# of the others here: a downloading client sends
-# nothing until data reaches it, so no packet of its own gives a connection back its backend
-# (non_syn_first = consistent), and the backends' retransmissions, of no connection the LB knows, go
-# by untranslated; the issue's "about a third fail" needs clients that keep sending.
+# most transfers that were on b2 fail (asserted: more than half; measured 5 to 7 of 7). Some of the
+# others fail too (4 to 13 of 13 measured): a downloading client sends nothing until data reaches it,
+# so no packet of its own may give a connection back its backend (non_syn_first = consistent) while
+# the backends' retransmissions, of no connection the LB knows, go by untranslated.
 #
 # The issue's transfers are of 20 MiB; 12 MiB at 1.2 MiB/s keep the same timeline in fewer bytes (a
 # 2-core machine shares them with the other live scenarios). Usage: lb_restart.sh path/to/flowtrack.
