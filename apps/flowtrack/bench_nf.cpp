@@ -26,7 +26,9 @@
 // --new-connection-rate measures the stateful LB at each limit given (new_connection_limiter.hpp; 0: no
 // limit, always measured too). Each limited or flooded configuration's cycles a packet are reported
 // against the same LB without a limit on the same trace, and against the anchor: the LB without a limit
-// on the trace without the flood, all in the same run.
+// on the trace without the flood, all in the same run. --nat-sync-events measures each NAT configuration
+// with the wheel aging once more with the sync events of a NAT pair made (nf/nat_events.hpp, into a sink
+// that discards them: discarding_nat_events.hpp), its cycles a packet against the same NAT's without.
 //
 // Beside every stateful configuration, the memory system's limit over its state (lab/memory_limit.hpp:
 // random line reads from an array as large as the memory its lookups range over, summed over its
@@ -91,6 +93,7 @@ struct NfRow {
   std::size_t state_bytes = 0;  // the memory of the function's per-packet lookups, over its instances (0: none)
   std::map<std::string, std::uint64_t> drop_reasons;
   std::uint64_t over_rate = 0;  // lb: first packets forwarded without state, above the new-connection rate
+  std::uint64_t sync_events = 0;  // nat with its sync events: the events made in a repetition
   std::array<double, kNfStageCount> stage_cycles{};  // by NfStage, from the clocked run (JSON with stages only)
 };
 
@@ -124,12 +127,14 @@ bool is_tunnel_mode(std::string_view forward) { return forward != "nat" && forwa
 
 // The rows a row's cycles a packet are set against: NAT mode (a tunnel mode's, and the row of NAT mode
 // on the same packets'), NAT mode on the tunnel's packets (a tunnel mode's), no limit on the same trace
-// (a limited row's), and the anchor of a flood: no limit on the trace without the flood.
+// (a limited row's), the anchor of a flood: no limit on the trace without the flood, and the NAT
+// without its sync events (a row with them).
 struct Anchors {
   const NfRow* nat_mode = nullptr;
   const NfRow* nat_same_packets = nullptr;
   const NfRow* no_limit = nullptr;
   const NfRow* no_flood = nullptr;
+  const NfRow* no_sync_events = nullptr;
 };
 
 Anchors anchors_of(const std::vector<NfRow>& rows, const NfRow& r) {
@@ -138,6 +143,11 @@ Anchors anchors_of(const std::vector<NfRow>& rows, const NfRow& r) {
   if (is_tunnel_mode(r.forward)) a.nat_same_packets = find_row(rows, r.choice, r.burst, kNatOnTunnelPackets, r.flood, r.rate);
   if (r.rate != 0) a.no_limit = find_row(rows, r.choice, r.burst, r.forward, r.flood);
   if (r.flood) a.no_flood = find_row(rows, r.choice, r.burst, r.forward, false);
+  if (r.choice.nat_sync_events) {
+    NfChoice without = r.choice;
+    without.nat_sync_events = false;
+    a.no_sync_events = find_row(rows, without, r.burst, r.forward, r.flood, r.rate);
+  }
   return a;
 }
 
@@ -200,7 +210,7 @@ void print_summary(const std::vector<NfRow>& rows, unsigned workers, std::size_t
       const NfChoice& b = sharded.choice;
       if (b.scaling != "sharded" || a.nf != b.nf || a.table != b.table || a.aging != b.aging || a.workers != b.workers ||
           shared.burst != sharded.burst || shared.forward != sharded.forward || shared.flood != sharded.flood ||
-          shared.rate != sharded.rate) {
+          shared.rate != sharded.rate || a.nat_sync_events != b.nat_sync_events) {
         continue;
       }
       if (!header) fmt::print("\none shared instance under a spinlock / one instance per worker (Mpps, same run):\n");
@@ -212,19 +222,23 @@ void print_summary(const std::vector<NfRow>& rows, unsigned workers, std::size_t
   header = false;
   for (const NfRow& r : rows) {
     const Anchors a = anchors_of(rows, r);
-    if (a.nat_mode == nullptr && a.nat_same_packets == nullptr && a.no_limit == nullptr && a.no_flood == nullptr) continue;
+    if (a.nat_mode == nullptr && a.nat_same_packets == nullptr && a.no_limit == nullptr && a.no_flood == nullptr &&
+        a.no_sync_events == nullptr) {
+      continue;
+    }
     if (!header) {
-      fmt::print("\ncycles a packet against NAT mode, against no limit on the same trace, and against no limit without the "
-                 "flood (paired, same run):\n");
+      fmt::print("\ncycles a packet against NAT mode, against no limit on the same trace, against no limit without the "
+                 "flood, and against no sync events (paired, same run):\n");
     }
     header = true;
-    fmt::print("  {:<7} {:<12} {:<6} {:<9} {} worker(s), bursts of {}, {}{}{}:", nf_kind_name(r.choice.nf), r.choice.table,
+    fmt::print("  {:<7} {:<12} {:<6} {:<9} {} worker(s), bursts of {}, {}{}{}{}:", nf_kind_name(r.choice.nf), r.choice.table,
                r.choice.aging, r.choice.scaling, r.choice.workers, r.burst, r.forward, r.flood ? " + SYN flood" : "",
-               r.rate != 0 ? fmt::format(", limit {}/s", r.rate) : "");
+               r.rate != 0 ? fmt::format(", limit {}/s", r.rate) : "", r.choice.nat_sync_events ? " + sync events" : "");
     if (a.nat_mode != nullptr) fmt::print(" {:.3f}x NAT mode", paired_cycles_ratio(r, *a.nat_mode));
     if (a.nat_same_packets != nullptr) fmt::print(" {:.3f}x NAT mode on the same packets", paired_cycles_ratio(r, *a.nat_same_packets));
     if (a.no_limit != nullptr) fmt::print(" {:.3f}x no limit", paired_cycles_ratio(r, *a.no_limit));
     if (a.no_flood != nullptr) fmt::print(" {:.3f}x no limit without the flood", paired_cycles_ratio(r, *a.no_flood));
+    if (a.no_sync_events != nullptr) fmt::print(" {:.3f}x no sync events ({} events a run)", paired_cycles_ratio(r, *a.no_sync_events), r.sync_events);
     std::uint64_t drops = 0;
     for (const auto& [reason, n] : r.drop_reasons) drops += n;
     fmt::print(" ({} connections live at most, {} over the rate, {} dropped)\n", r.live, r.over_rate, drops);
@@ -260,6 +274,9 @@ void run_nf_bench(NfBenchOptions o) {
   }
   check(o.agings, nf_aging_names(), "aging");
   check(o.scalings, nf_scaling_names(), "scaling");
+  if (o.nat_sync_events && (std::ranges::find(o.nfs, "nat") == o.nfs.end() || std::ranges::find(o.agings, "wheel") == o.agings.end())) {
+    throw UserError("bench nf: --nat-sync-events measures the NAT with the wheel aging: --nfs must hold nat, --agings wheel");
+  }
   if (o.workers.empty()) {
     for (unsigned w = 1; w <= std::min(usable_cpus(), kMaxWorkers); ++w) o.workers.push_back(w);
   }
@@ -334,7 +351,13 @@ void run_nf_bench(NfBenchOptions o) {
       }
       for (const auto& table : o.tables) {
         for (const auto& aging : o.agings) {
-          for (const auto& scaling : o.scalings) choices.push_back({nf, table, aging, scaling, workers});
+          for (const auto& scaling : o.scalings) {
+            choices.push_back({nf, table, aging, scaling, workers});
+            if (nf == NfKind::nat && o.nat_sync_events && aging == "wheel") {
+              choices.push_back(choices.back());
+              choices.back().nat_sync_events = true;
+            }
+          }
         }
       }
     }
@@ -400,8 +423,10 @@ void run_nf_bench(NfBenchOptions o) {
       }
       row.drop_reasons = r.drops_by_reason();
       row.over_rate = 0;
+      row.sync_events = 0;
       for (const WorkerReport& w : r.workers) {
         if (const auto it = w.function_counts.find("over_rate"); it != w.function_counts.end()) row.over_rate += it->second;
+        if (const auto it = w.function_counts.find("sync_events"); it != w.function_counts.end()) row.sync_events += it->second;
       }
     }
   }
@@ -468,7 +493,9 @@ void run_nf_bench(NfBenchOptions o) {
           .set("forward", row.forward)
           .set("syn_flood", row.flood ? o.syn_flood : 0)
           .set("new_connection_rate", row.rate)
-          .set("over_rate", row.over_rate);
+          .set("over_rate", row.over_rate)
+          .set("nat_sync_events", choice.nat_sync_events)
+          .set("sync_events", row.sync_events);
       if (limit != nullptr) j.set("line_fetches", median(row.cycles) / limit->batched_cycles_per_line).merge(memory_limit_fields(*limit));
       if (anchors.nat_mode != nullptr) j.set("cycles_vs_nat_mode", paired_cycles_ratio(row, *anchors.nat_mode));
       if (anchors.nat_same_packets != nullptr) {
@@ -479,6 +506,7 @@ void run_nf_bench(NfBenchOptions o) {
       }
       if (anchors.no_limit != nullptr) j.set("cycles_vs_no_limit", paired_cycles_ratio(row, *anchors.no_limit));
       if (anchors.no_flood != nullptr) j.set("cycles_vs_no_flood", paired_cycles_ratio(row, *anchors.no_flood));
+      if (anchors.no_sync_events != nullptr) j.set("cycles_vs_no_sync_events", paired_cycles_ratio(row, *anchors.no_sync_events));
       if (!checked.empty()) {
         j.set("violations", checked["violations"]).set("false_hits", checked["false_hits"]).set("repairs", checked["repairs"]);
         j.set("syncs", checked["syncs"]);
@@ -497,6 +525,9 @@ void run_nf_bench(NfBenchOptions o) {
       if (limit != nullptr) {
         fmt::print("      {:.1f} batched line fetches a packet; memory limit over its state, {}\n",
                    median(row.cycles) / limit->batched_cycles_per_line, memory_limit_text(*limit));
+      }
+      if (choice.nat_sync_events) {
+        fmt::print("      with its pair's sync events made (into a sink that discards them): {} events a run\n", row.sync_events);
       }
       if (!checked.empty()) {
         fmt::print("      concury's check (one more run): {} violations, {} false hits, {} repairs, {} syncs\n",

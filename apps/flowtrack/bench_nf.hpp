@@ -26,6 +26,9 @@ struct NfBenchOptions {
   std::uint64_t syn_flood = 0;               // spoofed SYNs mixed into the trace, measured beside it (0: none)
   // lb: the limits of new connections a second a worker to measure, each a configuration (0: none).
   std::vector<std::uint64_t> new_connection_rates{0};
+  // nat: each configuration with the wheel aging once more with its pair's sync events made (into a sink
+  // that discards them), against the same without.
+  bool nat_sync_events = false;
   bool json = false;
 };
 

@@ -137,6 +137,8 @@ void add_nf_bench(CLI::App& bench) {
                  "lb: new connections a second a worker takes (0: no limit); several: each, against no limit")
       ->delimiter(',')
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{100'000'000}));
+  nf->add_flag("--nat-sync-events", o->nat_sync_events,
+               "nat, wheel aging: measure again with a NAT pair's sync events made (into a discarding sink), against without");
   nf->add_flag("--json", o->json, "a context record, then one JSON object per line");
   nf->callback([o] { run_reporting_user_errors("bench nf", [&] { run_nf_bench(*o); }); });
 }
@@ -240,7 +242,7 @@ void add_ctl_command(CLI::App& app) {
   auto* ctl = app.add_subcommand("ctl", "a request to a live data plane's control socket (run --dpdk)");
   ctl->add_option("--socket", *socket, "the control socket ([dataplane] control_socket)")->required();
   ctl->add_option("request", *request,
-                  "counters | takeover | add SERVICE BACKEND ADDRESS PORT WEIGHT | drain SERVICE BACKEND | remove SERVICE BACKEND | "
+                  "counters | save-state | takeover | add SERVICE BACKEND ADDRESS PORT WEIGHT | drain SERVICE BACKEND | remove SERVICE BACKEND | "
                   "weight SERVICE BACKEND WEIGHT")
       ->required();
   ctl->callback([socket, request] { run_reporting_user_errors("ctl", [&] { ctl_command(*socket, *request); }); });

@@ -17,6 +17,11 @@ NfRun run_stateful_lb(const NfChoice& choice, bool shared, const NfConfigs& conf
 template <class Aging>
 NfRun run_nat(const NfChoice& choice, bool shared, const NfConfigs& configs, const PacketStore& trace,
               const PacketPartition& partition, const ReplayOptions& options);
+// The NAT with the wheel aging, its pair's sync events made into a sink that discards them
+// (discarding_nat_events.hpp): what a NAT of a pair pays on its workers, set against run_nat's in
+// `bench nf --nat-sync-events`. One aging only: each instantiation over the table grid costs the build.
+NfRun run_nat_with_sync_events(const NfChoice& choice, bool shared, const NfConfigs& configs, const PacketStore& trace,
+                               const PacketPartition& partition, const ReplayOptions& options);
 // Concury keeps no connection table: one instantiation (nf_concury.cpp).
 NfRun run_concury(const NfChoice& choice, const NfConfigs& configs, const PacketStore& trace, const PacketPartition& partition,
                   const ReplayOptions& options);

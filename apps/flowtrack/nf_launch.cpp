@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "flowtrack/aging/heap_aging.hpp"
 #include "flowtrack/aging/timer_wheel.hpp"
@@ -47,6 +48,10 @@ NfRun replay_stateless(const PacketStore& trace, const PacketPartition& partitio
 template <class Aging>
 NfRun run_stateful(const NfChoice& c, bool shared, const NfConfigs& configs, const PacketStore& trace,
                    const PacketPartition& partition, const ReplayOptions& options) {
+  if (c.nat_sync_events) {
+    if (!std::is_same_v<Aging, TimerWheel>) throw std::invalid_argument("the NAT's sync events are measured with the wheel aging");
+    return run_nat_with_sync_events(c, shared, configs, trace, partition, options);
+  }
   return c.nf == NfKind::lb ? run_stateful_lb<Aging>(c, shared, configs, trace, partition, options)
                             : run_nat<Aging>(c, shared, configs, trace, partition, options);
 }
@@ -58,6 +63,9 @@ NfRun run_function(const NfChoice& c, const NfConfigs& configs, const PacketStor
     throw std::invalid_argument(fmt::format("--check checks a load balancer's backends: {} has none", nf_kind_name(c.nf)));
   }
   if (options.check && shared) throw std::invalid_argument("--check follows one instance per worker: use --scaling sharded");
+  if (c.nat_sync_events && c.nf != NfKind::nat) {
+    throw std::invalid_argument(fmt::format("sync events are the NAT's: {} makes none", nf_kind_name(c.nf)));
+  }
   switch (c.nf) {
     case NfKind::fwd:
       return replay_stateless(

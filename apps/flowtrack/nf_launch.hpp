@@ -26,6 +26,7 @@ struct NfChoice {
   std::string scaling = "sharded";  // sharded or spinlock (lb and nat; the stateless ones are sharded)
   unsigned workers = 1;
   std::string control_plane = "worker";  // concury: worker or thread (control_plane_names())
+  bool nat_sync_events = false;  // nat, wheel aging: its pair's sync events made, into a sink that discards them
   friend bool operator==(const NfChoice&, const NfChoice&) = default;
 };
 

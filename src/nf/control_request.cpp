@@ -45,7 +45,7 @@ std::variant<ControlRequest, std::string> parse_control_request(std::string_view
     words.push_back(line.substr(i, end - i));
     i = end;
   }
-  if (words.empty()) return std::string("empty request (counters, takeover, add, drain, remove, weight, down, up)");
+  if (words.empty()) return std::string("empty request (counters, save-state, takeover, add, drain, remove, weight, down, up)");
   const std::string_view verb = words[0];
   if (verb == "counters") {
     if (words.size() != 1) return std::string("usage: counters");
@@ -55,8 +55,15 @@ std::variant<ControlRequest, std::string> parse_control_request(std::string_view
     if (words.size() != 1) return std::string("usage: takeover");
     return ControlRequest{.kind = ControlRequest::Kind::takeover, .change = {}};
   }
+  if (verb == "save-state") {
+    if (words.size() != 1) return std::string("usage: save-state");
+    return ControlRequest{.kind = ControlRequest::Kind::save_state, .change = {}};
+  }
   const auto action = pool_action_from_name(verb);
-  if (!action) return fmt::format("unknown request '{}' (counters, takeover, add, drain, remove, weight, down, up)", verb.substr(0, kMaxName));
+  if (!action) {
+    return fmt::format("unknown request '{}' (counters, save-state, takeover, add, drain, remove, weight, down, up)",
+                       verb.substr(0, kMaxName));
+  }
   // By PoolAction.
   static constexpr std::string_view kUsage[] = {"add SERVICE BACKEND ADDRESS PORT WEIGHT", "remove SERVICE BACKEND",
                                                 "drain SERVICE BACKEND", "weight SERVICE BACKEND WEIGHT",

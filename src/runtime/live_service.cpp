@@ -194,12 +194,13 @@ class ConnectionRates {
 class ControlPlane {
  public:
   // `tick`: more work of the control plane's, done at every publish (the NAT's block log).
-  // `pair`: a NAT pair's figures (none: no pair).
+  // `pair`: a NAT pair's figures (none: no pair). `save_state`: once every worker has left a snapshot on
+  // request, writes the state file and says what it wrote (none: the run keeps no state file).
   ControlPlane(std::string nf_name, Engine& engine, std::vector<CounterBoard>& published, ControlSocket* socket,
                std::optional<PoolChangeRules> rules, const HealthChecker* health, const PairBoard* pair, const DataplaneConfig& plane,
-               LiveObserver& observer, std::function<void()> tick)
+               LiveObserver& observer, std::function<void()> tick, std::function<std::string()> save_state)
       : nf_name_(std::move(nf_name)), engine_(engine), published_(published), socket_(socket), rules_(std::move(rules)),
-        health_(health), pair_(pair), plane_(plane), observer_(observer), tick_(std::move(tick)) {}
+        health_(health), pair_(pair), plane_(plane), observer_(observer), tick_(std::move(tick)), save_state_(std::move(save_state)) {}
 
   void run(const std::atomic<bool>& stop) {
     const Nanos start = DpdkPorts::now();
@@ -269,11 +270,25 @@ class ControlPlane {
     if (request.kind == ControlRequest::Kind::takeover) {
       return pair_ != nullptr ? "error: this NAT is its pair's active already" : fmt::format("error: nf {} runs no pair to take over in", nf_name_);
     }
+    if (request.kind == ControlRequest::Kind::save_state) return save_state();
     if (!rules_) return fmt::format("error: nf {} has no backend pool to change (slb, lb and concury have)", nf_name_);
     if (const auto problem = rules_->admit(request.change)) return "error: " + *problem;
     const std::vector<unsigned> late = post_to_all(request.change, kChangeWait);
     if (late.empty()) return "ok";
     return fmt::format("ok (worker(s) {} take it when they next poll)", fmt::join(late, ", "));
+  }
+
+  // Every worker's snapshot, taken between two of its bursts, then the file written whole (a worker that
+  // does not answer in time leaves the file as it was).
+  std::string save_state() {
+    if (!save_state_) return fmt::format("error: nf {} keeps no state file here (nat and lb, run with --state FILE)", nf_name_);
+    const std::vector<unsigned> late = post_to_all(StateRequest{}, kChangeWait);
+    if (!late.empty()) return fmt::format("error: worker(s) {} did not leave their state in time: nothing written", fmt::join(late, ", "));
+    try {
+      return "ok: " + save_state_();
+    } catch (const std::exception& e) {
+      return fmt::format("error: {}", e.what());
+    }
   }
 
   std::string nf_name_;
@@ -287,6 +302,7 @@ class ControlPlane {
   const DataplaneConfig& plane_;
   LiveObserver& observer_;
   std::function<void()> tick_;
+  std::function<std::string()> save_state_;
 };
 
 // Everything a run of function Nf needs besides its instances.
@@ -306,15 +322,22 @@ struct LiveSetup {
 };
 
 // What a function that keeps state (the NAT, the stateful LB) does around its workers' service: on each
-// worker once its instance is built, before it serves (restore, attach the block log), and once it has
-// stopped (its snapshot); on the control plane's thread at every publish (the block log written); and
-// once every worker has ended, told whether all of them served (the state file written).
+// worker once its instance is built, before it serves (restore, attach the block log), once it has
+// stopped (its snapshot), and between two bursts when `ctl save-state` asks (its snapshot: requested);
+// on the control plane's thread at every publish (the block log written), once every worker has left
+// its snapshot on request (save_requested: the state file written; it says what it wrote), and once
+// every worker has ended, told whether all of them served (the state file written).
 template <class Nf>
 struct StateHooks {
-  std::function<void(unsigned, Nf&, Nanos)> started, stopped;
+  std::function<void(unsigned, Nf&, Nanos)> started;
+  std::function<void(unsigned, const Nf&, Nanos)> stopped, requested;
   std::function<void()> tick;
+  std::function<std::string()> save_requested;
   std::function<void(bool)> finished;
 };
+
+std::size_t connections_in(const NatSnapshot& s) { return s.sessions.size(); }
+std::size_t connections_in(const LbSnapshot& s) { return s.connections.size(); }
 
 // A function's state across a restart (state_store.hpp): the snapshots its workers start from, and
 // those they leave when they stop, written to the state file once all of them have. A run stopped
@@ -324,7 +347,8 @@ class KeptState {
  public:
   using Save = std::function<void(std::span<const Snapshot>)>;
   KeptState(StateFileOptions options, StartingState<Snapshot> start, unsigned workers)
-      : options_(std::move(options)), restored_(std::move(start.workers)), saved_(workers), note_(std::move(start.note)) {}
+      : options_(std::move(options)), restored_(std::move(start.workers)), saved_(workers), requested_(workers),
+        note_(std::move(start.note)) {}
 
   const std::string& note() const { return note_; }
   const std::vector<Snapshot>& restored() const { return restored_; }
@@ -340,6 +364,16 @@ class KeptState {
     h.stopped = [this](unsigned w, const Nf& nf, Nanos now) {
       if (!options_.path.empty()) saved_[w] = nf.snapshot(now);
     };
+    if (!options_.path.empty()) {  // without a file, `ctl save-state` is refused
+      h.requested = [this](unsigned w, const Nf& nf, Nanos now) { requested_[w] = nf.snapshot(now); };
+      h.save_requested = [this, save] {
+        std::size_t connections = 0;
+        for (const Snapshot& s : requested_) connections += connections_in(s);
+        save(requested_);
+        std::ranges::fill(requested_, Snapshot{});  // their memory back until the next request
+        return fmt::format("state of {} connections written to {}", connections, options_.path);
+      };
+    }
     h.finished = [this, save = std::move(save)](bool served) {
       if (options_.path.empty()) return;
       if (served) {
@@ -355,6 +389,9 @@ class KeptState {
   StateFileOptions options_;
   std::vector<Snapshot> restored_;  // by worker, until it has restored its own; none: the run starts empty
   std::vector<Snapshot> saved_;     // by worker, as each stops
+  // By worker, as each leaves it on request: written by worker w between two of its bursts, read by the
+  // control plane once every worker has taken the request (the mailbox's acquire).
+  std::vector<Snapshot> requested_;
   std::string note_;
 };
 
@@ -417,7 +454,11 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
     published[w].publish(state_of(*nf, name, ports, engine.counters(w)));
     gate.pass();
     if (!stop.load(std::memory_order_relaxed)) {
-      engine.serve(w, *nf, source, ports, [&](const WorkerCounters& counters) { published[w].publish(state_of(*nf, name, ports, counters)); });
+      engine.serve(
+          w, *nf, source, ports, [&](const WorkerCounters& counters) { published[w].publish(state_of(*nf, name, ports, counters)); },
+          [&] {
+            if (hooks.requested) hooks.requested(w, *nf, DpdkPorts::now());
+          });
     }
     ports.close();
     published[w].publish(state_of(*nf, name, ports, engine.counters(w)));
@@ -433,7 +474,7 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
     });
   }
   ControlPlane control(name, engine, published, setup.socket, std::move(setup.rules), health ? &*health : nullptr, setup.pair, o.plane,
-                       observer, hooks.tick);
+                       observer, hooks.tick, hooks.save_requested);
   bool stopped_during_start = false;
   std::vector<std::function<void(StartGate&)>> beside = {[&](StartGate& gate) {
     unpin_current_thread();  // the thread that started the EAL is pinned to its main lcore; this one sleeps in poll()

@@ -1,8 +1,10 @@
 // `flowtrack run --dpdk` and `flowtrack ctl` as a user runs them, on net_null ports (no root, no NIC):
 // every mistake is one error line and exit status 2, never a crash; a run stops on SIGTERM with its
-// report and every mbuf back in its pool.
+// report and every mbuf back in its pool; `ctl save-state` writes a live NAT's state file as it runs.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "support/cli_runner.hpp"
@@ -87,6 +89,52 @@ TEST(LiveCli, TwoWorkersStopTogetherWithOneReportAndEveryMbufBack) {
   EXPECT_EQ(report["mbufs_missing"], 0);
   EXPECT_GT(report["packets_in"].get<std::uint64_t>(), 0u);
   EXPECT_EQ(report["drops"]["not_ipv4"], report["packets_in"]);
+}
+
+// A live NAT on two net_null ports with a control socket, asked by `ctl save-state` for its state
+// while it runs, then stopped by SIGTERM: the output of the whole exchange (ctl's answer, the run's log).
+// With `with_state`, the run keeps a state file (--state FILE --start-empty); without, none.
+testing::CliResult nat_run_asked_to_save(const std::string& name, bool with_state) {
+  const std::filesystem::path dir = std::filesystem::path(test::temp_config(name + ".toml", "")).parent_path();
+  const std::string socket = (dir / (name + ".sock")).string(), state = (dir / (name + ".state")).string();
+  const std::string config = test::temp_config(name + ".toml", fmt::format(R"([nat]
+inside = "10.9.0.0/24"
+pool = ["10.9.1.100"]
+[dataplane]
+control_socket = "{}"
+[[dataplane.port]]
+device = "net_null0"
+address = "10.9.0.1/24"
+role = "inside"
+[[dataplane.port]]
+device = "net_null1"
+address = "10.9.1.1/24"
+role = "outside"
+)",
+                                                                              socket));
+  const std::string log = (dir / (name + ".log")).string();
+  const std::string cli = FLOWTRACK_CLI_PATH;
+  return run_cli("run --nf nat --json --config " + config + (with_state ? " --state " + state + " --start-empty" : "") + " --dpdk '" +
+                 kEal + " --vdev=net_null0 --vdev=net_null1' > " + log + " 2>&1 & pid=$!; for i in $(seq 1200); do grep -q " +
+                 "'flowtrack live: nf' " + log + " && break; sleep 0.05; done; " + cli + " ctl --socket " + socket +
+                 " save-state 2>&1; echo \"ctl status $?\"; test -s " + state + " && echo 'state file there'; kill -TERM $pid; wait $pid; " +
+                 "status=$?; cat " + log + "; exit $status");
+}
+
+TEST(LiveCli, SaveStateWritesTheStateFileWhileTheRunGoesOn) {
+  const auto r = nat_run_asked_to_save("saved", true);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ok: state of 0 connections written to "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ctl status 0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("state file there"), std::string::npos) << r.output;
+}
+
+TEST(LiveCli, SaveStateWithoutAStateFileIsAnErrorReply) {
+  const auto r = nat_run_asked_to_save("unsaved", false);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("nf nat keeps no state file here (nat and lb, run with --state FILE)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ctl status 1"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("state file there"), std::string::npos) << r.output;
 }
 
 TEST(LiveCli, CtlWithoutADataPlaneIsOneError) {

@@ -83,6 +83,8 @@ echo "  after:  ${after[*]}"
 echo "  nat-log who 10.20.2.100:$first_port now: $holder"
 [[ -n $restored ]] || live_fail "the restart did not say what it restored"
 ((${#before[@]} == 20)) || live_fail "${#before[@]} of 20 connections answered before the restart"
+resets=$(grep -o 'error:ECONNRESET' "$work/after" | wc -l)
+((resets == 0)) || live_fail "$resets of 20 connections were reset across the restart"
 for i in "${!before[@]}"; do
   [[ ${before[i]} == 10.20.2.100:* ]] || live_fail "connection $i: the server saw ${before[i]}, not the pool address"
   [[ ${after[i]:-none} == "${before[i]}" ]] || live_fail "connection $i: ${before[i]} before the restart, ${after[i]:-none} after"

@@ -28,6 +28,7 @@ std::string refused(std::string_view line) {
 TEST(ControlRequest, EachVerbTakesItsWords) {
   EXPECT_EQ(accepted("counters").kind, ControlRequest::Kind::counters);
   EXPECT_EQ(accepted("takeover").kind, ControlRequest::Kind::takeover);
+  EXPECT_EQ(accepted("save-state").kind, ControlRequest::Kind::save_state);
   const ControlRequest add = accepted("add web b4 10.10.2.14 8080 3");
   EXPECT_EQ(add.kind, ControlRequest::Kind::change);
   EXPECT_EQ(add.change.action, PoolAction::add);
@@ -48,6 +49,7 @@ TEST(ControlRequest, MalformedRequestsAreRefusedWithTheReason) {
   EXPECT_NE(refused("reboot").find("unknown request 'reboot'"), std::string::npos);
   EXPECT_NE(refused("counters now").find("usage: counters"), std::string::npos);
   EXPECT_NE(refused("takeover now").find("usage: takeover"), std::string::npos);
+  EXPECT_NE(refused("save-state /tmp/elsewhere").find("usage: save-state"), std::string::npos);
   EXPECT_NE(refused("drain web").find("usage: drain SERVICE BACKEND"), std::string::npos);
   EXPECT_NE(refused("add web b4 10.10.2.14 80").find("usage: add"), std::string::npos);
   EXPECT_NE(refused("add web b4 10.10.2.400 80 1").find("not an IPv4 address"), std::string::npos);

@@ -9,6 +9,8 @@
 //   weight SERVICE BACKEND WEIGHT              a new weight (0..1000000)
 //   down SERVICE BACKEND                       out of service: no new connections, UDP flows move
 //   up SERVICE BACKEND                         back in service
+//   save-state                                 nat and lb with a state file: the state written to it now,
+//                                              the run going on (runtime/state_store.hpp)
 //
 // Parsing checks the form of a request only; whether a change fits the pool (the service exists, the
 // backend is in it or not, the pool is not too large) is checked against the pool before anything is
@@ -28,7 +30,7 @@ namespace flowtrack {
 inline constexpr std::size_t kMaxControlRequest = 512;
 
 struct ControlRequest {
-  enum class Kind : std::uint8_t { counters, change, takeover };
+  enum class Kind : std::uint8_t { counters, change, takeover, save_state };
   Kind kind = Kind::counters;
   PoolChange change;  // for Kind::change (its `at` unused)
 };

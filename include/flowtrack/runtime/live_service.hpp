@@ -32,7 +32,9 @@
 // State: with a state file (LiveServiceOptions::state; nat and lb), the workers start from the state it
 // holds, read before the EAL starts (a missing or refused file stops the start there unless the
 // operator asked to start empty), and each leaves its snapshot when it stops; the file is written once
-// all have. The NAT's port-block log is written by the control plane at every publish and once more at
+// all have. `ctl save-state` writes it while the run goes on: each worker leaves a snapshot between two
+// of its bursts, and the control plane writes the file once all have (none answering within
+// kChangeWait: nothing written, an error reply). The NAT's port-block log is written by the control plane at every publish and once more at
 // the stop.
 //
 // Stop: when `stop` turns true (a signal), every worker ends at its next tick (within kTick), closes its

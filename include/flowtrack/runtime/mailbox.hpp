@@ -23,6 +23,9 @@ namespace flowtrack {
 
 // Asks the worker to leave a copy of its counters where the control plane reads them.
 struct PublishRequest {};
+// Asks the worker to leave a snapshot of its function's state where the control plane reads it (`ctl
+// save-state`: the state file written while the run goes on).
+struct StateRequest {};
 
 // Work on the worker's own thread, between two bursts, from whoever owns the worker's function and
 // alone knows its type (a NAT pair's sync link takes each worker's state there for a resynchronisation).
@@ -31,7 +34,7 @@ struct WorkerTask {
   std::function<void()> run;
 };
 
-using WorkerMessage = std::variant<PoolChange, PublishRequest, WorkerTask>;
+using WorkerMessage = std::variant<PoolChange, PublishRequest, StateRequest, WorkerTask>;
 
 class Mailbox {
  public:

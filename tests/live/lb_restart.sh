@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# The stateful LB restarted with its state after a drain: the connections through it go on, each on its
+# backend, the drained one's included.
+#
+#   client 10.10.1.2 --- [port 0, VIP 10.10.1.100 | flowtrack lb | port 1 10.10.2.1] --- bridge
+#                                               backends b1, b2, b3 (10.10.2.11, .12, .13), Maglev, equal weights
+#
+# 20 HTTP transfers of 12 MiB, each at 1.2 MiB/s (about 10 s), from fixed client ports; at t = 2 s
+# backend b2 is drained (`flowtrack ctl drain`), at t = 3 s the state is saved on request (`ctl
+# save-state`), at t = 4 s flowtrack is stopped and started again, its configuration now saying b2 is
+# drained (weight 0), as an operator would leave it. Meanwhile a UDP prober sends a datagram every 10 ms
+# through an echo service of the same VIP and times the answers: the longest silence is the forwarding
+# gap of the restart.
+#
+# With the state (--state FILE): all 20 transfers complete at full length, the restarted LB holds as
+# many connections as the stopped one left (its report) and says it restored them, and neither run
+# loses an mbuf. The gap is printed, not yet held to 1 s: measured 0.87 to 5.7 s. The restarted LB has
+# to learn the client's MAC address again, and in the long runs its answers waited (counted
+# arp_unresolved) until the client asked for the VIP, about 5 s after the restart (Linux's
+# delay_first_probe_time).
+#
+# Without it (the same restart, no --state), the LB has forgotten which backend each connection had:
+# most transfers that were on b2 fail (asserted: more than half; measured 5 to 7 of 7). Some of the
+# others fail too (4 to 13 of 13 measured): a downloading client sends nothing until data reaches it,
+# so no packet of its own may give a connection back its backend (non_syn_first = consistent) while
+# the backends' retransmissions, of no connection the LB knows, go by untranslated.
+#
+# The issue's transfers are of 20 MiB; 12 MiB at 1.2 MiB/s keep the same timeline in fewer bytes (a
+# 2-core machine shares them with the other live scenarios). Usage: lb_restart.sh path/to/flowtrack.
+# Exit 77: skipped.
+set -uo pipefail
+bin=${1:?usage: lb_restart.sh path/to/flowtrack}
+source "$(dirname "$0")/live_lib.sh"
+live_init nginx curl
+
+transfers=20
+size=$((12 * 1048576))
+rate=1200K
+
+live_lb_network
+for b in 1 2 3; do
+  ip -n "$tag-b$b" route add default via 10.10.2.1
+  mkdir -p "$work/b$b"
+  head -c "$size" /dev/zero > "$work/b$b/big"
+  live_nginx b$b b$b 10.10.2.1$b b$b
+done
+live_udp_servers 7
+
+# The configuration, b2 at weight $1 (1 before the restart, 0 after: drained).
+lb_config() {
+  printf '[lb]\npolicy = "maglev"\n'
+  printf '[[service]]\nname = "web"\nvip = "10.10.1.100"\nport = 80\nprotocol = "tcp"\n'
+  for b in 1 2 3; do
+    printf '  [[service.backend]]\n  name = "b%s"\n  address = "10.10.2.1%s"\n  weight = %s\n' $b $b "$([[ $b == 2 ]] && echo "$1" || echo 1)"
+  done
+  printf '[[service]]\nname = "echo"\nvip = "10.10.1.100"\nport = 7\nprotocol = "udp"\n'
+  for b in 1 2 3; do printf '  [[service.backend]]\n  name = "u%s"\n  address = "10.10.2.1%s"\n' $b $b; done
+  printf '[dataplane]\ncontrol_socket = "%s"\n' "$work/ctl.sock"
+  live_lb_ports
+}
+lb_config 1 > "$work/lb.toml"
+lb_config 0 > "$work/lb-drained.toml"
+
+ctl() { "$bin" ctl --socket "$work/ctl.sock" "$@"; }
+connections_live() { ctl counters | python3 -c 'import json, sys; print(json.load(sys.stdin)["connections_live"])'; }
+
+# A datagram every 10 ms to the echo service until FILE exists; then {"sent", "answered",
+# "longest_gap_s"} (the longest time between two answers) in FILE.json.
+IFS= read -r -d '' prober << 'PY'
+import json, os, select, socket, sys, time
+stop = sys.argv[1]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.10.1.2", 39999))
+s.connect(("10.10.1.100", 7))
+sent = answered = 0
+last = None
+longest = 0.0
+next_send = time.monotonic()
+while not os.path.exists(stop):
+    now = time.monotonic()
+    if now >= next_send:
+        try:
+            s.send(b"probe")
+        except OSError:  # an ICMP error while the balancer restarts: the probe is lost, as its answer
+            pass
+        sent += 1
+        next_send += 0.01
+    if select.select([s], [], [], max(0.0, next_send - time.monotonic()))[0]:
+        try:
+            s.recv(2048)
+        except OSError:
+            continue
+        now = time.monotonic()
+        if last is not None:
+            longest = max(longest, now - last)
+        last = now
+        answered += 1
+json.dump({"sent": sent, "answered": answered, "longest_gap_s": round(longest, 3)}, open(stop + ".json", "w"))
+PY
+
+# run_case NAME KEEP PORT_BASE: the scenario, the restart with the state (KEEP=1) or without; the
+# transfers from client ports PORT_BASE.. (each case its own: the other's may still be in TIME_WAIT).
+run_case() {
+  local name=$1 keep=$2 port_base=$3 i _
+  rm -f "$work/lb.state" "$work/lb.state.restored"
+  live_flowtrack_args=(--state "$work/lb.state" --start-empty)
+  live_start_flowtrack nf lb "$work/lb.toml" f0 f1
+  ip netns exec "$tag-client" python3 -c "$prober" "$work/$name.stop" &
+  local probe=$!
+  live_pids+=("$probe")
+  local curls=()
+  for ((i = 0; i < transfers; i++)); do
+    ip netns exec "$tag-client" curl -s --local-port $((port_base + i)) --max-time 25 --limit-rate "$rate" -D "$work/$name.headers$i" \
+      -o /dev/null -w '%{http_code} %{size_download}' http://10.10.1.100/big > "$work/$name.result$i" 2> /dev/null &
+    curls+=($!)
+  done
+  local start=$SECONDS
+  for _ in $(seq 50); do
+    [[ $(cat "$work/$name".headers* 2> /dev/null | grep -c '^X-Backend') -eq $transfers ]] && break
+    sleep 0.1
+  done
+  sleep 2
+  ctl drain web b2 > /dev/null || live_fail "ctl drain web b2 was refused"
+  sleep 1
+  saved=$(ctl save-state) || live_fail "ctl save-state was refused"
+  [[ -s $work/lb.state ]] || live_fail "ctl save-state wrote no file: $saved"
+  sleep 1
+  live_stop_flowtrack
+  cp "$work/report.json" "$work/$name.before.json"
+  if ((keep)); then live_flowtrack_args=(--state "$work/lb.state"); else live_flowtrack_args=(); fi
+  live_start_flowtrack nf lb "$work/lb-drained.toml" f0 f1
+  local restarted_at=$((SECONDS - start))
+  after=$(connections_live)
+  restored=$(sed -n 's/^flowtrack live: \(state file .*restored.*\)/\1/p' "$work/flowtrack.err")
+  wait "${curls[@]}"
+  touch "$work/$name.stop"
+  wait "$probe"
+  live_stop_flowtrack
+  cp "$work/report.json" "$work/$name.after.json"
+  before=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["connections_live"])' "$work/$name.before.json")
+  # Each transfer: the backend it had, and whether it completed at full length.
+  on_b2=0 failed=0 failed_on_b2=0
+  for ((i = 0; i < transfers; i++)); do
+    local backend result
+    backend=$(sed -n 's/^X-Backend: \(b[0-9]\).*/\1/p' "$work/$name.headers$i" | tr -d '\r')
+    result=$(cat "$work/$name.result$i")
+    [[ $backend == b2 ]] && ((on_b2++))
+    if [[ $result != "200 $size" ]]; then
+      ((failed++))
+      [[ $backend == b2 ]] && ((failed_on_b2++))
+    fi
+  done
+  gap=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["longest_gap_s"])' "$work/$name.stop.json")
+  echo "lb restart $name the state (restarted at t = ${restarted_at} s): $failed of $transfers transfers failed ($failed_on_b2 of the" \
+    "$on_b2 on b2); connections $before before the restart, $after after; longest UDP silence $gap s; save-state: $saved"
+  [[ -n $restored ]] && echo "  $restored"
+}
+
+run_case with 1 41000
+((failed == 0)) || live_fail "with the state, $failed of $transfers transfers did not complete at full length"
+((after == before)) || live_fail "$before connections before the restart, $after after"
+[[ $restored == *": $before connections restored"* ]] || live_fail "the restart did not say it restored $before connections: $restored"
+[[ $saved == "ok: state of "*" connections written to $work/lb.state" ]] || live_fail "ctl save-state answered: $saved"
+for report in with.before with.after; do
+  python3 -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["mbufs_missing"] == 0 else 1)' "$work/$report.json" ||
+    live_fail "$report: mbufs did not all come back to their pool"
+done
+
+run_case without 0 42000
+((on_b2 > 0 && on_b2 < transfers)) || live_fail "$on_b2 of $transfers transfers on b2: the case tells nothing"
+((failed_on_b2 * 2 > on_b2)) || live_fail "without the state, $((on_b2 - failed_on_b2)) of the $on_b2 transfers on b2 still completed"
+echo "PASS"
