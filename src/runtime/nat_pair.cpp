@@ -140,6 +140,7 @@ std::optional<Takeover> stand_by(const PairConfig& config, const SyncKey& key, u
         reason = "ctl takeover";
         return "ok: taking over";
       case ControlRequest::Kind::change: return "error: nf nat has no backend pool to change (slb, lb and concury have)";
+      case ControlRequest::Kind::save_state: return "error: a NAT pair's standby keeps no state file (its copy is the active's)";
     }
     return "error: an unknown request";
   };
