@@ -131,8 +131,16 @@ TEST_F(TunnelCli, BenchNfSetsEachTunnelModeAgainstNatModeWithAndWithoutItsEncaps
   for (const nlohmann::json& j : testing::json_lines(r.output)) {
     if (j.contains("forward")) by_forward[j["forward"].get<std::string>()] = j;
   }
-  ASSERT_EQ(by_forward.size(), 3u) << r.output;
+  // NAT mode, the two tunnels, and NAT mode on the packets a tunnel handles (nat-clients).
+  ASSERT_EQ(by_forward.size(), 4u) << r.output;
   EXPECT_FALSE(by_forward["nat"].contains("cycles_vs_nat_mode_besides_rewrite"));
+  EXPECT_FALSE(by_forward["nat-clients"].contains("cycles_vs_nat_mode_besides_rewrite"));
+  // The tunnels and nat-clients are given the clients' packets alone: the same packets, fewer than NAT mode's.
+  const auto handled = [&](const char* forward) { return by_forward[forward]["packets_handled"].get<std::uint64_t>(); };
+  EXPECT_EQ(handled("nat"), by_forward["nat"]["packets"].get<std::uint64_t>());
+  EXPECT_LT(handled("nat-clients"), handled("nat"));
+  EXPECT_EQ(handled("ipip"), handled("nat-clients"));
+  EXPECT_EQ(handled("gue"), handled("nat-clients"));
   const auto stages = [](const nlohmann::json& j, bool with_rewrite) {
     double sum = 0;
     for (const char* stage : {"cycles_parse", "cycles_lookup", "cycles_state", "cycles_rewrite", "cycles_aging"}) {
@@ -152,6 +160,10 @@ TEST_F(TunnelCli, BenchNfSetsEachTunnelModeAgainstNatModeWithAndWithoutItsEncaps
     ASSERT_EQ(reps.size(), 2u);
     ASSERT_EQ(nat_reps.size(), 2u);
     EXPECT_DOUBLE_EQ(j["cycles_vs_nat_mode"].get<double>(), std::max(reps[0] / nat_reps[0], reps[1] / nat_reps[1])) << j.dump();
+    const auto same_reps = by_forward["nat-clients"]["cycles_per_packet_reps"].get<std::vector<double>>();
+    ASSERT_EQ(same_reps.size(), 2u);
+    EXPECT_DOUBLE_EQ(j["cycles_vs_nat_mode_same_packets"].get<double>(), std::max(reps[0] / same_reps[0], reps[1] / same_reps[1]))
+        << j.dump();
   }
 }
 
