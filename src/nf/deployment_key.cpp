@@ -1,17 +1,14 @@
 #include "flowtrack/nf/deployment_key.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <sodium.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
+
+#include "flowtrack/nf/secret_file.hpp"
 
 namespace flowtrack {
 namespace {
@@ -32,12 +29,6 @@ Derived derive(std::string_view label, std::span<const std::uint8_t> secret) {
   return out;
 }
 
-// Closes a descriptor at the end of its scope.
-struct FileCloser {
-  int fd;
-  ~FileCloser() { ::close(fd); }
-};
-
 }  // namespace
 
 DeploymentKey::DeploymentKey(std::span<const std::uint8_t> secret) {
@@ -52,29 +43,8 @@ DeploymentKey::DeploymentKey(std::span<const std::uint8_t> secret) {
 }
 
 DeploymentKey DeploymentKey::from_file(const std::string& path) {
-  const auto refuse = [&](const std::string& problem) { return std::runtime_error(fmt::format("deployment key {}: {}", path, problem)); };
-  // Non-blocking: a FIFO named as the key file is refused below instead of waiting for a writer.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw refuse(std::strerror(errno));
-  const FileCloser closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) throw refuse(std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw refuse("not a regular file");
-  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) throw refuse("others than its owner may read or write it (chmod 600)");
-  // One byte more than a key may have: a longer file is refused, not cut.
-  std::vector<std::uint8_t> secret(kMaxBytes + 1);
-  std::size_t length = 0;
-  while (length < secret.size()) {
-    const ssize_t n = ::read(fd, secret.data() + length, secret.size() - length);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw refuse(std::strerror(errno));
-    if (n == 0) break;
-    length += static_cast<std::size_t>(n);
-  }
-  if (length < kMinBytes || length > kMaxBytes) {
-    throw refuse(fmt::format("{}{} bytes; a key has {} to {}", length > kMaxBytes ? "over " : "", std::min(length, kMaxBytes), kMinBytes, kMaxBytes));
-  }
-  DeploymentKey key(std::span<const std::uint8_t>(secret.data(), length));
+  std::vector<std::uint8_t> secret = read_secret_file("deployment key", path, kMinBytes, kMaxBytes);
+  DeploymentKey key(secret);
   sodium_memzero(secret.data(), secret.size());
   return key;
 }

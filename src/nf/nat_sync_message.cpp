@@ -4,16 +4,14 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <sys/stat.h>
 
-#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 
 #include "flowtrack/conntrack/tcp_state.hpp"
 #include "flowtrack/nf/internal/byte_codec.hpp"
 #include "flowtrack/nf/internal/snapshot_codec.hpp"
+#include "flowtrack/nf/secret_file.hpp"
 
 namespace flowtrack {
 namespace {
@@ -163,21 +161,7 @@ SyncKey::SyncKey(std::vector<std::uint8_t> bytes) : bytes_(std::move(bytes)) {
   }
 }
 
-SyncKey SyncKey::from_file(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw std::runtime_error(fmt::format("sync key {}: {}", path, std::strerror(errno)));
-  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    throw std::runtime_error(fmt::format("sync key {}: others than its owner may read it (chmod 600)", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.eof() && in.fail()) throw std::runtime_error(fmt::format("sync key {}: read error", path));
-  try {
-    return SyncKey(std::move(bytes));
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(fmt::format("{} ({})", e.what(), path));
-  }
-}
+SyncKey SyncKey::from_file(const std::string& path) { return SyncKey(read_secret_file("sync key", path, kMinKeyBytes, kMaxKeyBytes)); }
 
 std::vector<std::uint8_t> seal_sync_message(const SyncHeader& h, std::span<const std::uint8_t> payload, const SyncKey& key) {
   if (payload.size() > kSyncMaxPayload) throw std::length_error("sync: a payload larger than a datagram holds");

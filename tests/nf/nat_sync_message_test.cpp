@@ -135,6 +135,21 @@ TEST(SyncKey, AKeyOfAnotherLengthOrAFileOthersMayReadIsRefused) {
     EXPECT_NE(std::string(e.what()).find("chmod 600"), std::string::npos) << e.what();
   }
   EXPECT_THROW(SyncKey::from_file(path + ".missing"), std::runtime_error);
+  // A FIFO with no writer is refused at once, not waited on; a file past the longest key, not cut.
+  const std::string fifo = path + ".fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto refusal = [](const std::string& file) {
+    try {
+      SyncKey::from_file(file);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refusal(fifo).find("not a regular file"), std::string::npos);
+  const std::string long_key = test::temp_config("long-sync.key", std::string(1025, 'k'));
+  ::chmod(long_key.c_str(), 0600);
+  EXPECT_NE(refusal(long_key).find("over 1024 bytes"), std::string::npos) << refusal(long_key);
 }
 
 }  // namespace
