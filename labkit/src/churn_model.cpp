@@ -155,8 +155,9 @@ bool breaks(const ChurnScenario& s, const std::vector<Epoch>& epochs, std::size_
     if (std::ranges::find(knowers, here) != knowers.end()) continue;
     if (differs) {
       if (design == ChurnDesign::maglev_local) return true;
-      // The exception reached this instance `sync_delay` after it was made, or after the instance joined.
-      if (e.start < std::max(differs_since, e.joined[i]) + s.sync_delay) return true;
+      // An exception made before the instance joined came in the table it was sent whole before it was
+      // announced; a later one reached it `sync_delay` after it was made.
+      if (differs_since >= e.joined[i] && e.start < differs_since + s.sync_delay) return true;
     }
     knowers.push_back(here);
   }
@@ -192,14 +193,15 @@ std::uint64_t broken_connections(const ChurnScenario& s, ChurnDesign design) {
 
 namespace {
 
-// Every `every` seconds until `seconds`, one of `count` leaves (a random live one) or, every other time,
-// the one gone longest joins; never the last one leaving.
+// Every `every` seconds on average (exponential gaps: changes of the pool and of the instances are
+// independent, and coincide only by chance) until `seconds`, one of `count` leaves (a random live one)
+// or, every other time, the one gone longest joins; never the last one leaving.
 void add_churn(std::vector<ChurnEvent>& events, unsigned count, double every, double seconds, bool backends, Random& rng) {
   std::vector<unsigned> live;
   for (unsigned i = 0; i < count; ++i) live.push_back(i);
   std::deque<unsigned> gone;
   bool leave = true;
-  for (double at = every; at < seconds; at += every, leave = !leave) {
+  for (double at = rng.exponential(every); at < seconds; at += rng.exponential(every), leave = !leave) {
     using Kind = ChurnEvent::Kind;
     if ((leave || gone.empty()) && live.size() > 1) {
       const auto pick = live.begin() + static_cast<std::ptrdiff_t>(rng.below(live.size()));

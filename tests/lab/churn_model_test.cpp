@@ -101,6 +101,7 @@ TEST(ChurnModel, TheDesignsBreakConnectionsInThePublishedOrder) {
   w.arrivals_per_second = 40;
   w.backend_every = 20;
   w.instance_every = 25;
+  w.mean_duration = 60;
   ChurnScenario s = churn_scenario(w);
   s.sync_delay = 0.1;
   const auto broken = broken_by_design(s);

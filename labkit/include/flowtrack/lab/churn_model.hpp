@@ -24,8 +24,8 @@
 //    today's Maglev choice (Katran, or flowtrack with the shared state off);
 //  - flowtrack: maglev-local, and the connections whose backend differs from today's Maglev choice
 //    (exceptions) are shared: an instance knows an exception `sync_delay` after the change that made it
-//    (or after the instance joined, for the exceptions that were there before: a joining instance is
-//    sent the table whole), and a moved connection is broken only if it arrives before then.
+//    (a joining instance is sent the table whole before it is announced, so it knows the exceptions made
+//    before it joined), and a moved connection is broken only if it arrives before then.
 // Cheetah (a cookie in every packet naming the backend) breaks none by construction: not simulated.
 #pragma once
 
@@ -68,9 +68,9 @@ struct ChurnScenario {
 std::uint64_t broken_connections(const ChurnScenario& scenario, ChurnDesign design);
 
 // A synthetic workload: connections arriving at a steady rate (exponential gaps), each lasting an
-// exponential time; every `backend_every` seconds a backend drains away or (every other time) the one
-// gone longest comes back, every `instance_every` seconds likewise an instance; hashes uniform. A pure
-// function of its fields, the seed included.
+// exponential time; every `backend_every` seconds on average (exponential gaps) a backend drains away
+// or (every other time) the one gone longest comes back, every `instance_every` seconds likewise an
+// instance; hashes uniform. A pure function of its fields, the seed included.
 struct ChurnWorkload {
   unsigned instances = 2;
   unsigned backends = 16;
