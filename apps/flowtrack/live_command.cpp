@@ -64,6 +64,7 @@ class PrintingObserver : public LiveObserver {
 
   void state(const std::string& note) override { print_note(note); }
   void pair(const std::string& note) override { print_note(note); }
+  void route(const std::string& note) override { print_note(note); }
 
   void stats(const LiveCounters& now, const LiveCounters& before, Nanos interval, Nanos since_start) override {
     const double seconds = static_cast<double>(interval) / 1e9;

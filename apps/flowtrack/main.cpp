@@ -19,6 +19,7 @@
 #include "bench_table.hpp"
 #include "bench_state.hpp"
 #include "choices_command.hpp"
+#include "churn_command.hpp"
 #include "flowtrack/lab/compact_bench_runs.hpp"
 #include "ctl_command.hpp"
 #include "nat_log_command.hpp"
@@ -258,6 +259,22 @@ void add_choices_command(CLI::App& app) {
   choices->callback([o] { run_reporting_user_errors("choices", [&] { choices_command(*o); }); });
 }
 
+void add_churn_command(CLI::App& app) {
+  auto o = std::make_shared<ChurnOptions>();
+  auto* churn = app.add_subcommand("churn", "simulated: the connections each LB design breaks as instances behind ECMP and backends change");
+  churn->add_option("--instances", o->instances, "numbers of LB instances, one run each")->delimiter(',')->check(CLI::Range(1u, 1024u));
+  churn->add_option("--backends", o->workload.backends, "backends")->check(CLI::Range(1u, 1000u));
+  churn->add_option("--seconds", o->workload.seconds, "simulated time")->check(CLI::Range(1.0, 1e6));
+  churn->add_option("--rate", o->workload.arrivals_per_second, "new connections a second")->check(CLI::Range(0.001, 1e5));
+  churn->add_option("--mean-duration", o->workload.mean_duration, "a connection's mean lifetime, seconds")->check(CLI::Range(0.001, 1e6));
+  churn->add_option("--backend-every", o->workload.backend_every, "seconds between two changes of the pool")->check(CLI::Range(0.001, 1e6));
+  churn->add_option("--instance-every", o->workload.instance_every, "seconds between two changes of the instances")->check(CLI::Range(0.001, 1e6));
+  churn->add_option("--sync-delay", o->sync_delay, "seconds for a shared exception to reach the other instances")->check(CLI::Range(0.0, 3600.0));
+  churn->add_flag("--resilient", o->resilient, "the router's ECMP by a resilient next-hop group (default: hash-threshold)");
+  churn->add_option("--seed", o->workload.seed, "the workload's seed");
+  churn->callback([o] { run_reporting_user_errors("churn", [&] { churn_command(*o); }); });
+}
+
 void add_nat_log_commands(CLI::App& app) {
   auto* nat_log = app.add_subcommand("nat-log", "the NAT's port-block log");
   nat_log->require_subcommand(1);
@@ -367,6 +384,7 @@ int main(int argc, char** argv) {
   flowtrack::cli::add_run_command(app);
   flowtrack::cli::add_ctl_command(app);
   flowtrack::cli::add_choices_command(app);
+  flowtrack::cli::add_churn_command(app);
   flowtrack::cli::add_nat_log_commands(app);
   flowtrack::cli::add_sim_commands(app);
 

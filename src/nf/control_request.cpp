@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <utility>
 #include <vector>
 
 #include "flowtrack/packet/flow_key.hpp"
@@ -13,6 +14,7 @@ namespace flowtrack {
 namespace {
 
 constexpr std::size_t kMaxName = 64;
+constexpr std::string_view kVerbs = "counters, save-state, takeover, add, drain, remove, weight, down, up, drain-instance, undrain-instance, stop";
 constexpr std::uint32_t kMaxWeight = 1'000'000;  // as in the configuration (nf_config.cpp)
 
 bool is_name(std::string_view word) {
@@ -45,24 +47,24 @@ std::variant<ControlRequest, std::string> parse_control_request(std::string_view
     words.push_back(line.substr(i, end - i));
     i = end;
   }
-  if (words.empty()) return std::string("empty request (counters, save-state, takeover, add, drain, remove, weight, down, up)");
+  if (words.empty()) return fmt::format("empty request ({})", kVerbs);
   const std::string_view verb = words[0];
-  if (verb == "counters") {
-    if (words.size() != 1) return std::string("usage: counters");
-    return ControlRequest{};
-  }
-  if (verb == "takeover") {
-    if (words.size() != 1) return std::string("usage: takeover");
-    return ControlRequest{.kind = ControlRequest::Kind::takeover, .change = {}};
-  }
-  if (verb == "save-state") {
-    if (words.size() != 1) return std::string("usage: save-state");
-    return ControlRequest{.kind = ControlRequest::Kind::save_state, .change = {}};
+  // The requests of one word.
+  static constexpr std::pair<std::string_view, ControlRequest::Kind> kAlone[] = {
+      {"counters", ControlRequest::Kind::counters},
+      {"takeover", ControlRequest::Kind::takeover},
+      {"save-state", ControlRequest::Kind::save_state},
+      {"drain-instance", ControlRequest::Kind::drain_instance},
+      {"undrain-instance", ControlRequest::Kind::undrain_instance},
+      {"stop", ControlRequest::Kind::stop}};
+  for (const auto& [name, kind] : kAlone) {
+    if (verb != name) continue;
+    if (words.size() != 1) return fmt::format("usage: {}", name);
+    return ControlRequest{.kind = kind, .change = {}};
   }
   const auto action = pool_action_from_name(verb);
   if (!action) {
-    return fmt::format("unknown request '{}' (counters, save-state, takeover, add, drain, remove, weight, down, up)",
-                       verb.substr(0, kMaxName));
+    return fmt::format("unknown request '{}' ({})", verb.substr(0, kMaxName), kVerbs);
   }
   // By PoolAction.
   static constexpr std::string_view kUsage[] = {"add SERVICE BACKEND ADDRESS PORT WEIGHT", "remove SERVICE BACKEND",

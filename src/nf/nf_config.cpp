@@ -731,6 +731,24 @@ DataplaneConfig load_dataplane_config(const ConfigText& text, std::string_view n
     p.sync = bool_at(*pair, "dataplane.pair", "sync", true);
     config.pair = p;
   }
+  if (const Value* announce = find(*plane, "announce")) {
+    if (!announce->is_table()) fail(*announce, "dataplane.announce", "expected a table");
+    if (nf != "slb" && nf != "lb" && nf != "concury") fail(*announce, "dataplane.announce", fmt::format("nf {} has no VIPs to announce (slb, lb and concury have)", nf));
+    only_keys(*announce, "dataplane.announce");
+    AnnounceConfig a;
+    a.file = string_at(*announce, "dataplane.announce", "file", "", true);
+    if (a.file.empty()) fail(*find(*announce, "file"), "dataplane.announce.file", "expected a path");
+    if (const Value* command = find(*announce, "command")) {
+      const auto words = command->is_array() ? &command->as_array() : nullptr;
+      if (words == nullptr || words->empty()) fail(*command, "dataplane.announce.command", "expected a list of words, such as [\"birdc\", \"configure\"]");
+      for (const Value& word : *words) {
+        if (!word.is_string() || word.as_string().str.empty()) fail(word, "dataplane.announce.command", "expected a non-empty string");
+        a.command.push_back(word.as_string().str);
+      }
+    }
+    a.linger = static_cast<Nanos>(integer_at(*announce, "dataplane.announce", "linger_ms", 300, 0, 10000)) * kNanosPerMilli;
+    config.announce = a;
+  }
   if (const Value* neighbors = find(*plane, "neighbor")) {
     if (!neighbors->is_array()) fail(*neighbors, "dataplane.neighbor", "expected [[dataplane.neighbor]] tables");
     for (const Value& n : neighbors->as_array()) {

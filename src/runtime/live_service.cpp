@@ -20,6 +20,7 @@
 #include "flowtrack/nf/concury_lb.hpp"
 #include "flowtrack/nf/control_request.hpp"
 #include "flowtrack/nf/forwarder.hpp"
+#include "flowtrack/nf/route_announcement.hpp"
 #include "flowtrack/runtime/control_socket.hpp"
 #include "flowtrack/runtime/dpdk_port_group.hpp"
 #include "flowtrack/runtime/dpdk_ports.hpp"
@@ -31,6 +32,7 @@
 #include "flowtrack/runtime/nat_pair.hpp"
 #include "flowtrack/runtime/port_block_journal_writer.hpp"
 #include "flowtrack/runtime/prometheus_text.hpp"
+#include "flowtrack/runtime/route_announcer.hpp"
 #include "flowtrack/runtime/scheduled_source.hpp"
 #include "flowtrack/runtime/state_store.hpp"
 #include "flowtrack/runtime/telemetry_counters.hpp"
@@ -142,6 +144,10 @@ class PoolChangeRules {
     return problem;
   }
 
+  // The pool the changes start from, and the changes made, in their order.
+  const std::vector<ServiceConfig>& services() const { return services_; }
+  const std::vector<PoolChange>& applied() const { return applied_; }
+
  private:
   NfKind nf_;
   std::vector<ServiceConfig> services_;
@@ -196,20 +202,25 @@ class ControlPlane {
   // `tick`: more work of the control plane's, done at every publish (the NAT's block log).
   // `pair`: a NAT pair's figures (none: no pair). `save_state`: once every worker has left a snapshot on
   // request, writes the state file and says what it wrote (none: the run keeps no state file).
+  // `announcer`: the routing speaker's (none: no [dataplane.announce]).
   ControlPlane(std::string nf_name, Engine& engine, std::vector<CounterBoard>& published, ControlSocket* socket,
-               std::optional<PoolChangeRules> rules, const HealthChecker* health, const PairBoard* pair, const DataplaneConfig& plane,
-               LiveObserver& observer, std::function<void()> tick, std::function<std::string()> save_state)
+               std::optional<PoolChangeRules> rules, const HealthChecker* health, const PairBoard* pair, RouteAnnouncer* announcer,
+               const DataplaneConfig& plane, LiveObserver& observer, std::function<void()> tick, std::function<std::string()> save_state)
       : nf_name_(std::move(nf_name)), engine_(engine), published_(published), socket_(socket), rules_(std::move(rules)),
-        health_(health), pair_(pair), plane_(plane), observer_(observer), tick_(std::move(tick)), save_state_(std::move(save_state)) {}
+        health_(health), pair_(pair), announcer_(announcer), plane_(plane), observer_(observer), tick_(std::move(tick)),
+        save_state_(std::move(save_state)) {}
 
+  // Serves until `stop` (a signal) or `ctl stop`; then withdraws the VIPs and, once the data plane has
+  // served on for the announcement's linger (what the router sent before it took the withdrawal), stops it.
   void run(const std::atomic<bool>& stop) {
     const Nanos start = DpdkPorts::now();
     Nanos next_publish = start, next_stats = start + plane_.stats_interval;
     LiveCounters last;
-    while (!stop.load(std::memory_order_relaxed) && !engine_.stopping()) {
+    while (!stop.load(std::memory_order_relaxed) && !stop_requested_ && !engine_.stopping()) {
       const Nanos now = DpdkPorts::now();
       if (now >= next_publish) {
         publish();
+        announce();
         if (tick_) tick_();
         next_publish = now + kPublishEvery;
       }
@@ -226,6 +237,10 @@ class ControlPlane {
       } else {
         std::this_thread::sleep_for(std::min(wait, std::chrono::milliseconds(10)));
       }
+    }
+    if (announcer_ != nullptr) {
+      announcer_->publish({});
+      if (!engine_.stopping()) std::this_thread::sleep_for(std::chrono::nanoseconds(announcer_->config().linger));
     }
     engine_.stop();
   }
@@ -259,6 +274,31 @@ class ControlPlane {
     live_counter_board().publish(sum);
   }
 
+  // What the routing speaker should announce now: nothing while the instance is drained as a whole, else
+  // the VIPs with a backend that takes new connections and is not down by its health checks.
+  void announce() {
+    if (announcer_ == nullptr) return;
+    std::vector<std::uint32_t> vips;
+    if (!drained_ && rules_) {
+      UnhealthyBackends unhealthy;
+      if (health_ != nullptr) {
+        const HealthSnapshot snapshot = health_->snapshot();
+        for (std::size_t t = 0; t < snapshot.targets.size(); ++t) {
+          if (!snapshot.health[t].up) unhealthy.emplace(snapshot.targets[t].service, snapshot.targets[t].backend);
+        }
+      }
+      vips = vips_with_a_healthy_backend(rules_->services(), rules_->applied(), unhealthy);
+    }
+    announcer_->publish(vips);
+  }
+
+  std::string drain_instance(bool drained) {
+    if (announcer_ == nullptr) return "error: this instance announces no VIPs (no [dataplane.announce])";
+    drained_ = drained;
+    announce();
+    return drained ? "ok: every VIP withdrawn" : "ok: the VIPs with a healthy backend announced";
+  }
+
   std::string answer(std::string_view line) {
     const auto parsed = parse_control_request(line);
     if (const auto* error = std::get_if<std::string>(&parsed)) return "error: " + *error;
@@ -266,6 +306,13 @@ class ControlPlane {
     if (request.kind == ControlRequest::Kind::counters) {
       publish();
       return live_counters_json(live_counter_board().read());
+    }
+    if (request.kind == ControlRequest::Kind::drain_instance || request.kind == ControlRequest::Kind::undrain_instance) {
+      return drain_instance(request.kind == ControlRequest::Kind::drain_instance);
+    }
+    if (request.kind == ControlRequest::Kind::stop) {
+      stop_requested_ = true;
+      return "ok: stopping";
     }
     if (request.kind == ControlRequest::Kind::takeover) {
       return pair_ != nullptr ? "error: this NAT is its pair's active already" : fmt::format("error: nf {} runs no pair to take over in", nf_name_);
@@ -298,6 +345,9 @@ class ControlPlane {
   std::optional<PoolChangeRules> rules_;
   const HealthChecker* health_;  // none when no service is checked
   const PairBoard* pair_;
+  RouteAnnouncer* announcer_;  // none when the instance announces nothing
+  bool drained_ = false;         // `ctl drain-instance`: every VIP withdrawn until `undrain-instance`
+  bool stop_requested_ = false;  // `ctl stop`
   ConnectionRates rates_;
   const DataplaneConfig& plane_;
   LiveObserver& observer_;
@@ -314,6 +364,7 @@ struct LiveSetup {
   std::optional<PoolChangeRules> rules;
   PoolChangeSchedule schedule;
   std::span<const ServiceConfig> checked;  // the services, when any of them has health checks
+  RouteAnnouncer* announcer = nullptr;     // none: no [dataplane.announce]
   // A NAT pair's active: its figures, its sync link (on a thread beside the workers), and whether worker
   // 0 announces the function's addresses (gratuitous ARP) as it starts.
   const PairBoard* pair = nullptr;
@@ -473,8 +524,8 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
       for (unsigned w = 0; w < engine.workers(); ++w) engine.mailbox(w).post(change);
     });
   }
-  ControlPlane control(name, engine, published, setup.socket, std::move(setup.rules), health ? &*health : nullptr, setup.pair, o.plane,
-                       observer, hooks.tick, hooks.save_requested);
+  ControlPlane control(name, engine, published, setup.socket, std::move(setup.rules), health ? &*health : nullptr, setup.pair,
+                       setup.announcer, o.plane, observer, hooks.tick, hooks.save_requested);
   bool stopped_during_start = false;
   std::vector<std::function<void(StartGate&)>> beside = {[&](StartGate& gate) {
     unpin_current_thread();  // the thread that started the EAL is pinned to its main lcore; this one sleeps in poll()
@@ -643,6 +694,10 @@ LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>
     pair_key.emplace(SyncKey::from_file(o.plane.pair->key_file));
     pair_socket = std::make_unique<SyncSocket>(o.plane.pair->local, o.plane.pair->peer);
   }
+  // The routing speaker told to announce nothing before anything starts: a restarted instance does not
+  // keep a stopped one's announcement while it starts (a file that cannot be written stops the start).
+  std::optional<RouteAnnouncer> announcer;
+  if (o.plane.announce) announcer.emplace(*o.plane.announce, [&observer](const std::string& note) { observer.route(note); });
   // A stop during the start ends it after the step under way (each can take a second or more).
   const auto stopped = [&] { return stop.load(std::memory_order_relaxed); };
   LiveReport unstarted{.counters = {}, .workers = o.workers, .seconds = 0, .mbufs_missing = 0, .stopped_during_start = true};
@@ -673,7 +728,7 @@ LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>
   const std::vector<LbSnapshot> none;
   LiveSetup setup{o, group, addresses, socket.get(), change_rules_of(o, lb_state ? lb_state->restored() : none),
                   scheduled ? PoolChangeSchedule(o.lb.changes, o.lb.services, o.lb.maglev_size) : PoolChangeSchedule(),
-                  checked_services(o)};
+                  checked_services(o), announcer ? &*announcer : nullptr};
   const Nanos now = DpdkPorts::now();
   switch (o.nf) {
     case NfKind::fwd: return serve(setup, [](unsigned) { return std::make_unique<Forwarder>(); }, stop, observer);

@@ -15,6 +15,10 @@
 #    starts, then the VIP is announced again): no reset, no connection without an echo for 2 s, all 200
 #    alive at the end; lb1 carried some of them before, and took some back after its return without
 #    having seen them open (it sends them where lb2 did: the same key, the same pool).
+# Routing (each instance tells its speaker what to announce: [dataplane.announce], a file of BIRD static
+# routes and `birdc configure`): the router's route loses an instance's path within 1 s of its drain as a
+# whole (`ctl drain-instance`), of its stop (SIGTERM, `ctl stop`), and of its backends' health checks all
+# failing (within the checks' detection time plus 1 s); the path comes back on undrain, restart, recovery.
 #
 # Usage: lb_ecmp.sh path/to/flowtrack (flowtrack-decap beside it). Exit 77: skipped (bird2 missing...).
 set -uo pipefail
@@ -63,9 +67,28 @@ for n in 1 2; do
   ip -n "$tag-router" link set p$n master rb
   ip -n "$tag-router" link set q$n master rb
   ip -n "$tag-lb$n" addr add 10.30.1.2$n/24 dev m0
+  # m0 is the health checks' way too: to the backends by the router; their answers come from the VIP,
+  # which the probe tunnel routes, so its reverse-path filter is loose.
+  ip -n "$tag-lb$n" route add 10.30.2.0/24 via 10.30.1.1
+  ip netns exec "$tag-lb$n" sysctl -qw net.ipv4.conf.all.rp_filter=2 net.ipv4.conf.m0.rp_filter=2
   live_veth lb$n f1 lan x$n
   ip -n "$tag-lan" link set x$n master br0
 done
+# What the instances' health checks probe on each backend (TCP port 9, through the tunnel to the VIP):
+# a listener of its own, which the test stops to fail every check without stopping the service.
+declare -A health_pid
+start_health_server() {
+  ip netns exec "$tag-b$1" python3 -c '
+import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 9))
+s.listen(64)
+while True:
+    s.accept()[0].close()' &
+  health_pid[$1]=$!
+  live_pids+=("$!")
+}
 for b in 1 2 3; do
   ns=$tag-b$b
   live_veth b$b e0 lan l$b
@@ -90,6 +113,7 @@ s.bind(("0.0.0.0", 7))
 s.listen(512)
 while True:
     threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()'
+  start_health_server $b
 done
 
 # One key for the deployment; each instance lists the pool in its own order.
@@ -101,10 +125,12 @@ for n in 1 2; do
   {
     printf '[lb]\npolicy = "maglev"\nmax_connections = 65536\ndeployment_key = "%s"\n' "$work/deployment.key"
     printf '[[service]]\nname = "web"\nvip = "%s"\nport = [80, 7]\nforward = "ipip"\ntunnel_source = "10.30.2.2%s"\n' $vip $n
+    printf '[service.health]\nport = 9\ninterval = 0.2\ntimeout = 0.1\nfall = 2\nrise = 2\n'
     for b in $order; do printf '  [[service.backend]]\n  name = "b%s"\n  address = "10.30.2.1%s"\n' $b $b; done
     printf '[dataplane]\ncontrol_socket = "%s"\n' "$work/ctl-lb$n.sock"
     printf '[[dataplane.port]]\ndevice = "net_af_packet0"\naddress = "10.30.1.1%s/24"\nrole = "clients"\n' $n
     printf '[[dataplane.port]]\ndevice = "net_af_packet1"\naddress = "10.30.2.2%s/24"\nrole = "backends"\n' $n
+    printf '[dataplane.announce]\nfile = "%s"\ncommand = ["birdc", "-s", "%s", "configure"]\n' "$work/announce-lb$n.conf" "$work/bird-lb$n.ctl"
   } > "$work/lb$n.toml"
 done
 
@@ -155,7 +181,7 @@ for n in 1 2; do
   cat > "$work/bird-lb$n.conf" << CONF
 router id 10.30.1.2$n;
 protocol device { scan time 1; }
-protocol static vip { ipv4; route $vip/32 via 10.30.1.1$n; }
+protocol static vip { ipv4; include "$work/announce-lb$n.conf"; }
 protocol bgp uplink {
   local 10.30.1.2$n as 65001;
   neighbor 10.30.1.1 as 65000;
@@ -164,6 +190,8 @@ protocol bgp uplink {
 }
 CONF
 done
+# What flowtrack announces (nothing until it serves), read by each speaker's static protocol.
+for n in 1 2; do echo "# nothing yet" > "$work/announce-lb$n.conf"; done
 for speaker in router lb1 lb2; do
   live_spawn $speaker bird -f -c "$work/bird-$speaker.conf" -s "$work/bird-$speaker.ctl" -P "$work/bird-$speaker.pid" \
     2> "$work/bird-$speaker.err"
@@ -302,6 +330,47 @@ for p in problems:
     print("  " + p)
 sys.exit(1 if problems else 0)
 PY
+
+# ---- Routing: an instance withdrawn by its own word within 1 s ----------------------------------------
+# The milliseconds from $1 (date +%s.%N) to now.
+ms_since() { python3 -c "print(round(($(date +%s.%N) - $1) * 1000))"; }
+# Each event, then the router's route down to N paths: the time it took, at most LIMIT ms.
+route_loss() {
+  local what=$1 from=$2 want=$3 limit=$4 took
+  wait_paths "$want" 5
+  took=$(ms_since "$from")
+  echo "  $what: the router's route down to $want path(s) in $took ms"
+  ((took <= limit)) || live_fail "$what: the route lost the path in $took ms, more than $limit ms"
+}
+ctl_of() { "$bin" ctl --socket "$work/ctl-lb$1.sock" "${@:2}" > /dev/null || live_fail "ctl $* on lb$1"; }
+
+from=$(date +%s.%N)
+ctl_of 2 drain-instance
+route_loss "lb2 drained as a whole (ctl drain-instance)" "$from" 1 1000
+ctl_of 2 undrain-instance
+wait_paths 2 5
+
+# Every backend's health checks fail (their listeners stop): detected after fall (2) x interval (0.2 s),
+# a refused probe failing at once, a silent one after its timeout (0.1 s): 0.5 s at most, then 1 s.
+from=$(date +%s.%N)
+for b in 1 2 3; do kill "${health_pid[$b]}"; done
+route_loss "every backend unhealthy (both instances)" "$from" 0 1500
+for b in 1 2 3; do start_health_server $b; done
+wait_paths 2 5
+
+for how in SIGTERM "ctl stop"; do
+  from=$(date +%s.%N)
+  if [[ $how == SIGTERM ]]; then kill -TERM "${instance_pid[2]}"; else ctl_of 2 stop; fi
+  route_loss "lb2 stopped ($how)" "$from" 1 1000
+  wait "${instance_pid[2]}" || live_fail "lb2 exited with status $? after $how"
+  instance_pid[2]=
+  from=$(date +%s.%N)
+  start_instance 2
+  wait_paths 2 10
+  echo "  lb2 restarted: announced again $(ms_since "$from") ms after its start began"
+done
+# ---- end of the routing steps ------------------------------------------------------------------------
+
 stop_instance 1
 stop_instance 2
 echo "PASS"

@@ -29,6 +29,9 @@ TEST(ControlRequest, EachVerbTakesItsWords) {
   EXPECT_EQ(accepted("counters").kind, ControlRequest::Kind::counters);
   EXPECT_EQ(accepted("takeover").kind, ControlRequest::Kind::takeover);
   EXPECT_EQ(accepted("save-state").kind, ControlRequest::Kind::save_state);
+  EXPECT_EQ(accepted("drain-instance").kind, ControlRequest::Kind::drain_instance);
+  EXPECT_EQ(accepted(" undrain-instance ").kind, ControlRequest::Kind::undrain_instance);
+  EXPECT_EQ(accepted("stop").kind, ControlRequest::Kind::stop);
   const ControlRequest add = accepted("add web b4 10.10.2.14 8080 3");
   EXPECT_EQ(add.kind, ControlRequest::Kind::change);
   EXPECT_EQ(add.change.action, PoolAction::add);
@@ -50,6 +53,8 @@ TEST(ControlRequest, MalformedRequestsAreRefusedWithTheReason) {
   EXPECT_NE(refused("counters now").find("usage: counters"), std::string::npos);
   EXPECT_NE(refused("takeover now").find("usage: takeover"), std::string::npos);
   EXPECT_NE(refused("save-state /tmp/elsewhere").find("usage: save-state"), std::string::npos);
+  EXPECT_NE(refused("drain-instance now").find("usage: drain-instance"), std::string::npos);
+  EXPECT_NE(refused("stop 5").find("usage: stop"), std::string::npos);
   EXPECT_NE(refused("drain web").find("usage: drain SERVICE BACKEND"), std::string::npos);
   EXPECT_NE(refused("add web b4 10.10.2.14 80").find("usage: add"), std::string::npos);
   EXPECT_NE(refused("add web b4 10.10.2.400 80 1").find("not an IPv4 address"), std::string::npos);

@@ -11,6 +11,11 @@
 //   up SERVICE BACKEND                         back in service
 //   save-state                                 nat and lb with a state file: the state written to it now,
 //                                              the run going on (runtime/state_store.hpp)
+//   drain-instance                             with [dataplane.announce]: every VIP withdrawn from the
+//                                              routing speaker, the data plane serving on (what the router
+//                                              still sends: the connections it moves over)
+//   undrain-instance                           the VIPs announced again (those with a healthy backend)
+//   stop                                       the run ends as on SIGTERM: the VIPs withdrawn first
 //
 // Parsing checks the form of a request only; whether a change fits the pool (the service exists, the
 // backend is in it or not, the pool is not too large) is checked against the pool before anything is
@@ -30,7 +35,7 @@ namespace flowtrack {
 inline constexpr std::size_t kMaxControlRequest = 512;
 
 struct ControlRequest {
-  enum class Kind : std::uint8_t { counters, change, takeover, save_state };
+  enum class Kind : std::uint8_t { counters, change, takeover, save_state, drain_instance, undrain_instance, stop };
   Kind kind = Kind::counters;
   PoolChange change;  // for Kind::change (its `at` unused)
 };

@@ -25,6 +25,10 @@
 //   key_file = "/etc/flowtrack/pair.key" # the shared key (16..1024 bytes, owner-only)
 //   dead_interval_ms = 400               # the active's silence after which it is taken for gone
 //   sync = true                          # false: heartbeats and takeover only, no state sent
+//   [dataplane.announce]                 # optional, slb, lb and concury: the VIPs for a routing speaker
+//   file = "/run/flowtrack/vips.conf"    # the VIPs to announce, as BIRD static routes (route_announcer.hpp)
+//   command = ["birdc", "configure"]     # optional: run after each change of the file (no shell)
+//   linger_ms = 300                      # at a stop, how long the data plane serves after the withdrawal
 #pragma once
 
 #include <cstddef>
@@ -73,6 +77,13 @@ struct PairConfig {
   bool sync = true;  // false: the standby keeps no state (its takeover breaks every connection)
 };
 
+// Where an instance tells its routing speaker which VIPs to announce (runtime/route_announcer.hpp).
+struct AnnounceConfig {
+  std::string file;
+  std::vector<std::string> command;  // empty: none (the speaker reads the file by itself)
+  Nanos linger = 300 * kNanosPerMilli;
+};
+
 struct DataplaneConfig {
   std::vector<DataplanePortConfig> ports;
   std::vector<DataplaneNeighbor> neighbors;
@@ -90,6 +101,7 @@ struct DataplaneConfig {
   // Frame bytes each mbuf holds after its headroom: a longer frame takes several (dropped: segmented).
   std::uint16_t mbuf_size = kDefaultMbufSize;
   std::optional<PairConfig> pair;  // none: a NAT on its own
+  std::optional<AnnounceConfig> announce;  // none: the VIPs are announced (or not) without the instance's word
 };
 
 // The roles the ports of function `nf` take: the NAT's two ports face the inside and the outside, the

@@ -37,7 +37,12 @@
 // kChangeWait: nothing written, an error reply). The NAT's port-block log is written by the control plane at every publish and once more at
 // the stop.
 //
-// Stop: when `stop` turns true (a signal), every worker ends at its next tick (within kTick), closes its
+// Routing ([dataplane.announce], route_announcer.hpp): the VIPs are withdrawn before the EAL starts, announced
+// by the control plane once the workers serve (those with a healthy backend, nf/route_announcement.hpp),
+// withdrawn and announced again by `ctl drain-instance` and `undrain-instance`, and withdrawn at the stop
+// before the workers end (they serve on for the announcement's linger).
+//
+// Stop: when `stop` turns true (a signal) or `ctl stop` asks, every worker ends at its next tick (within kTick), closes its
 // view of the ports, and leaves its last counters; the ports stop, the mbufs are counted back into their
 // pool, and the report is returned. `stop` is read during the start too, after each of its steps (the
 // EAL, the ports, each worker's function instance: a large Maglev table or connection table takes
@@ -88,6 +93,8 @@ class LiveObserver {
   virtual void state(const std::string& /*note*/) {}
   // A NAT pair's turns: standing by, taking over (why, and what the copy held), stepping down.
   virtual void pair(const std::string& /*note*/) {}
+  // With [dataplane.announce]: what went wrong in telling the routing speaker (route_announcer.hpp).
+  virtual void route(const std::string& /*note*/) {}
   // Every stats interval: the counters so far, the ones of the interval before, and its length.
   virtual void stats(const LiveCounters& /*now*/, const LiveCounters& /*before*/, Nanos /*interval*/, Nanos /*since_start*/) {}
 };
