@@ -86,7 +86,8 @@ class LiveObserver {
   virtual void started(const std::vector<Port>& /*ports*/, unsigned /*workers*/, unsigned /*rx_queues*/) {}
   // Before the start, with a state file: what was restored from it, or why the run starts empty.
   virtual void state(const std::string& /*note*/) {}
-  // A NAT pair's turns: standing by, taking over (why, and what the copy held), stepping down.
+  // A NAT pair's turns: standing by, taking over (why, and what the copy held), stepping down; an LB's
+  // link to its peers at the end: what it told and held.
   virtual void pair(const std::string& /*note*/) {}
   // Every stats interval: the counters so far, the ones of the interval before, and its length.
   virtual void stats(const LiveCounters& /*now*/, const LiveCounters& /*before*/, Nanos /*interval*/, Nanos /*since_start*/) {}
