@@ -4,12 +4,14 @@
 // message sealed with the pair's key (the resync_begin that opens a stream put first when bit 1 is
 // set), so the records' decoder and the standby's replica are reached past the MAC. Must never crash:
 // a datagram is opened or refused by reason, records decode or are refused whole, and whatever a
-// standby takes, its copy must still give a snapshot that a fresh NAT restores record by record.
+// standby takes, its copy must still give a snapshot that a fresh NAT restores record by record. The
+// same datagram reaches a balancer's peer link (nf/lb_peer_link.hpp), whose exceptions stay in bound.
 #include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "flowtrack/nf/lb_peer_link.hpp"
 #include "flowtrack/nf/nat44.hpp"
 #include "flowtrack/nf/nat_replica.hpp"
 #include "flowtrack/nf/nat_sync_message.hpp"
@@ -61,6 +63,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   NatSyncStandby standby(pair_key(), 1, replica);
   Datagrams answers;
   standby.receive(datagram, kNanosPerSecond, answers);
+  for (const auto& answer : answers) {
+    if (answer.size() > kSyncMaxDatagram) __builtin_trap();
+  }
+  constexpr std::size_t kExceptionBound = 16;
+  LbPeerExceptions told(kExceptionBound);
+  LbPeerLink peers(pair_key(), 1, 1, told);
+  answers.clear();
+  peers.receive(0, datagram, kNanosPerSecond, answers);
+  if (told.size() > kExceptionBound) __builtin_trap();
   for (const auto& answer : answers) {
     if (answer.size() > kSyncMaxDatagram) __builtin_trap();
   }

@@ -29,6 +29,10 @@
 // on the trace without the flood, all in the same run. --nat-sync-events measures each NAT configuration
 // with the wheel aging once more with the sync events of a NAT pair made (nf/nat_events.hpp, into a sink
 // that discards them: discarding_nat_events.hpp), its cycles a packet against the same NAT's without.
+// --lb-sync-events does the same for the stateful LB's shared exceptions (nf/lb_exceptions.hpp: marked
+// at a pool change, told as they become and stop being ones, into a sink that discards them; no peer's
+// held): every LB row, with and without, then drains the first service's first backend half way
+// through the trace, so that the connections it holds become exceptions and end as ones.
 //
 // Beside every stateful configuration, the memory system's limit over its state (lab/memory_limit.hpp:
 // random line reads from an array as large as the memory its lookups range over, summed over its
@@ -143,9 +147,9 @@ Anchors anchors_of(const std::vector<NfRow>& rows, const NfRow& r) {
   if (is_tunnel_mode(r.forward)) a.nat_same_packets = find_row(rows, r.choice, r.burst, kNatOnTunnelPackets, r.flood, r.rate);
   if (r.rate != 0) a.no_limit = find_row(rows, r.choice, r.burst, r.forward, r.flood);
   if (r.flood) a.no_flood = find_row(rows, r.choice, r.burst, r.forward, false);
-  if (r.choice.nat_sync_events) {
+  if (r.choice.nat_sync_events || r.choice.lb_sync_events) {
     NfChoice without = r.choice;
-    without.nat_sync_events = false;
+    without.nat_sync_events = without.lb_sync_events = false;
     a.no_sync_events = find_row(rows, without, r.burst, r.forward, r.flood, r.rate);
   }
   return a;
@@ -210,7 +214,7 @@ void print_summary(const std::vector<NfRow>& rows, unsigned workers, std::size_t
       const NfChoice& b = sharded.choice;
       if (b.scaling != "sharded" || a.nf != b.nf || a.table != b.table || a.aging != b.aging || a.workers != b.workers ||
           shared.burst != sharded.burst || shared.forward != sharded.forward || shared.flood != sharded.flood ||
-          shared.rate != sharded.rate || a.nat_sync_events != b.nat_sync_events) {
+          shared.rate != sharded.rate || a.nat_sync_events != b.nat_sync_events || a.lb_sync_events != b.lb_sync_events) {
         continue;
       }
       if (!header) fmt::print("\none shared instance under a spinlock / one instance per worker (Mpps, same run):\n");
@@ -233,7 +237,7 @@ void print_summary(const std::vector<NfRow>& rows, unsigned workers, std::size_t
     header = true;
     fmt::print("  {:<7} {:<12} {:<6} {:<9} {} worker(s), bursts of {}, {}{}{}{}:", nf_kind_name(r.choice.nf), r.choice.table,
                r.choice.aging, r.choice.scaling, r.choice.workers, r.burst, r.forward, r.flood ? " + SYN flood" : "",
-               r.rate != 0 ? fmt::format(", limit {}/s", r.rate) : "", r.choice.nat_sync_events ? " + sync events" : "");
+               r.rate != 0 ? fmt::format(", limit {}/s", r.rate) : "", r.choice.nat_sync_events || r.choice.lb_sync_events ? " + sync events" : "");
     if (a.nat_mode != nullptr) fmt::print(" {:.3f}x NAT mode", paired_cycles_ratio(r, *a.nat_mode));
     if (a.nat_same_packets != nullptr) fmt::print(" {:.3f}x NAT mode on the same packets", paired_cycles_ratio(r, *a.nat_same_packets));
     if (a.no_limit != nullptr) fmt::print(" {:.3f}x no limit", paired_cycles_ratio(r, *a.no_limit));
@@ -276,6 +280,9 @@ void run_nf_bench(NfBenchOptions o) {
   check(o.scalings, nf_scaling_names(), "scaling");
   if (o.nat_sync_events && (std::ranges::find(o.nfs, "nat") == o.nfs.end() || std::ranges::find(o.agings, "wheel") == o.agings.end())) {
     throw UserError("bench nf: --nat-sync-events measures the NAT with the wheel aging: --nfs must hold nat, --agings wheel");
+  }
+  if (o.lb_sync_events && std::ranges::find(o.nfs, "lb") == o.nfs.end()) {
+    throw UserError("bench nf: --lb-sync-events measures the stateful LB: --nfs must hold lb");
   }
   if (o.workers.empty()) {
     for (unsigned w = 1; w <= std::min(usable_cpus(), kMaxWorkers); ++w) o.workers.push_back(w);
@@ -357,6 +364,10 @@ void run_nf_bench(NfBenchOptions o) {
               choices.push_back(choices.back());
               choices.back().nat_sync_events = true;
             }
+            if (nf == NfKind::lb && o.lb_sync_events) {
+              choices.push_back(choices.back());
+              choices.back().lb_sync_events = true;
+            }
           }
         }
       }
@@ -396,13 +407,20 @@ void run_nf_bench(NfBenchOptions o) {
       }
     }
   }
-  const auto run = [&](const NfRow& row, const NfChoice& choice, const ReplayOptions& options) {
+  const auto run = [&](const NfRow& row, const NfChoice& choice, ReplayOptions options) {
     const bool tunnel_packets = row.forward == kNatOnTunnelPackets;
     NfConfigs c = configs_by_forward.at(row.forward == "-" || tunnel_packets ? "nat" : row.forward);
     c.lb.new_connection_rate = row.rate;
     const PacketPartition& partition = tunnel_packets ? tunnel_partitions.at({choice.workers, row.flood, choice.nf})
                                                       : partitions.at({choice.workers, row.flood});
-    return run_nf(choice, c, row.flood ? flooded : trace, partition, options);
+    const PacketStore& packets = row.flood ? flooded : trace;
+    if (o.lb_sync_events && choice.nf == NfKind::lb) {
+      // The drain that makes exceptions, the same in the rows with and without them.
+      const ServiceConfig& first = c.lb.services.front();
+      const PoolChange drain{static_cast<Nanos>(packets.duration_ns() / 2), first.name, PoolAction::drain, {first.backends.front().name, 0, 0, 0}};
+      options.changes = PoolChangeSchedule({drain}, c.lb.services, c.lb.maglev_size);
+    }
+    return run_nf(choice, c, packets, partition, options);
   };
   // Repetition r of every row runs before repetition r + 1 of any, so that the rows a ratio compares (a
   // function and the forwarder, bursts and bursts of one) ran minutes apart at most, not a whole row's
@@ -495,6 +513,7 @@ void run_nf_bench(NfBenchOptions o) {
           .set("new_connection_rate", row.rate)
           .set("over_rate", row.over_rate)
           .set("nat_sync_events", choice.nat_sync_events)
+          .set("lb_sync_events", choice.lb_sync_events)
           .set("sync_events", row.sync_events);
       if (limit != nullptr) j.set("line_fetches", median(row.cycles) / limit->batched_cycles_per_line).merge(memory_limit_fields(*limit));
       if (anchors.nat_mode != nullptr) j.set("cycles_vs_nat_mode", paired_cycles_ratio(row, *anchors.nat_mode));
@@ -528,6 +547,9 @@ void run_nf_bench(NfBenchOptions o) {
       }
       if (choice.nat_sync_events) {
         fmt::print("      with its pair's sync events made (into a sink that discards them): {} events a run\n", row.sync_events);
+      }
+      if (choice.lb_sync_events) {
+        fmt::print("      with its exceptions shared (into a sink that discards them): {} events a run\n", row.sync_events);
       }
       if (!checked.empty()) {
         fmt::print("      concury's check (one more run): {} violations, {} false hits, {} repairs, {} syncs\n",

@@ -29,6 +29,10 @@ struct NfBenchOptions {
   // nat: each configuration with the wheel aging once more with its pair's sync events made (into a sink
   // that discards them), against the same without.
   bool nat_sync_events = false;
+  // lb: each configuration once more with its connections off today's choice shared (their events into
+  // a sink that discards them, no peer's held), against the same without; every LB row then drains the
+  // first backend of the first service half way through the trace, so that there are some.
+  bool lb_sync_events = false;
   bool json = false;
 };
 

@@ -140,6 +140,9 @@ void add_nf_bench(CLI::App& bench) {
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{100'000'000}));
   nf->add_flag("--nat-sync-events", o->nat_sync_events,
                "nat, wheel aging: measure again with a NAT pair's sync events made (into a discarding sink), against without");
+  nf->add_flag("--lb-sync-events", o->lb_sync_events,
+               "lb: measure again with its exceptions shared (events into a discarding sink), against without; "
+               "every lb row drains a backend half way");
   nf->add_flag("--json", o->json, "a context record, then one JSON object per line");
   nf->callback([o] { run_reporting_user_errors("bench nf", [&] { run_nf_bench(*o); }); });
 }

@@ -66,6 +66,9 @@ NfRun run_function(const NfChoice& c, const NfConfigs& configs, const PacketStor
   if (c.nat_sync_events && c.nf != NfKind::nat) {
     throw std::invalid_argument(fmt::format("sync events are the NAT's: {} makes none", nf_kind_name(c.nf)));
   }
+  if (c.lb_sync_events && c.nf != NfKind::lb) {
+    throw std::invalid_argument(fmt::format("exceptions are the stateful LB's: {} shares none", nf_kind_name(c.nf)));
+  }
   switch (c.nf) {
     case NfKind::fwd:
       return replay_stateless(

@@ -27,6 +27,7 @@ struct NfChoice {
   unsigned workers = 1;
   std::string control_plane = "worker";  // concury: worker or thread (control_plane_names())
   bool nat_sync_events = false;  // nat, wheel aging: its pair's sync events made, into a sink that discards them
+  bool lb_sync_events = false;   // lb: its exceptions shared (lb_exceptions.hpp), the events into a sink that discards them
   friend bool operator==(const NfChoice&, const NfChoice&) = default;
 };
 

@@ -38,11 +38,12 @@ const std::vector<ConfigTable>& config_tables() {
       {"service.backend", {"name", "address", "port", "weight"}},
       {"change", {"at", "service", "backend", "action", "weight", "address", "port"}},
       {"dataplane", {"stats_interval", "port", "neighbor", "control_socket", "control_group", "metrics", "rx_queues", "mbufs", "mbuf_size",
-                     "pair", "announce"}},
+                     "pair", "announce", "peers"}},
       {"dataplane.announce", {"file", "command", "linger_ms"}},
       {"dataplane.port", {"device", "address", "gateway", "role"}},
       {"dataplane.neighbor", {"address", "mac"}},
       {"dataplane.pair", {"role", "local", "peer", "key_file", "dead_interval_ms", "sync"}},
+      {"dataplane.peers", {"local", "peers", "key_file", "dead_interval_ms", "max_exceptions"}},
   };
   return tables;
 }

@@ -68,6 +68,8 @@ bool NatReplica::apply(const SyncRecord& record, Nanos now) {
           return true;
         } else if constexpr (std::is_same_v<R, SyncResyncEnd>) {
           return true;
+        } else if constexpr (std::is_same_v<R, SyncLbException> || std::is_same_v<R, SyncLbExceptionGone>) {
+          return false;  // a balancer's, never a NAT's
         } else {
           if (r.worker >= workers_) return false;
           if constexpr (std::is_same_v<R, SyncSession>) {

@@ -11,6 +11,7 @@
 #include "flowtrack/conntrack/tcp_state.hpp"
 #include "flowtrack/nf/internal/byte_codec.hpp"
 #include "flowtrack/nf/internal/snapshot_codec.hpp"
+#include "flowtrack/nf/lb_exceptions.hpp"
 #include "flowtrack/nf/secret_file.hpp"
 
 namespace flowtrack {
@@ -62,6 +63,11 @@ void put(ByteWriter& w, const SyncQuarantinedBlock& q) {
 }
 void put(ByteWriter& w, const SyncResyncBegin& b) { w.u8(b.workers); }
 void put(ByteWriter&, const SyncResyncEnd&) {}
+void put(ByteWriter& w, const SyncLbException& e) {
+  write_flow_key(w, e.original);
+  w.string(e.backend);
+}
+void put(ByteWriter& w, const SyncLbExceptionGone& e) { write_flow_key(w, e.original); }
 
 SyncRecord get(ByteReader& r, std::uint8_t kind) {
   switch (kind) {
@@ -117,6 +123,14 @@ SyncRecord get(ByteReader& r, std::uint8_t kind) {
       return b;
     }
     case kind_of<SyncResyncEnd>(): return SyncResyncEnd{};
+    case kind_of<SyncLbException>(): {
+      SyncLbException e;
+      e.original = read_flow_key(r);
+      e.backend = r.string();
+      if (e.backend.empty() || e.backend.size() > kMaxSharedBackendName) r.fail();
+      return e;
+    }
+    case kind_of<SyncLbExceptionGone>(): return SyncLbExceptionGone{read_flow_key(r)};
     default: r.fail(); return SyncResyncEnd{};
   }
 }

@@ -120,7 +120,7 @@ void NatSyncActive::poll(Nanos now, Datagrams& out) {
   }
 }
 
-NatSyncStandby::NatSyncStandby(const SyncKey& key, std::uint64_t epoch, NatReplica& replica, SyncTimers timers)
+NatSyncStandby::NatSyncStandby(const SyncKey& key, std::uint64_t epoch, SyncReplica& replica, SyncTimers timers)
     : key_(key), epoch_(epoch), replica_(replica), timers_(timers) {}
 
 std::vector<std::uint8_t> NatSyncStandby::seal(SyncType type, std::uint64_t ack) {

@@ -2,6 +2,7 @@
 
 #include "flowtrack/nf/config_keys.hpp"
 #include "flowtrack/nf/dataplane_config.hpp"
+#include "flowtrack/nf/lb_exceptions.hpp"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -632,8 +633,9 @@ std::string roles_wanted(const std::vector<PortRole>& roles) {
 }
 
 // An IPv4 address and port written "ADDRESS:PORT" at `key` of `table` (`example` shows the form).
-DataplaneListen listen_at(const Value& table, const std::string& where, const std::string& key, std::string_view example) {
-  const std::string text = string_at(table, where, key, "");
+// An "address:port" string, the value `at` (for the error) of `where`.`key`.
+DataplaneListen listen_of(const std::string& text, const Value& at, const std::string& where, const std::string& key,
+                          std::string_view example) {
   const auto colon = text.rfind(':');
   in_addr address{};
   int port = -1;
@@ -642,10 +644,16 @@ DataplaneListen listen_at(const Value& table, const std::string& where, const st
     port = std::stoi(text.substr(colon + 1));
   }
   if (port < 1 || port > 65535 || inet_pton(AF_INET, text.substr(0, colon).c_str(), &address) != 1) {
-    fail(*find(table, key), where + "." + key, fmt::format("'{}' is not an IPv4 address and port such as \"{}\"", text, example));
+    fail(at, where + "." + key, fmt::format("'{}' is not an IPv4 address and port such as \"{}\"", text, example));
   }
   return DataplaneListen{address.s_addr, static_cast<std::uint16_t>(port)};
 }
+
+DataplaneListen listen_at(const Value& table, const std::string& where, const std::string& key, std::string_view example) {
+  return listen_of(string_at(table, where, key, ""), *find(table, key), where, key, example);
+}
+
+bool same_endpoint(const DataplaneListen& a, const DataplaneListen& b) { return a.address == b.address && a.port == b.port; }
 
 }  // namespace
 
@@ -748,6 +756,33 @@ DataplaneConfig load_dataplane_config(const ConfigText& text, std::string_view n
     }
     a.linger = static_cast<Nanos>(integer_at(*announce, "dataplane.announce", "linger_ms", 300, 0, 10000)) * kNanosPerMilli;
     config.announce = a;
+  }
+  if (const Value* peers = find(*plane, "peers")) {
+    constexpr std::string_view kWhere = "dataplane.peers";
+    if (!peers->is_table()) fail(*peers, std::string(kWhere), "expected a table");
+    if (nf != "lb") fail(*peers, std::string(kWhere), fmt::format("nf {} shares no connections with peers (lb does)", nf));
+    only_keys(*peers, std::string(kWhere));
+    LbPeersConfig p;
+    if (find(*peers, "local") == nullptr) fail(*peers, "dataplane.peers.local", "missing");
+    p.local = listen_at(*peers, std::string(kWhere), "local", "192.0.2.1:7410");
+    p.peers = one_or_many<DataplaneListen>(*peers, std::string(kWhere), "peers", [&](const Value& item) {
+      if (!item.is_string()) fail(item, "dataplane.peers.peers", "expected \"address:port\" strings");
+      const DataplaneListen peer = listen_of(item.as_string().str, item, std::string(kWhere), "peers", "192.0.2.2:7410");
+      if (same_endpoint(peer, p.local)) fail(item, "dataplane.peers.peers", "the same address and port as local: a peer is another instance");
+      return peer;
+    });
+    if (p.peers.size() > kMaxLbPeers) {
+      fail(*find(*peers, "peers"), "dataplane.peers.peers", fmt::format("{} peers; at most {}", p.peers.size(), kMaxLbPeers));
+    }
+    for (std::size_t i = 0; i < p.peers.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (same_endpoint(p.peers[i], p.peers[j])) fail(*find(*peers, "peers"), "dataplane.peers.peers", "a peer listed twice");
+      }
+    }
+    p.key_file = string_at(*peers, std::string(kWhere), "key_file", "", true);
+    p.dead_interval = static_cast<Nanos>(integer_at(*peers, std::string(kWhere), "dead_interval_ms", 400, 50, 60000)) * kNanosPerMilli;
+    p.max_exceptions = static_cast<std::size_t>(integer_at(*peers, std::string(kWhere), "max_exceptions", 1'000'000, 1, 100'000'000));
+    config.peers = p;
   }
   if (const Value* neighbors = find(*plane, "neighbor")) {
     if (!neighbors->is_array()) fail(*neighbors, "dataplane.neighbor", "expected [[dataplane.neighbor]] tables");

@@ -29,6 +29,7 @@
 #include "flowtrack/runtime/health_checker.hpp"
 #include "flowtrack/runtime/live_functions.hpp"
 #include "flowtrack/runtime/metrics_server.hpp"
+#include "flowtrack/runtime/lb_peers.hpp"
 #include "flowtrack/runtime/nat_pair.hpp"
 #include "flowtrack/runtime/port_block_journal_writer.hpp"
 #include "flowtrack/runtime/prometheus_text.hpp"
@@ -365,8 +366,8 @@ struct LiveSetup {
   PoolChangeSchedule schedule;
   std::span<const ServiceConfig> checked;  // the services, when any of them has health checks
   RouteAnnouncer* announcer = nullptr;     // none: no [dataplane.announce]
-  // A NAT pair's active: its figures, its sync link (on a thread beside the workers), and whether worker
-  // 0 announces the function's addresses (gratuitous ARP) as it starts.
+  // A NAT pair's active: its figures, its sync link (on a thread beside the workers; an LB's link to its
+  // peers too), and whether worker 0 announces the function's addresses (gratuitous ARP) as it starts.
   const PairBoard* pair = nullptr;
   std::function<void(Engine&, const std::atomic<bool>&)> link;
   bool announce = false;
@@ -694,6 +695,20 @@ LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>
     pair_key.emplace(SyncKey::from_file(o.plane.pair->key_file));
     pair_socket = std::make_unique<SyncSocket>(o.plane.pair->local, o.plane.pair->peer);
   }
+  // An LB's link to its peers, the same way.
+  std::optional<SyncKey> peers_key;
+  std::unique_ptr<LbPeerSync> peers;
+  if (o.nf == NfKind::lb && o.plane.peers) {
+    if (o.lb.policy != LbPolicy::maglev) {
+      throw std::runtime_error("[dataplane.peers] shares the connections off today's Maglev choice: [lb] policy must be maglev");
+    }
+    if (const auto name = unshareable_backend_name(o.lb)) {
+      throw std::runtime_error(fmt::format("[dataplane.peers]: backend '{}': a name longer than {} characters cannot be shared", *name,
+                                           kMaxSharedBackendName));
+    }
+    peers_key.emplace(SyncKey::from_file(o.plane.peers->key_file));
+    peers = std::make_unique<LbPeerSync>(*o.plane.peers, *peers_key, o.workers);
+  }
   // The routing speaker told to announce nothing before anything starts: a restarted instance does not
   // keep a stopped one's announcement while it starts (a file that cannot be written stops the start).
   std::optional<RouteAnnouncer> announcer;
@@ -735,8 +750,22 @@ LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>
     case NfKind::slb: return serve(setup, [&](unsigned) { return std::make_unique<StatelessLb>(o.slb); }, stop, observer);
     case NfKind::lb: {
       KeptState<LbSnapshot>& kept = *lb_state;
-      return serve(setup, [&](unsigned) { return std::make_unique<LiveLb>(o.lb, now); }, stop, observer,
-                   kept.hooks<LiveLb>([&](std::span<const LbSnapshot> saved) { save_lb_state(o.state.path, saved, o.lb, unix_now_ns()); }));
+      StateHooks<LiveLb> hooks =
+          kept.hooks<LiveLb>([&](std::span<const LbSnapshot> saved) { save_lb_state(o.state.path, saved, o.lb, unix_now_ns()); });
+      if (peers) {
+        hooks.started = [restore = hooks.started, &peers](unsigned w, LiveLb& lb, Nanos at) {
+          restore(w, lb, at);
+          peers->attach(w, lb);
+        };
+        hooks.stopped = [keep = hooks.stopped, &peers](unsigned w, const LiveLb& lb, Nanos at) {
+          keep(w, lb, at);
+          peers->detach(w);
+        };
+        setup.link = [&peers](Engine& engine, const std::atomic<bool>& until) { peers->run(engine, until); };
+      }
+      LiveReport report = serve(setup, [&](unsigned) { return std::make_unique<LiveLb>(o.lb, now); }, stop, observer, std::move(hooks));
+      if (peers) observer.pair(peers->summary());
+      return report;
     }
     case NfKind::concury:
       return serve(setup, [&](unsigned) { return std::make_unique<ConcuryLb>(o.lb, ControlPlanePlace::worker); }, stop, observer);

@@ -70,7 +70,7 @@ SyncTimers pair_timers(const PairConfig& config) {
   return t;
 }
 
-SyncSocket::SyncSocket(const DataplaneListen& local, const DataplaneListen& peer) : peer_(sync_socket_address(peer)) {
+SyncSocket::SyncSocket(const DataplaneListen& local, const DataplaneListen& peer, bool connected) : peer_(sync_socket_address(peer)) {
   const auto failed = [&](const char* what) {
     const std::runtime_error error(fmt::format("pair sync link {}: {}: {}", sync_endpoint_text(local), what, std::strerror(errno)));
     if (fd_ >= 0) ::close(fd_);
@@ -82,6 +82,7 @@ SyncSocket::SyncSocket(const DataplaneListen& local, const DataplaneListen& peer
   if (::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0) throw failed("setsockopt");
   const sockaddr_in where = sync_socket_address(local);
   if (::bind(fd_, reinterpret_cast<const sockaddr*>(&where), sizeof where) != 0) throw failed("bind");
+  if (connected && ::connect(fd_, reinterpret_cast<const sockaddr*>(&peer_), sizeof peer_) != 0) throw failed("connect");
 }
 
 SyncSocket::~SyncSocket() { ::close(fd_); }

@@ -23,7 +23,7 @@ constexpr Nanos kForgetAfter = 100;
 constexpr Nanos kHandshakeTimeout = 20;
 constexpr Nanos kClosing = 30;
 constexpr Nanos kDatagram = 40;
-constexpr Nanos kNever = ~Nanos{0};
+constexpr Nanos kNotSeen = ~Nanos{0};
 
 ConcuryLearning make_learning(Nanos forget_after = kForgetAfter) {
   compact::ConcuryControl control;
@@ -308,7 +308,7 @@ TEST(ConcuryLearning, EveryDatagramFlowLivesFromItsLastDatagramWhateverTheCacheH
   constexpr Nanos kSteps = 6 * kDatagram;
   ConcuryLearning learning = make_learning(Nanos{1} << 50);
   std::mt19937_64 random(20261127);
-  std::vector<Nanos> last(kFlows + 1, kNever);
+  std::vector<Nanos> last(kFlows + 1, kNotSeen);
   for (Nanos t = 0; t < kSteps; ++t) {
     std::vector<ConcuryLearning::Report> reports;
     // Flows 1..kFlows send in the first half, a few each step; a flow's first datagram opens it.
@@ -321,7 +321,7 @@ TEST(ConcuryLearning, EveryDatagramFlowLivesFromItsLastDatagramWhateverTheCacheH
     learning.expire(t, ~std::size_t{0});
     if (t % 8 != 0) continue;
     for (std::uint64_t k = 1; k <= kFlows; ++k) {
-      if (last[k] == kNever) continue;
+      if (last[k] == kNotSeen) continue;
       const bool known = learning.control().dip_of(0, k).has_value();
       const bool must_be_known = t < last[k] + kDatagram, must_be_gone = t >= last[k] + 2 * kDatagram;
       ASSERT_TRUE(known ? !must_be_gone : !must_be_known) << "flow " << k << " at " << t << ", last datagram at " << last[k];

@@ -154,6 +154,69 @@ TEST(DataplaneConfig, ANatPairMistakeNamesTheKey) {
   }
 }
 
+constexpr const char* kLbPorts = R"([dataplane]
+[[dataplane.port]]
+device = "net_af_packet0"
+address = "10.30.1.11/24"
+role = "clients"
+[[dataplane.port]]
+device = "net_af_packet1"
+address = "10.30.2.21/24"
+role = "backends"
+[dataplane.peers]
+key_file = "/etc/flowtrack/peers.key"
+)";
+
+TEST(DataplaneConfig, AnLbsPeersAreRead) {
+  const std::string text = std::string(kLbPorts) + "local = \"10.30.1.21:7410\"\npeers = [\"10.30.1.22:7410\", \"10.30.1.23:7411\"]\n" +
+                           "dead_interval_ms = 200\nmax_exceptions = 5000\n";
+  const DataplaneConfig c = load_dataplane_config(test::temp_config("peers.toml", text), "lb");
+  ASSERT_TRUE(c.peers);
+  EXPECT_EQ(c.peers->local.address, test::ipv4("10.30.1.21"));
+  EXPECT_EQ(c.peers->local.port, 7410);
+  ASSERT_EQ(c.peers->peers.size(), 2U);
+  EXPECT_EQ(c.peers->peers[1].address, test::ipv4("10.30.1.23"));
+  EXPECT_EQ(c.peers->peers[1].port, 7411);
+  EXPECT_EQ(c.peers->key_file, "/etc/flowtrack/peers.key");
+  EXPECT_EQ(c.peers->dead_interval, 200 * kNanosPerMilli);
+  EXPECT_EQ(c.peers->max_exceptions, 5000U);
+  const std::string one = std::string(kLbPorts) + "local = \"10.30.1.21:7410\"\npeers = \"10.30.1.22:7410\"\n";
+  const DataplaneConfig d = load_dataplane_config(test::temp_config("peers.toml", one), "lb");
+  ASSERT_TRUE(d.peers);
+  EXPECT_EQ(d.peers->peers.size(), 1U);
+  EXPECT_EQ(d.peers->dead_interval, 400 * kNanosPerMilli);
+}
+
+TEST(DataplaneConfig, AnLbsPeersMistakeNamesTheKey) {
+  const std::string local = "local = \"10.30.1.21:7410\"\n";
+  for (const auto& [text, key] : {
+           std::pair{std::string(kLbPorts) + local, "dataplane.peers.peers: missing"},
+           {std::string(kLbPorts) + "peers = \"10.30.1.22:7410\"\n", "dataplane.peers.local: missing"},
+           {std::string(kLbPorts) + local + "peers = []\n", "dataplane.peers.peers: empty array"},
+           {std::string(kLbPorts) + local + "peers = [7410]\n", "dataplane.peers.peers: expected \"address:port\" strings"},
+           {std::string(kLbPorts) + local + "peers = [\"10.30.1.22\"]\n", "dataplane.peers.peers: '10.30.1.22' is not an IPv4 address and port"},
+           {std::string(kLbPorts) + local + "peers = [\"10.30.1.21:7410\"]\n", "dataplane.peers.peers: the same address and port as local"},
+           {std::string(kLbPorts) + local + "peers = [\"10.30.1.22:7410\", \"10.30.1.22:7410\"]\n", "dataplane.peers.peers: a peer listed twice"},
+           {std::string(kLbPorts) + local + "peers = \"10.30.1.22:7410\"\nmax_exceptions = 0\n", "dataplane.peers.max_exceptions"},
+           {std::string(kLbPorts) + local + "peers = \"10.30.1.22:7410\"\nrole = \"active\"\n", "dataplane.peers.role: unknown key"},
+       }) {
+    try {
+      load_dataplane_config(test::temp_config("peers.toml", text), "lb");
+      ADD_FAILURE() << text << "loaded";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+  try {
+    load_dataplane_config(test::temp_config("peers.toml", std::string(kNatPorts) + "role = \"active\"\nlocal = \"192.0.2.1:7400\"\n"
+                                                                                   "peer = \"192.0.2.2:7400\"\n[dataplane.peers]\n"),
+                          "nat");
+    ADD_FAILURE() << "peers for nat loaded";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("dataplane.peers: nf nat shares no connections with peers"), std::string::npos) << e.what();
+  }
+}
+
 TEST(DataplaneConfig, MacAddressesParseInEitherNotationOnly) {
   EXPECT_EQ(parse_mac("0a:1B:2c:3D:4e:5F"), (MacAddress{0x0a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f}));
   EXPECT_EQ(parse_mac("0a-1b-2c-3d-4e-5f"), (MacAddress{0x0a, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f}));

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "flowtrack/nf/lb_exceptions.hpp"
 #include "flowtrack/nf/nat_sync_message.hpp"
 #include "support/temp_config.hpp"
 
@@ -32,7 +33,9 @@ std::vector<SyncRecord> one_of_each_record() {
           SyncBlock{0, PortBlockRecord::Event::released, to_network32(0x0a000001), to_network32(0xcb007101), 4096, 4159},
           SyncQuarantinedPort{1, {to_network32(0xcb007101), 1500, ipproto::kUdp, 3 * kNanosPerSecond}},
           SyncQuarantinedBlock{0, {to_network32(0xcb007101), 2048, 7 * kNanosPerSecond}},
-          SyncResyncEnd{}};
+          SyncResyncEnd{},
+          SyncLbException{synced_connection().original, "b2"},
+          SyncLbExceptionGone{synced_connection().original}};
 }
 
 std::vector<std::uint8_t> payload_of(const std::vector<SyncRecord>& records) {
@@ -105,7 +108,6 @@ TEST(SyncMessage, RecordsThatCannotBeAreRefusedWhole) {
   std::vector<std::uint8_t> unknown_kind = good;
   unknown_kind.push_back(200);
   EXPECT_FALSE(decode_sync_records(unknown_kind).has_value());
-  // Without the last byte of the last record but resync_end (one byte).
   EXPECT_FALSE(decode_sync_records(std::span(good).first(good.size() - 2)).has_value()) << "a record cut short";
   std::vector<std::uint8_t> no_workers;
   encode_sync_record(SyncResyncBegin{1}, no_workers);
@@ -118,6 +120,11 @@ TEST(SyncMessage, RecordsThatCannotBeAreRefusedWhole) {
   std::vector<std::uint8_t> reversed_block;
   encode_sync_record(SyncBlock{0, PortBlockRecord::Event::allocated, 1, 2, 5000, 4000}, reversed_block);
   EXPECT_FALSE(decode_sync_records(reversed_block).has_value());
+  for (const std::size_t length : {std::size_t{0}, kMaxSharedBackendName + 1}) {
+    std::vector<std::uint8_t> bad_name;
+    encode_sync_record(SyncLbException{synced_connection().original, std::string(length, 'b')}, bad_name);
+    EXPECT_FALSE(decode_sync_records(bad_name).has_value()) << "a backend name of " << length << " bytes";
+  }
   EXPECT_TRUE(decode_sync_records({}).has_value()) << "an empty payload is no records";
 }
 

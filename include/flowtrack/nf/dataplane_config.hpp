@@ -84,6 +84,17 @@ struct AnnounceConfig {
   Nanos linger = 300 * kNanosPerMilli;
 };
 
+// One stateful LB instance among several behind ECMP (runtime/lb_peers.hpp): the link on which it
+// shares its connections off today's choice with its peers (nf/lb_peer_link.hpp), a kernel UDP socket
+// on a management interface, one to each peer, all bound to `local`.
+struct LbPeersConfig {
+  DataplaneListen local;
+  std::vector<DataplaneListen> peers;  // at most kMaxLbPeers (lb_exceptions.hpp)
+  std::string key_file;                        // the link's key, as the pair's (16 to 1024 bytes, owner-only)
+  Nanos dead_interval = 400 * kNanosPerMilli;  // a peer unheard this long is not queued for until it asks
+  std::size_t max_exceptions = 1'000'000;      // the peers' exceptions held at most (more: refused, counted)
+};
+
 struct DataplaneConfig {
   std::vector<DataplanePortConfig> ports;
   std::vector<DataplaneNeighbor> neighbors;
@@ -102,6 +113,7 @@ struct DataplaneConfig {
   std::uint16_t mbuf_size = kDefaultMbufSize;
   std::optional<PairConfig> pair;  // none: a NAT on its own
   std::optional<AnnounceConfig> announce;  // none: the VIPs are announced (or not) without the instance's word
+  std::optional<LbPeersConfig> peers;  // none: an LB that shares nothing (alone, or behind ECMP without it)
 };
 
 // The roles the ports of function `nf` take: the NAT's two ports face the inside and the outside, the

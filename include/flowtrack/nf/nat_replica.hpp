@@ -20,14 +20,14 @@
 
 namespace flowtrack {
 
-class NatReplica {
+class NatReplica final : public SyncReplica {
  public:
   // For a NAT of `workers` workers whose freed ports and blocks wait `quarantine`.
   NatReplica(unsigned workers, Nanos quarantine);
 
   // Applies one record at `now`; false (nothing changed) for one that cannot be this NAT's: a worker
   // out of range, a session whose mapping is not its inside endpoint's.
-  bool apply(const SyncRecord& record, Nanos now);
+  bool apply(const SyncRecord& record, Nanos now) override;
 
   // Worker w's state at `now`, ready for Nat44::restore: the sessions and the mappings they name, the
   // blocks held, the quarantines not yet over (and not of a port or block in use), the next free first.

@@ -30,6 +30,9 @@
 //   quarantined_block  a block waiting out its quarantine (in a resynchronisation)
 //   resync_begin       what follows is the whole state: forget everything held (u8: the worker count)
 //   resync_end         the whole state has come
+//   lb_exception       (between balancer instances, nf/lb_peer_link.hpp) a connection off today's
+//                      choice: its tuple and its backend's name (1 to 64 bytes; no worker byte)
+//   lb_exception_gone  a connection that is no exception any more: its tuple
 #pragma once
 
 #include <array>
@@ -98,8 +101,27 @@ struct SyncResyncEnd {
   bool operator==(const SyncResyncEnd&) const = default;
 };
 
+struct SyncLbException {
+  FlowKeyV4 original;
+  std::string backend;
+  bool operator==(const SyncLbException&) const = default;
+};
+struct SyncLbExceptionGone {
+  FlowKeyV4 original;
+  bool operator==(const SyncLbExceptionGone&) const = default;
+};
+
 using SyncRecord = std::variant<SyncSession, SyncRefresh, SyncClosed, SyncBlock, SyncQuarantinedPort, SyncQuarantinedBlock,
-                                SyncResyncBegin, SyncResyncEnd>;
+                                SyncResyncBegin, SyncResyncEnd, SyncLbException, SyncLbExceptionGone>;
+
+// What a receiving end applies the records of a stream to, in order: a NAT standby's copy of its
+// active's state (nat_replica.hpp), a balancer's exceptions told by one peer (lb_peer_link.hpp).
+// false: a record that cannot be the receiver's (counted as malformed, nothing changed).
+class SyncReplica {
+ public:
+  virtual ~SyncReplica() = default;
+  virtual bool apply(const SyncRecord& record, Nanos now) = 0;
+};
 
 // The bytes a record takes in a payload.
 std::size_t sync_record_bytes(const SyncRecord& record);

@@ -123,8 +123,9 @@ class NatSyncActive {
 
 class NatSyncStandby {
  public:
-  // Applies what it receives to `replica`. `epoch`: this process's incarnation.
-  NatSyncStandby(const SyncKey& key, std::uint64_t epoch, NatReplica& replica, SyncTimers timers = {});
+  // Applies what it receives to `replica` (a NatReplica; a balancer peer's, lb_peer_link.hpp). `epoch`:
+  // this process's incarnation.
+  NatSyncStandby(const SyncKey& key, std::uint64_t epoch, SyncReplica& replica, SyncTimers timers = {});
 
   // A datagram from the active, at `now`; appends the answer (an ack, or a hello) to `out`.
   void receive(std::span<const std::uint8_t> datagram, Nanos now, Datagrams& out);
@@ -145,7 +146,7 @@ class NatSyncStandby {
 
   const SyncKey& key_;
   std::uint64_t epoch_;
-  NatReplica& replica_;
+  SyncReplica& replica_;
   SyncTimers timers_;
   std::uint64_t counter_ = 0;
   std::uint64_t expected_ = 0;  // the next data message's sequence number (0: waiting for resync_begin)

@@ -59,6 +59,12 @@
 // give every new connection the same backend, so any of them may carry its next packet (docs/design/
 // network-functions.md, "Instances that agree").
 //
+// Connections off today's choice (lb_exceptions.hpp): with share_exceptions(), the balancer marks the
+// connections whose backend is not the consistent choice of the pool as it is now (reviewed at every
+// pool change), tells its sink of each one that becomes or stops being one (a change, its end), and
+// gives a packet that finds no state (a TCP packet without SYN, a UDP datagram) the backend a peer
+// told of for its tuple before the consistent choice.
+//
 // State as plain data (lb_snapshot.hpp): snapshot() and restore() carry the pool as changed since the
 // start and every connection with its backend over to a fresh instance (a restart's state file).
 #pragma once
@@ -74,6 +80,7 @@
 #include "flowtrack/nf/backend_pool.hpp"
 #include "flowtrack/nf/burst_matches.hpp"
 #include "flowtrack/nf/internal/lb_plan.hpp"
+#include "flowtrack/nf/lb_exceptions.hpp"
 #include "flowtrack/nf/lb_snapshot.hpp"
 #include "flowtrack/nf/network_function.hpp"
 #include "flowtrack/nf/new_connection_limiter.hpp"
@@ -94,6 +101,8 @@ struct LbAssignment {
 // What the stateful LB counts besides NfCounters.
 struct StatefulLbStats {
   std::uint64_t over_rate = 0;  // first packets forwarded without state, above new_connection_rate
+  std::uint64_t peer_exceptions_taken = 0;  // connections opened on the backend a peer told of
+  std::uint64_t exception_events = 0;       // told to the sink of shared exceptions
 };
 
 // Table: the connection table; Aging: the tracker's expiry policy (conn_tracker.hpp).
@@ -131,14 +140,49 @@ class StatefulLb {
 
   // Ages connections out; their backends' live counts drop.
   std::size_t expire(Nanos now, std::size_t budget = kDefaultExpireBudget) {
-    const std::size_t n = tracker_.expire(now, budget, [&](ConnId, const auto& connection) { release_backend(connection); });
+    const std::size_t n = tracker_.expire(now, budget, [&](ConnId conn, const auto& connection) {
+      release_backend(connection);
+      if (exception_sink_ != nullptr) mark_exception(conn, connection, false);
+    });
     counters_.connections_expired += n;
     return n;
   }
 
   // A pool change that has passed check_pool_changes against the changes applied before it: only new
   // connections see it.
-  void apply(const PoolChange& change) { apply_pool_change(change, services_); }
+  void apply(const PoolChange& change) {
+    apply_pool_change(change, services_);
+    if (exception_sink_ != nullptr) review_exceptions();
+  }
+
+  // Shares the connections off today's choice: their events go to `sink`, and first packets take the
+  // backends `peers` holds (either may be null: events only, or peers' exceptions only). Before the
+  // first burst; the connections already tracked are reviewed at once. Throws std::invalid_argument
+  // unless the policy is maglev (any other is per instance: every connection would be an exception),
+  // or for a backend name too long to share.
+  void share_exceptions(LbExceptionSink* sink, const LbPeerExceptions* peers) {
+    if (config_.policy != LbPolicy::maglev) throw std::invalid_argument("lb: sharing connections off today's choice needs the maglev policy");
+    if (const auto name = unshareable_backend_name(config_)) {
+      throw std::invalid_argument("lb: backend '" + *name + "': a name longer than " + std::to_string(kMaxSharedBackendName) +
+                                  " characters cannot be shared");
+    }
+    exception_sink_ = sink;
+    peer_exceptions_ = peers;
+    if (sink == nullptr) return;
+    marks_.size_for(tracker_.capacity());
+    review_exceptions();
+  }
+  // The connections off today's choice now (while sharing them).
+  std::size_t exceptions() const { return marks_.count(); }
+  bool is_exception(ConnId conn) const { return exception_sink_ != nullptr && marks_.marked(conn); }
+  // Each of them as a `became` event: what a peer that asks for everything is sent.
+  std::vector<LbExceptionEvent> exception_events() const {
+    std::vector<LbExceptionEvent> events;
+    tracker_.for_each([&](ConnId conn, const auto& c) {
+      if (is_exception(conn)) events.push_back(became_event(c));
+    });
+    return events;
+  }
 
   // The state as plain data at `now` (lb_snapshot.hpp): what a restart carries over.
   LbSnapshot snapshot(Nanos now) const {
@@ -311,6 +355,7 @@ class StatefulLb {
 
   void end_connection(ConnId conn) {
     release_backend(tracker_.connection(conn));
+    if (exception_sink_ != nullptr) mark_exception(conn, tracker_.connection(conn), false);
     tracker_.destroy(conn);
     ++counters_.connections_expired;  // its end, early: created and expired still balance
   }
@@ -344,7 +389,9 @@ class StatefulLb {
     }
     const bool consistent = lost_state && config_.non_syn_first == NonSynFirst::consistent;
     const LbPolicy policy = consistent ? LbPolicy::maglev : config_.policy;
-    const std::uint32_t backend = svc.choose(policy, policy == LbPolicy::maglev ? choice_hash_of(packet) : hash, rng_);
+    // A connection that may have begun elsewhere (no SYN) goes where a peer said it lives, if one did.
+    const std::uint32_t told = lost_state || key.protocol == ipproto::kUdp ? peer_choice(svc, key) : Service::kNoBackend;
+    const std::uint32_t backend = told != Service::kNoBackend ? told : svc.choose(policy, policy == LbPolicy::maglev ? choice_hash_of(packet) : hash, rng_);
     if (backend == Service::kNoBackend) return {{}, counters_.drop(NfDrop::no_backend)};
     const CreateResult created = create(key, hash, svc, backend, now);
     if (created.status == CreateStatus::full) {
@@ -356,6 +403,12 @@ class StatefulLb {
       tracker_.payload(created.match.conn) = {service, backend};
       svc.backends()[backend].join(Tracker::phase(tracker_.connection(created.match.conn)));
       ++counters_.connections_created;
+      if (told != Service::kNoBackend) {
+        ++stats_.peer_exceptions_taken;
+        // Off today's choice here too: this instance tells of it now, as the one it came from did.
+        const auto& c = tracker_.connection(created.match.conn);
+        if (exception_sink_ != nullptr) mark_exception(created.match.conn, c, told != consistent_choice_of(c));
+      }
     }
     return {created.match, Verdict::forward};
   }
@@ -383,6 +436,41 @@ class StatefulLb {
   // there is one (the same in every instance of the deployment), else the packet's flow hash.
   std::uint32_t choice_hash_of(const NfPacket& packet) const {
     return choice_hash(config_.deployment_key, packet.parsed.key4, packet.hash);
+  }
+
+  // The consistent choice for a tracked connection under today's pool (kNoBackend: no backend takes new ones).
+  std::uint32_t consistent_choice_of(const typename Tracker::Connection& c) const {
+    return services_[c.payload.service].consistent_choice(choice_hash(config_.deployment_key, c.original, c.original_hash));
+  }
+
+  // Every connection marked by whether its backend is off today's choice, the changes told: after a
+  // pool change, a scan of the table (one keyed hash a connection; pool changes are rare).
+  void review_exceptions() {
+    tracker_.for_each([&](ConnId conn, const auto& c) { mark_exception(conn, c, consistent_choice_of(c) != c.payload.backend); });
+  }
+
+  void mark_exception(ConnId conn, const typename Tracker::Connection& c, bool exception) {
+    if (!marks_.set(conn, exception)) return;
+    ++stats_.exception_events;
+    exception_sink_->emit(exception ? became_event(c) : LbExceptionEvent::ceased(c.original));
+  }
+
+  LbExceptionEvent became_event(const typename Tracker::Connection& c) const {
+    return LbExceptionEvent::became(c.original, services_[c.payload.service].backends()[c.payload.backend].config.name);
+  }
+
+  // The backend a peer told of for a tuple, if it is in this service's pool (and, for a UDP flow, in
+  // service: a UDP flow leaves a down backend); else kNoBackend.
+  std::uint32_t peer_choice(const Service& svc, const FlowKeyV4& key) const {
+    if (peer_exceptions_ == nullptr || peer_exceptions_->empty()) return Service::kNoBackend;
+    const std::optional<std::string> name = peer_exceptions_->find(key);
+    if (!name) return Service::kNoBackend;
+    const std::vector<Backend>& backends = svc.backends();
+    for (std::uint32_t b = 0; b < backends.size(); ++b) {
+      if (backends[b].config.name != *name) continue;
+      return backends[b].down && key.protocol == ipproto::kUdp ? Service::kNoBackend : b;
+    }
+    return Service::kNoBackend;
   }
 
   std::uint32_t service_of(const FlowKeyV4& key) const {
@@ -423,6 +511,9 @@ class StatefulLb {
   NfCounters counters_;
   StatefulLbStats stats_;
   BurstMatches<Tracker> matches_;  // of the burst in process_burst()
+  LbExceptionSink* exception_sink_ = nullptr;          // null: exceptions not shared (nothing marked)
+  const LbPeerExceptions* peer_exceptions_ = nullptr;  // null: no peer's taken
+  LbExceptionMarks marks_;                             // sized while exception_sink_ is set
   std::array<Plan, kMaxBurst> plans_;
 };
 

@@ -91,7 +91,8 @@ class LiveObserver {
   virtual void started(const std::vector<Port>& /*ports*/, unsigned /*workers*/, unsigned /*rx_queues*/) {}
   // Before the start, with a state file: what was restored from it, or why the run starts empty.
   virtual void state(const std::string& /*note*/) {}
-  // A NAT pair's turns: standing by, taking over (why, and what the copy held), stepping down.
+  // A NAT pair's turns: standing by, taking over (why, and what the copy held), stepping down; an LB's
+  // link to its peers at the end: what it told and held.
   virtual void pair(const std::string& /*note*/) {}
   // With [dataplane.announce]: what went wrong in telling the routing speaker (route_announcer.hpp).
   virtual void route(const std::string& /*note*/) {}

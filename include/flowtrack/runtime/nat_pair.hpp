@@ -55,8 +55,11 @@ SyncTimers pair_timers(const PairConfig& config);
 // The sync link's socket: kernel UDP, bound to the local address, sending to the peer's.
 class SyncSocket {
  public:
-  // Throws std::runtime_error naming the address when it cannot be bound.
-  SyncSocket(const DataplaneListen& local, const DataplaneListen& peer);
+  // Throws std::runtime_error naming the address when it cannot be bound. `connected`: the socket
+  // takes only the peer's datagrams (connect(2)), so that one per peer may share the local address
+  // (an LB instance's peers, runtime/lb_peers.hpp): the kernel gives each datagram to the socket
+  // connected to its sender.
+  SyncSocket(const DataplaneListen& local, const DataplaneListen& peer, bool connected = false);
   ~SyncSocket();
   SyncSocket(const SyncSocket&) = delete;
   SyncSocket& operator=(const SyncSocket&) = delete;
