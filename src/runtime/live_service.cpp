@@ -540,6 +540,19 @@ LiveReport serve_nat_pair(LiveSetup& setup, const SyncKey& key, SyncSocket& sock
   const LiveServiceOptions& o = setup.options;
   const PairConfig& config = *o.plane.pair;
   PairBoard board;
+  // The workers' NATs, their tables allocated while standing by: a takeover then restores the copy into
+  // them and starts the workers. Built on this thread, not each on its worker's (their memory is first
+  // touched here). Their timer wheels start now and jump the idle time at their first expiry.
+  const Nanos built = DpdkPorts::now();
+  std::vector<std::unique_ptr<LivePairedNat>> paired_nats;
+  std::vector<std::unique_ptr<LiveNat>> nats;
+  for (unsigned w = 0; w < o.workers; ++w) {
+    if (config.sync) {
+      paired_nats.push_back(std::make_unique<LivePairedNat>(o.nat, w, o.workers, built));
+    } else {
+      nats.push_back(std::make_unique<LiveNat>(o.nat, w, o.workers, built));
+    }
+  }
   observer.pair(fmt::format("pair: standing by (role {}), sync {}", config.role == PairConfig::Role::active ? "active" : "standby",
                             config.sync ? "on" : "off (heartbeats only)"));
   std::optional<Takeover> takeover =
@@ -555,7 +568,6 @@ LiveReport serve_nat_pair(LiveSetup& setup, const SyncKey& key, SyncSocket& sock
   setup.announce = true;
   add_restored_hosts(setup.addresses.next_hops, takeover->workers);
   setup.link = [&link](Engine& engine, const std::atomic<bool>& until) { link.run(engine, until); };
-  const Nanos now = DpdkPorts::now();
   // How long the takeover took: from the decision to the last worker's NAT ready to serve.
   std::atomic<Nanos> ready{takeover->decided};
   // Each worker's NAT, fresh, takes what of the copy fits it (a copy may lag its active's state).
@@ -575,15 +587,14 @@ LiveReport serve_nat_pair(LiveSetup& setup, const SyncKey& key, SyncSocket& sock
       link.attach(w, nat);
     };
     hooks.stopped = [&](unsigned w, const LivePairedNat&, Nanos) { link.detach(w); };
-    report = serve(setup, [&](unsigned w) { return std::make_unique<LivePairedNat>(o.nat, w, o.workers, now); }, stop, observer,
-                   std::move(hooks));
+    report = serve(setup, [&](unsigned w) { return std::move(paired_nats[w]); }, stop, observer, std::move(hooks));
   } else {
     StateHooks<LiveNat> hooks;
     hooks.started = [&](unsigned w, LiveNat& nat, Nanos at) { restore(w, nat, at); };
-    report = serve(setup, [&](unsigned w) { return std::make_unique<LiveNat>(o.nat, w, o.workers, now); }, stop, observer, std::move(hooks));
+    report = serve(setup, [&](unsigned w) { return std::move(nats[w]); }, stop, observer, std::move(hooks));
   }
   if (!report.stopped_during_start) {
-    observer.pair(fmt::format("pair: took over in {:.1f} ms (its workers' NATs built and restored)",
+    observer.pair(fmt::format("pair: took over in {:.1f} ms (the copy restored into its workers' NATs)",
                               static_cast<double>(ready.load() - takeover->decided) / static_cast<double>(kNanosPerMilli)));
   }
   if (!link.stepped_down().empty()) observer.pair("pair: " + link.stepped_down());
