@@ -5,6 +5,7 @@
 #include <rte_prefetch.h>
 #include <rte_ring.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -74,6 +75,15 @@ DpdkPorts::DpdkPorts(DpdkPortGroup& group, unsigned worker, std::vector<std::uin
   for (const DataplanePortConfig& p : config.ports) {
     if (p.gateway != 0) next_hops_.push_back(p.gateway);
   }
+  // One entry per next hop (many addresses share a gateway, many connections a host), each routed: the
+  // list is walked at every tick.
+  for (std::uint32_t& address : next_hops_) {
+    const auto egress = layer2_.route(address);
+    address = egress ? egress->next_hop : 0;
+  }
+  std::ranges::sort(next_hops_);
+  next_hops_.erase(std::unique(next_hops_.begin(), next_hops_.end()), next_hops_.end());
+  std::erase(next_hops_, 0u);
   if (group.workers() > 1) handoffs_.resize(group.workers());
   refresh_neighbours(now());
 }

@@ -54,6 +54,21 @@ struct FunctionAddresses {
   std::vector<std::uint32_t> owned, next_hops;
 };
 
+// The hosts the restored connections answer to (an LB's clients, a NAT's inside hosts), added to the
+// next hops resolved as the function starts, as its backends are: the answers of the connections it
+// goes on with then find their MAC addresses known, instead of waiting for the host to be asked (or to
+// ask) after a restart or a takeover. The ports keep one entry per next hop (DpdkPorts).
+void add_restored_hosts(std::vector<std::uint32_t>& next_hops, std::span<const LbSnapshot> restored) {
+  for (const LbSnapshot& s : restored) {
+    for (const LbSnapshot::Connection& c : s.connections) next_hops.push_back(c.connection.original.src_addr);
+  }
+}
+void add_restored_hosts(std::vector<std::uint32_t>& next_hops, std::span<const NatSnapshot> restored) {
+  for (const NatSnapshot& s : restored) {
+    for (const NatSnapshot::Mapping& m : s.mappings) next_hops.push_back(m.inside_addr);
+  }
+}
+
 FunctionAddresses addresses_of(const std::vector<ServiceConfig>& services) {
   FunctionAddresses a;
   for (const ServiceConfig& s : services) {
@@ -201,14 +216,17 @@ class ConnectionRates {
 class ControlPlane {
  public:
   // `tick`: more work of the control plane's, done at every publish (the NAT's block log).
-  // `pair`: a NAT pair's figures (none: no pair). `save_state`: once every worker has left a snapshot on
-  // request, writes the state file and says what it wrote (none: the run keeps no state file).
-  // `announcer`: the routing speaker's (none: no [dataplane.announce]).
+  // `pair`: a NAT pair's figures (none: no pair). `announcer`: the routing speaker's (none: no
+  // [dataplane.announce]). `snapshot_task(w)`: the task that leaves worker w's snapshot on request;
+  // `save_state`: once every worker has run it, writes the state file and says what it wrote (both none:
+  // the run keeps no state file).
   ControlPlane(std::string nf_name, Engine& engine, std::vector<CounterBoard>& published, ControlSocket* socket,
                std::optional<PoolChangeRules> rules, const HealthChecker* health, const PairBoard* pair, RouteAnnouncer* announcer,
-               const DataplaneConfig& plane, LiveObserver& observer, std::function<void()> tick, std::function<std::string()> save_state)
+               const DataplaneConfig& plane, LiveObserver& observer, std::function<void()> tick,
+               std::function<WorkerTask(unsigned)> snapshot_task, std::function<std::string()> save_state)
       : nf_name_(std::move(nf_name)), engine_(engine), published_(published), socket_(socket), rules_(std::move(rules)),
         health_(health), pair_(pair), announcer_(announcer), plane_(plane), observer_(observer), tick_(std::move(tick)),
+        snapshot_task_(std::move(snapshot_task)),
         save_state_(std::move(save_state)) {}
 
   // Serves until `stop` (a signal) or `ctl stop`; then withdraws the VIPs and, once the data plane has
@@ -250,8 +268,12 @@ class ControlPlane {
   // Posts `message` to every worker; waits until each has taken it or `patience` has passed. Returns the
   // workers that had not.
   std::vector<unsigned> post_to_all(const WorkerMessage& message, Nanos patience) {
+    return post_to_each([&](unsigned) { return message; }, patience);
+  }
+  // The same with worker w's own message, message_of(w).
+  std::vector<unsigned> post_to_each(const std::function<WorkerMessage(unsigned)>& message_of, Nanos patience) {
     std::vector<std::uint64_t> wait_for(engine_.workers());
-    for (unsigned w = 0; w < engine_.workers(); ++w) wait_for[w] = engine_.mailbox(w).post(message);
+    for (unsigned w = 0; w < engine_.workers(); ++w) wait_for[w] = engine_.mailbox(w).post(message_of(w));
     const Nanos give_up = DpdkPorts::now() + patience;
     std::vector<unsigned> late;
     for (unsigned w = 0; w < engine_.workers(); ++w) {
@@ -330,7 +352,7 @@ class ControlPlane {
   // does not answer in time leaves the file as it was).
   std::string save_state() {
     if (!save_state_) return fmt::format("error: nf {} keeps no state file here (nat and lb, run with --state FILE)", nf_name_);
-    const std::vector<unsigned> late = post_to_all(StateRequest{}, kChangeWait);
+    const std::vector<unsigned> late = post_to_each(snapshot_task_, kChangeWait);
     if (!late.empty()) return fmt::format("error: worker(s) {} did not leave their state in time: nothing written", fmt::join(late, ", "));
     try {
       return "ok: " + save_state_();
@@ -353,6 +375,7 @@ class ControlPlane {
   const DataplaneConfig& plane_;
   LiveObserver& observer_;
   std::function<void()> tick_;
+  std::function<WorkerTask(unsigned)> snapshot_task_;
   std::function<std::string()> save_state_;
 };
 
@@ -491,6 +514,8 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
                  .pin = PinPolicy::on_cpus(eal_lcore_cpus()),
                  .on_worker_start = [](unsigned) { register_with_eal(); }});
   std::vector<CounterBoard> published(o.workers);
+  // Each worker's instance while it serves (set before it passes the gate): what a snapshot task reads.
+  std::vector<Nf*> instances(o.workers, nullptr);
   const auto worker = [&](unsigned w, StartGate& gate) {
     if (stop.load(std::memory_order_relaxed)) {  // stopped during the start: no instance built, none served
       gate.leave();
@@ -504,13 +529,11 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
     if (setup.announce && w == 0) ports.announce();
     ScheduledSource source(ports, setup.schedule, engine.mailbox(w));
     published[w].publish(state_of(*nf, name, ports, engine.counters(w)));
+    instances[w] = nf.get();
     gate.pass();
     if (!stop.load(std::memory_order_relaxed)) {
-      engine.serve(
-          w, *nf, source, ports, [&](const WorkerCounters& counters) { published[w].publish(state_of(*nf, name, ports, counters)); },
-          [&] {
-            if (hooks.requested) hooks.requested(w, *nf, DpdkPorts::now());
-          });
+      engine.serve(w, *nf, source, ports,
+                   [&](const WorkerCounters& counters) { published[w].publish(state_of(*nf, name, ports, counters)); });
     }
     ports.close();
     published[w].publish(state_of(*nf, name, ports, engine.counters(w)));
@@ -525,8 +548,13 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
       for (unsigned w = 0; w < engine.workers(); ++w) engine.mailbox(w).post(change);
     });
   }
+  // Run by worker w between two of its bursts, so only while it serves: its instance is there.
+  std::function<WorkerTask(unsigned)> snapshot_task;
+  if (hooks.requested) {
+    snapshot_task = [&](unsigned w) { return WorkerTask{[&, w] { hooks.requested(w, *instances[w], DpdkPorts::now()); }}; };
+  }
   ControlPlane control(name, engine, published, setup.socket, std::move(setup.rules), health ? &*health : nullptr, setup.pair,
-                       setup.announcer, o.plane, observer, hooks.tick, hooks.save_requested);
+                       setup.announcer, o.plane, observer, hooks.tick, snapshot_task, hooks.save_requested);
   bool stopped_during_start = false;
   std::vector<std::function<void(StartGate&)>> beside = {[&](StartGate& gate) {
     unpin_current_thread();  // the thread that started the EAL is pinned to its main lcore; this one sleeps in poll()
@@ -564,6 +592,19 @@ LiveReport serve_nat_pair(LiveSetup& setup, const SyncKey& key, SyncSocket& sock
   const LiveServiceOptions& o = setup.options;
   const PairConfig& config = *o.plane.pair;
   PairBoard board;
+  // The workers' NATs, their tables allocated while standing by: a takeover then restores the copy into
+  // them and starts the workers. Built on this thread, not each on its worker's (their memory is first
+  // touched here). Their timer wheels start now and jump the idle time at their first expiry.
+  const Nanos built = DpdkPorts::now();
+  std::vector<std::unique_ptr<LivePairedNat>> paired_nats;
+  std::vector<std::unique_ptr<LiveNat>> nats;
+  for (unsigned w = 0; w < o.workers; ++w) {
+    if (config.sync) {
+      paired_nats.push_back(std::make_unique<LivePairedNat>(o.nat, w, o.workers, built));
+    } else {
+      nats.push_back(std::make_unique<LiveNat>(o.nat, w, o.workers, built));
+    }
+  }
   observer.pair(fmt::format("pair: standing by (role {}), sync {}", config.role == PairConfig::Role::active ? "active" : "standby",
                             config.sync ? "on" : "off (heartbeats only)"));
   std::optional<Takeover> takeover =
@@ -577,12 +618,18 @@ LiveReport serve_nat_pair(LiveSetup& setup, const SyncKey& key, SyncSocket& sock
   ActiveSyncLink link(config, key, socket, o.workers, board, takeover->figures);
   setup.pair = &board;
   setup.announce = true;
+  add_restored_hosts(setup.addresses.next_hops, takeover->workers);
   setup.link = [&link](Engine& engine, const std::atomic<bool>& until) { link.run(engine, until); };
-  const Nanos now = DpdkPorts::now();
+  // How long the takeover took: from the decision to the last worker's NAT ready to serve.
+  std::atomic<Nanos> ready{takeover->decided};
   // Each worker's NAT, fresh, takes what of the copy fits it (a copy may lag its active's state).
   const auto restore = [&](unsigned w, auto& nat, Nanos at) {
     nat.restore(takeover->workers[w], at, RestoreMode::what_fits);
     takeover->workers[w] = {};  // its memory back: worker w's own element, never read again
+    Nanos seen = ready.load(std::memory_order_relaxed);
+    const Nanos done = DpdkPorts::now();
+    while (seen < done && !ready.compare_exchange_weak(seen, done, std::memory_order_relaxed)) {
+    }
   };
   LiveReport report;
   if (config.sync) {
@@ -592,12 +639,15 @@ LiveReport serve_nat_pair(LiveSetup& setup, const SyncKey& key, SyncSocket& sock
       link.attach(w, nat);
     };
     hooks.stopped = [&](unsigned w, const LivePairedNat&, Nanos) { link.detach(w); };
-    report = serve(setup, [&](unsigned w) { return std::make_unique<LivePairedNat>(o.nat, w, o.workers, now); }, stop, observer,
-                   std::move(hooks));
+    report = serve(setup, [&](unsigned w) { return std::move(paired_nats[w]); }, stop, observer, std::move(hooks));
   } else {
     StateHooks<LiveNat> hooks;
     hooks.started = [&](unsigned w, LiveNat& nat, Nanos at) { restore(w, nat, at); };
-    report = serve(setup, [&](unsigned w) { return std::make_unique<LiveNat>(o.nat, w, o.workers, now); }, stop, observer, std::move(hooks));
+    report = serve(setup, [&](unsigned w) { return std::move(nats[w]); }, stop, observer, std::move(hooks));
+  }
+  if (!report.stopped_during_start) {
+    observer.pair(fmt::format("pair: took over in {:.1f} ms (the copy restored into its workers' NATs)",
+                              static_cast<double>(ready.load() - takeover->decided) / static_cast<double>(kNanosPerMilli)));
   }
   if (!link.stepped_down().empty()) observer.pair("pair: " + link.stepped_down());
   report.counters.pair = board.read();
@@ -720,7 +770,9 @@ LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>
   if (stopped()) return unstarted;
   start_dpdk_eal(o.eal_arguments);
   if (stopped()) return unstarted;
-  const FunctionAddresses addresses = addresses_of(o);
+  FunctionAddresses addresses = addresses_of(o);
+  if (lb_state) add_restored_hosts(addresses.next_hops, lb_state->restored());
+  if (nat_state) add_restored_hosts(addresses.next_hops, nat_state->restored());
   DpdkPortGroup group(o.plane, o.workers, owner_of(o, addresses));
   if (stopped()) {
     unstarted.mbufs_missing = group.close();

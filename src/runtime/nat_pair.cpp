@@ -176,8 +176,9 @@ std::optional<Takeover> stand_by(const PairConfig& config, const SyncKey& key, u
     if (!reason.empty()) break;
   }
   if (reason.empty()) return std::nullopt;
-  publish();
   Takeover t;
+  t.decided = DpdkPorts::now();
+  publish();
   const Nanos now = DpdkPorts::now();
   for (unsigned w = 0; w < workers; ++w) t.workers.push_back(replica.snapshot(w, now));
   t.sessions = replica.sessions();

@@ -246,6 +246,7 @@ failover() {
   wait "$pid_b"
   local status=$?
   [[ $status -eq 0 ]] || pair_fail "NAT b exited with status $status"
+  echo "  sync $sync: $(grep -h 'pair: took over' "$work/flowtrack-b.err" | sed 's/^flowtrack live: //')"
   python3 - "$work" "$sync" "$killed" << 'PY' || pair_fail "the failover with sync $sync did not go as it must"
 import json, re, sys
 work, sync, killed = sys.argv[1], sys.argv[2] == "true", float(sys.argv[3])

@@ -12,9 +12,10 @@
 //
 // Each worker has one counter record (worker_counters.hpp) and a mailbox (mailbox.hpp), the only way
 // anything reaches it while it runs: between two bursts it applies pool changes (to a function that
-// TakesPoolChanges), leaves copies of its counters, or a snapshot of its function's state, for whoever
-// asked, and runs the tasks posted to it (mailbox.hpp). The control plane (the control socket, health
-// checks, telemetry, a NAT pair's sync link) runs beside the workers, never on them.
+// TakesPoolChanges), leaves copies of its counters for whoever asked, and runs the tasks posted to it
+// (mailbox.hpp: a snapshot of its function's state for `ctl save-state` or a NAT pair's resync). The
+// control plane (the control socket, health checks, telemetry, a NAT pair's sync link) runs beside the
+// workers, never on them.
 //
 // A source is a class with link_type(), next(burst) (0: nothing now, or nothing ever) and done() (no
 // packet will ever come). A source that ticks (live ports) also has tick(): called before each tick's
@@ -84,10 +85,10 @@ class Engine {
   // On worker w's thread: the burst loop over `source` into `out` until the source is done or the
   // engine stops, the mail handled between bursts. publish(counters) runs on the worker's thread for
   // each PublishRequest, with the worker's record (the function's counters read into it) as it is then;
-  // snapshot() for each StateRequest, between two bursts (no burst half done).
+  // each WorkerTask's run(), between two bursts (no burst half done).
   // The worker's busy cycles count from the call to its return.
-  template <NetworkFunction Nf, class Source, PacketOutput Out, class Publish, class Snapshot>
-  void serve(unsigned w, Nf& nf, Source& source, Out& out, Publish&& publish, Snapshot&& snapshot) {
+  template <NetworkFunction Nf, class Source, PacketOutput Out, class Publish>
+  void serve(unsigned w, Nf& nf, Source& source, Out& out, Publish&& publish) {
     WorkerCounters& counters = counters_[w];
     Mailbox& mailbox = *mailboxes_[w];
     StageClock clock(options_.clock_stages);
@@ -100,11 +101,9 @@ class Engine {
         }
       } else if (const WorkerTask* task = std::get_if<WorkerTask>(&message)) {
         task->run();
-      } else if (std::holds_alternative<PublishRequest>(message)) {
+      } else {
         counters.function = nf.counters();
         publish(std::as_const(counters));
-      } else {
-        snapshot();
       }
     };
     const auto between_bursts = [&] {
@@ -121,12 +120,6 @@ class Engine {
     counters.busy_cycles = tsc_end() - start;
     counters.stage_cycles = clock.cycles();
     counters.function = nf.counters();
-  }
-
-  template <NetworkFunction Nf, class Source, PacketOutput Out, class Publish>
-  void serve(unsigned w, Nf& nf, Source& source, Out& out, Publish&& publish) {
-    serve(w, nf, source, out, std::forward<Publish>(publish),
-          [] { FLOWTRACK_ASSERT(false, "the control plane asks for the state only of functions that keep it"); });
   }
 
   template <NetworkFunction Nf, class Source, PacketOutput Out>

@@ -23,18 +23,16 @@ namespace flowtrack {
 
 // Asks the worker to leave a copy of its counters where the control plane reads them.
 struct PublishRequest {};
-// Asks the worker to leave a snapshot of its function's state where the control plane reads it (`ctl
-// save-state`: the state file written while the run goes on).
-struct StateRequest {};
 
 // Work on the worker's own thread, between two bursts, from whoever owns the worker's function and
-// alone knows its type (a NAT pair's sync link takes each worker's state there for a resynchronisation).
-// `run` must not block: the worker's packets wait for it.
+// alone knows its type: a snapshot of its state left where the control plane reads it (`ctl
+// save-state`: the state file written while the run goes on), or taken by a NAT pair's sync link for a
+// resynchronisation. `run` must not block: the worker's packets wait for it.
 struct WorkerTask {
   std::function<void()> run;
 };
 
-using WorkerMessage = std::variant<PoolChange, PublishRequest, StateRequest, WorkerTask>;
+using WorkerMessage = std::variant<PoolChange, PublishRequest, WorkerTask>;
 
 class Mailbox {
  public:

@@ -98,6 +98,7 @@ struct Takeover {
   std::vector<NatSnapshot> workers;  // by worker: what its NAT restores
   std::size_t sessions = 0;          // in the copy
   std::string reason;
+  Nanos decided = 0;                  // when it decided to take over (DpdkPorts::now)
   LiveCounters::PairFigures figures;  // the standby's, which the active's go on from
 };
 

@@ -523,17 +523,20 @@ std::size_t Nat44<Table, Aging, Events>::restore(const NatSnapshot& s, Nanos now
   std::vector<std::uint32_t> ids(s.mappings.size(), kNone);
   for (std::size_t i = 0; i < s.mappings.size(); ++i) {
     const NatSnapshot::Mapping& m = s.mappings[i];
-    const std::string name = fmt::format("mapping {}:{} -> {}:{}", ipv4_to_string(m.inside_addr), to_host16(m.inside_port),
-                                         ipv4_to_string(m.external_addr), to_host16(m.external_port));
+    // Formatted only for a misfit: a million mappings restore without building a string each.
+    const auto name = [&m] {
+      return fmt::format("mapping {}:{} -> {}:{}", ipv4_to_string(m.inside_addr), to_host16(m.inside_port),
+                         ipv4_to_string(m.external_addr), to_host16(m.external_port));
+    };
     const std::size_t pool = pool_at(m.external_addr);
     if (pool == kNotInPool) continue;
     if (!is_inside(m.inside_addr) || pool_of(m.inside_addr) != pool) {
-      misfit(name + ": not this NAT's pairing of the inside address");
+      misfit(name() + ": not this NAT's pairing of the inside address");
       continue;
     }
     const std::uint64_t endpoint = endpoint_key(m.inside_addr, m.inside_port, m.protocol);
     if (by_inside_.contains(endpoint)) {
-      misfit(name + ": twice");
+      misfit(name() + ": twice");
       continue;
     }
     const FlowId id = mapping_ids_.allocate();
@@ -547,7 +550,7 @@ std::size_t Nat44<Table, Aging, Events>::restore(const NatSnapshot& s, Nanos now
                              : ports_of(pool).allocator(m.protocol).restore_in_use(to_host16(m.external_port), id);
     if (!claimed) {
       mapping_ids_.release(id);
-      misfit(name + ": its port is not free in this worker's slice" + (blocks ? " and the subscriber's blocks" : ""));
+      misfit(name() + ": its port is not free in this worker's slice" + (blocks ? " and the subscriber's blocks" : ""));
       continue;
     }
     by_inside_.emplace(endpoint, id);
