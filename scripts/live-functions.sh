@@ -28,8 +28,13 @@
 # Several binaries (NAME=PATH ...) run live in turn in every repetition (their A/B), the first one the
 # replay and testpmd too. REPS (default 3) repetitions, interleaved; printed: every run, then per binary,
 # function and mode the median and range over the repetitions, the live rate against the replay's of
-# the same repetition (median of those ratios) and what flowtrack alone would do without the PMDs. As
-# root (DPDK on net_pcap, no hugepages).
+# the same repetition (median of those ratios) and what flowtrack alone would do without the PMDs; for
+# one worker the bound the ports leave, 1 / (1 / replay + 1 / ports), and the fraction of it reached;
+# for two workers their ratio to one, live and replayed (the replay's scaling on the same two cores is
+# the ceiling), and the fraction of that ceiling reached. A two-worker run whose function dropped more
+# than the one-worker run of its repetition (more than half again, in all and a packet: its answers
+# missed their connections) is flagged INVALID, and the script then exits 1. As root (DPDK on net_pcap,
+# no hugepages).
 #
 # WINDOWS=N takes N shifted windows instead of 55 (1: about 20 000 connections). CALLGRIND=1 counts
 # instead (no replay, no testpmd): each live run under callgrind, twice (run_counted), for the
