@@ -126,7 +126,9 @@ TEST(PortAllocator, ANearlyFullSliceStillFindsItsLastFreePort) {
   // Every port but one in use: 64 candidates all taken (odds 1 - 64/4096 of it), then the search.
   PortAllocator ports(1, 4096, 0, 3);
   for (std::uint16_t p = 1; p <= 4096; ++p) {
-    if (p != 4000) ASSERT_EQ(ports.allocate(p, 0, kHolder, kEndpoint), p);
+    if (p != 4000) {
+      ASSERT_EQ(ports.allocate(p, 0, kHolder, kEndpoint), p);
+    }
   }
   EXPECT_EQ(ports.allocate(0, 0, kHolder, kEndpoint), 4000);
   EXPECT_EQ(ports.allocate(0, 0, kHolder, kEndpoint), 0);
