@@ -28,8 +28,13 @@
 # Several binaries (NAME=PATH ...) run live in turn in every repetition (their A/B), the first one the
 # replay and testpmd too. REPS (default 3) repetitions, interleaved; printed: every run, then per binary,
 # function and mode the median and range over the repetitions, the live rate against the replay's of
-# the same repetition (median of those ratios) and what flowtrack alone would do without the PMDs. As
-# root (DPDK on net_pcap, no hugepages).
+# the same repetition (median of those ratios) and what flowtrack alone would do without the PMDs; for
+# one worker the bound the ports leave, 1 / (1 / replay + 1 / ports), and the fraction of it reached;
+# for two workers their ratio to one, live and replayed (the replay's scaling on the same two cores is
+# the ceiling), and the fraction of that ceiling reached. A two-worker run whose function dropped more
+# than the one-worker run of its repetition (more than half again, in all and a packet: its answers
+# missed their connections) is flagged INVALID, and the script then exits 1. As root (DPDK on net_pcap,
+# no hugepages).
 #
 # WINDOWS=N takes N shifted windows instead of 55 (1: about 20 000 connections). CALLGRIND=1 counts
 # instead (no replay, no testpmd): each live run under callgrind, twice (run_counted), for the
@@ -113,7 +118,9 @@ split_of() { [[ $1 == 2owner ]] && echo owner || echo rss; }
 first_role() { [[ $1 == lb ]] && echo clients || echo inside; }
 second_role() { [[ $1 == lb ]] && echo backends || echo outside; }
 
-# The trace once, then each function's files for each mode, kept while the configuration is the same.
+# The trace once, then each function's files for each mode, kept while the configuration and the
+# binary that wrote them are the same (the answers carry the ports the binary's NAT allocates).
+writer="# trace ports by $(sha256sum "$bin" | cut -d' ' -f1)"
 if [[ ! -s $dir/campus.pcap ]]; then
   "$bin" trace gen --profile campus --flows 20000 --windows "$windows" -o "$dir/campus.pcap" || exit 1
 fi
@@ -121,6 +128,7 @@ for nf in $nfs; do
   for mode in $modes; do
     "${nf}_config" > "$work/$nf-$mode.toml"
     [[ $mode == 2sw ]] && RX_QUEUES_LINE="rx_queues = 1" "${nf}_config" > "$work/$nf-$mode.toml"
+    echo "$writer" >> "$work/$nf-$mode.toml"
     files=$dir/$nf-$mode
     if ! cmp -s "$work/$nf-$mode.toml" "$files.toml" || [[ ! -s $files-$(first_role "$nf")-0.pcap ]]; then
       "$bin" trace ports --nf "$nf" --config "$work/$nf-$mode.toml" --workers "$(workers_of "$mode")" --queues "$(queues_of "$mode")" \
@@ -165,7 +173,8 @@ measure() {
 }
 
 # One live run of binary $1, function $2, mode $3: sets $rate (input Mpps), $created (connections
-# created a packet received, drops, hand-offs) and $pmd (the share of the run's CPU time spent in DPDK's
+# created a packet received, drops, hand-offs), $function_drops (the function's drops and the packets
+# received: "DROPS PACKETS") and $pmd (the share of the run's CPU time spent in DPDK's
 # libraries, net_pcap's receive and transmit nearly all of it: what a NIC's DMA would do, sampled by
 # perf during the measured seconds; empty without perf or with PERF=0).
 run_live() {
@@ -191,6 +200,15 @@ run_live() {
 import json, sys
 r = json.load(open(sys.argv[1]))
 print("%.4f created/packet, drops %s, handed %s" % (r["connections"] / max(r["packets_in"], 1), r["drops"], r["handed_off"]))
+PY
+  )
+  function_drops=$(python3 - "$work/live.json" 2> /dev/null << 'PY' || echo "0 0"
+import json, sys
+# The ports' own drops (PortDrop, dpdk_ports.hpp) are not the function's: what is left is what the
+# function refused (the LB's not_to_service, the NAT's no_mapping: answers it could not place).
+ports = {"not_ipv4", "not_our_mac", "segmented", "bad_arp", "no_route", "arp_unresolved", "no_mbuf", "tx_full", "handoff_full"}
+r = json.load(open(sys.argv[1]))
+print(sum(v for k, v in r["drops"].items() if k not in ports), r["packets_in"])
 PY
   )
 }
@@ -266,8 +284,26 @@ for line in open(sys.argv[1]):
   [[ -n $rate ]] || rate=0
 }
 
-declare -A results pmds
+# A run of two workers whose function drops more, in all and a packet, than half again what the
+# one-worker run of the same repetition dropped does not do the same work: its answers miss their
+# connections (a trace whose answers were written for other external ports than the workers give, say).
+# Sets $invalid to why, or empty; the run is flagged, and so is its summary line and the exit status.
+check_drops() {  # $1: the run's key, $2: the one-worker run's key
+  local drops packets base base_packets
+  read -r drops packets <<< "${fdrops["$1 $rep"]:-0 0}"
+  read -r base base_packets <<< "${fdrops["$2 $rep"]:-}"
+  invalid=
+  [[ -n $base ]] || return 0
+  if awk -v d="$drops" -v n="$packets" -v b="$base" -v bn="$base_packets" \
+    'BEGIN { exit !(d > 1.5 * b && bn > 0 && n > 0 && d / n > 1.5 * b / bn) }'; then
+    invalid="INVALID: the function dropped $drops of $packets packets, one worker $base of $base_packets"
+  fi
+}
+
+declare -A results pmds fdrops invalids
 pmd=
+invalid=
+failed=0
 unit=Mpps
 [[ $callgrind == 1 ]] && unit="instructions a packet"
 record() { results[$1]+="$2 "; echo "rep $rep: $1 $2 $unit $3 (load $(cut -d' ' -f1-3 /proc/loadavg))"; }
@@ -280,8 +316,16 @@ for rep in $(seq "$reps"); do
     done
     for mode in $modes; do
       for i in "${!bins[@]}"; do
-        if [[ $callgrind == 1 ]]; then run_counted "${bins[$i]}" "$nf" "$mode"; else run_live "${bins[$i]}" "$nf" "$mode"; fi
-        record "${names[$i]} $nf $mode" "$rate" "($created${pmd:+; DPDK libraries $pmd of the CPU time})"
+        invalid=
+        if [[ $callgrind == 1 ]]; then
+          run_counted "${bins[$i]}" "$nf" "$mode"
+        else
+          run_live "${bins[$i]}" "$nf" "$mode"
+          fdrops["${names[$i]} $nf $mode $rep"]=$function_drops
+          [[ $(workers_of "$mode") == 2 ]] && check_drops "${names[$i]} $nf $mode" "${names[$i]} $nf 1"
+        fi
+        record "${names[$i]} $nf $mode" "$rate" "($created${pmd:+; DPDK libraries $pmd of the CPU time})${invalid:+ $invalid}"
+        [[ -n $invalid ]] && invalids["${names[$i]} $nf $mode"]+=x && failed=1
         [[ -n $pmd ]] && pmds["${names[$i]} $nf $mode"]+="$pmd "
       done
     done
@@ -322,26 +366,40 @@ for nf in $nfs; do
         awk '$2 > 0 { print $1 / $2 }' | median)
       printf '%s %s %s: live %s Mpps (%s), replay %s Mpps (%s): %.2fx' "${names[$i]}" "$nf" "$mode" \
         "$live" "$(echo ${results[$key]:-} | tr ' ' '\n' | range)" "$replay" "$(echo ${results[$replay_key]:-} | tr ' ' '\n' | range)" "$ratio"
-      if [[ $workers == 1 && -n ${pmds[$key]:-} ]]; then
-        # What the PMDs take of the live run is what a NIC would do instead: flowtrack's own part alone
-        # would run at live / (1 - share), each repetition's, then their median.
-        share=$(echo ${pmds[$key]} | tr ' ' '\n' | median)
-        own=$(paste <(echo ${results[$key]:-} | tr ' ' '\n') <(echo ${pmds[$key]} | tr ' ' '\n') |
-          awk '$2 < 1 { print $1 / (1 - $2) }' | median)
-        printf '; DPDK libraries %s of the CPU time: flowtrack alone %.2f Mpps = %.2fx replay\n' "$share" "$own" \
-          "$(awk -v a="$own" -v r="$replay" 'BEGIN { print (r > 0 ? a / r : 0) }')"
-      elif [[ $workers == 1 ]]; then
-        echo
+      if [[ $workers == 1 ]]; then
+        # The bound of a live run on these ports: the replay's time a packet plus the ports' (testpmd io
+        # between them, no function): 1 / (1 / replay + 1 / ports), each repetition's, then the median of
+        # live / bound.
+        reached=$(paste <(echo ${results[$key]:-} | tr ' ' '\n') <(echo ${results[$replay_key]:-} | tr ' ' '\n') \
+          <(echo ${results[testpmd-io ports]:-} | tr ' ' '\n') | awk '$2 > 0 && $3 > 0 { print $1 * (1 / $2 + 1 / $3) }' | median)
+        bound=$(awk -v r="$replay" -v p="$ports" 'BEGIN { if (r > 0 && p > 0) printf "%.2f", 1 / (1 / r + 1 / p); else print 0 }')
+        printf '; bound 1/(1/replay + 1/ports) %s Mpps, %.2f of it reached' "$bound" "$reached"
+        if [[ -n ${pmds[$key]:-} ]]; then
+          # What the PMDs take of the live run is what a NIC would do instead: flowtrack's own part alone
+          # would run at live / (1 - share), each repetition's, then their median.
+          share=$(echo ${pmds[$key]} | tr ' ' '\n' | median)
+          own=$(paste <(echo ${results[$key]:-} | tr ' ' '\n') <(echo ${pmds[$key]} | tr ' ' '\n') |
+            awk '$2 < 1 { print $1 / (1 - $2) }' | median)
+          printf '; DPDK libraries %s of the CPU time: flowtrack alone %.2f Mpps = %.2fx replay' "$share" "$own" \
+            "$(awk -v a="$own" -v r="$replay" 'BEGIN { print (r > 0 ? a / r : 0) }')"
+        fi
       elif [[ -n ${results["${names[$i]} $nf 1"]:-} ]]; then
-        # Two workers against one, live and replayed, each the median of the repetitions' paired ratios.
-        two_live=$(paste <(echo ${results[$key]:-} | tr ' ' '\n') <(echo ${results["${names[$i]} $nf 1"]:-} | tr ' ' '\n') |
-          awk '$2 > 0 { print $1 / $2 }' | median)
-        two_replay=$(paste <(echo ${results[$replay_key]:-} | tr ' ' '\n') <(echo ${results["replay $nf 1w"]:-} | tr ' ' '\n') |
-          awk '$2 > 0 { print $1 / $2 }' | median)
-        printf '; two workers / one: live %.2fx, replay %.2fx\n' "$two_live" "$two_replay"
-      else
-        echo
+        # Two workers against one, live and replayed, each the median of the repetitions' paired ratios;
+        # the replay's scaling on the same cores is the ceiling (the live path adds the ports' work to
+        # both workers alike at best), and the fraction of it reached the median of the repetitions'
+        # live scaling over their replay scaling.
+        one_live=$(echo ${results["${names[$i]} $nf 1"]:-} | tr ' ' '\n')
+        one_replay=$(echo ${results["replay $nf 1w"]:-} | tr ' ' '\n')
+        two_live=$(paste <(echo ${results[$key]:-} | tr ' ' '\n') <(echo "$one_live") | awk '$2 > 0 { print $1 / $2 }' | median)
+        two_replay=$(paste <(echo ${results[$replay_key]:-} | tr ' ' '\n') <(echo "$one_replay") | awk '$2 > 0 { print $1 / $2 }' | median)
+        of_ceiling=$(paste <(echo ${results[$key]:-} | tr ' ' '\n') <(echo "$one_live") <(echo ${results[$replay_key]:-} | tr ' ' '\n') \
+          <(echo "$one_replay") | awk '$2 > 0 && $3 > 0 && $4 > 0 { print ($1 / $2) / ($3 / $4) }' | median)
+        printf '; two workers / one: live %.2fx, replay %.2fx (the ceiling): %.2f of it reached' "$two_live" "$two_replay" "$of_ceiling"
       fi
+      [[ -n ${invalids[$key]:-} ]] &&
+        printf '; INVALID in %s of %s repetitions: the function dropped more than one worker did (the runs above)' "${#invalids[$key]}" "$reps"
+      echo
     done
   done
 done
+exit "$failed"

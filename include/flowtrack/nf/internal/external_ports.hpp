@@ -25,8 +25,8 @@ class ExternalPorts {
   static constexpr std::uint32_t kNoHolder = PortAllocator::kNoHolder;
   static_assert(PortAllocator::kNoHolder == PortBlocks::kNoHolder);
 
-  // Ports first..last (host order) of `public_addr` (network order). Port by port, protocol i draws from
-  // a generator seeded with seed + i. Throws std::invalid_argument as PortAllocator and PortBlocks do.
+  // Ports first..last (host order) of `public_addr` (network order). Port by port, protocol i's
+  // allocator is keyed with seed + i. Throws std::invalid_argument as PortAllocator and PortBlocks do.
   ExternalPorts(std::uint32_t public_addr, std::uint16_t first, std::uint16_t last, std::uint16_t block_size,
                 Nanos quarantine, std::uint64_t seed) {
     if (block_size == 0) {
@@ -42,7 +42,9 @@ class ExternalPorts {
                          std::uint32_t holder, NfDrop& refusal) {
     const unsigned p = port_protocol_index(protocol);
     if (!blocks_) {
-      const std::uint16_t port = allocators_[p].allocate(preferred, now, holder);
+      // The inside endpoint (address, protocol, port) names the search's start for a taken port.
+      const std::uint64_t endpoint = (std::uint64_t{subscriber} << 32) | (std::uint64_t{protocol} << 16) | preferred;
+      const std::uint16_t port = allocators_[p].allocate(preferred, now, holder, endpoint);
       if (port == 0) refusal = NfDrop::no_port;
       return port;
     }

@@ -3,28 +3,34 @@
 // 003), with a quarantine after release (RFC 6888 REQ-8: a port is not reused for a while, so late
 // packets of the old mapping cannot reach the new one).
 //
-// allocate() takes the preferred port when it is in the slice and free (port preservation), else a
-// port drawn uniformly from the free ones (RFC 6056: ports do not leak which inside port or which
-// order they came from); it returns 0 when every port is in use or in quarantine. Each port in use
-// remembers its holder (whatever the caller names: the NAT, its mapping), so the caller finds the
-// holder of an external port by indexing, with no map of its own. Every call is bounded by the
-// slice's size, not by how full it is, exhaustion included: a NAT under a flood of new flows with no
-// port left pays a constant per packet.
+// allocate() takes the preferred port when it is in the slice and free (port preservation), else the
+// first free one of a sequence of candidates drawn from a keyed hash of the caller's endpoint, each
+// uniform over the slice, so that the port taken is uniform over the free ones (RFC 6056's hash-based
+// selection: ports do not leak which inside port or which order they came from); after kProbes
+// candidates all taken (a slice nearly full), the first free port after the last candidate. It
+// returns 0 when every port is in use or in quarantine. The port an endpoint gets depends on which of
+// its candidates are taken, not on what was allocated before it: two instances that see the same
+// mappings created in a different order (workers fed by interleaved queues, the rehearsal of a live
+// run) give each endpoint the same port unless its candidates' occupancy differs, where a shared
+// random stream would set every later draw apart from the first difference on. Every call is bounded
+// by the slice's size, not by how full it is, exhaustion included: a NAT under a flood of new flows
+// with no port left pays a constant per packet.
 //
 // A port is in exactly one of three places: in use (it has a holder); in the quarantine queue, waiting
 // for its time; or in the free set. Released ports enter the queue in release order, and every port
 // waits the same quarantine, so the queue is ordered by the time its ports become free again (given a
 // clock that never goes back): allocate() moves the front ports whose time has come into the free set.
-// The free set is a bitmap with a count of free ports per block of 4 096: a uniform draw picks the
-// r-th free port by walking at most 16 block counts and 64 words. Everything a draw reads is 8 KiB a
-// slice, so it stays in cache where a free list with positions (256 KiB a slice, written at random)
-// did not; the holders (4 bytes a port) are the only per-port array an allocation writes.
+// The free set is a bitmap with a count of free ports per block of 4 096: a candidate is one bit to
+// test; the search after the last one walks at most the rest of its block's 64 words, 16 block counts
+// and one block's 64 words. Everything a draw reads is 8 KiB a slice, so it stays in cache where a
+// free list with positions (256 KiB a slice, written at random) did not; the holders (4 bytes a port)
+// are the only per-port array an allocation writes.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
-#include "flowtrack/util/random.hpp"
 #include "flowtrack/util/time.hpp"
 #include "flowtrack/nf/internal/quarantine_queue.hpp"
 
@@ -33,12 +39,17 @@ namespace flowtrack {
 class PortAllocator {
  public:
   static constexpr std::uint32_t kNoHolder = ~std::uint32_t{0};
+  // Candidates tried before the search: with a quarter of the slice free, all 64 are taken once in
+  // 10^8 allocations.
+  static constexpr unsigned kProbes = 64;
 
-  // Ports first..last (host order, first >= 1, first <= last).
+  // Ports first..last (host order, first >= 1, first <= last); `seed` keys the starts' hash.
   PortAllocator(std::uint16_t first, std::uint16_t last, Nanos quarantine, std::uint64_t seed);
 
-  // A port for `holder` (anything but kNoHolder), or 0 when none is free.
-  std::uint16_t allocate(std::uint16_t preferred, Nanos now, std::uint32_t holder);
+  // A port for `holder` (anything but kNoHolder), or 0 when none is free. `endpoint` names who asks
+  // (the NAT: the inside address, protocol and port): when `preferred` is not to be had, the candidates
+  // come from the keyed hash of `endpoint`.
+  std::uint16_t allocate(std::uint16_t preferred, Nanos now, std::uint32_t holder, std::uint64_t endpoint);
   // Brings towards the cache what allocate(preferred) reads and writes at random: the preferred port's
   // word of the free set and its holder entry, and the quarantine queue's front. A hint; changes nothing.
   void prefetch(std::uint16_t preferred) const {
@@ -80,8 +91,12 @@ class PortAllocator {
   bool is_free(Slot slot) const { return (free_words_[slot / 64] >> (slot % 64)) & 1u; }
   void add_free(Slot slot);
   void take_free(Slot slot);
-  // The free slot of rank `r` (0-based, r < free_count_) in slot order.
-  Slot nth_free(std::size_t r) const;
+  // The first free one of `endpoint`'s candidates, else the first free slot after the last; free_count_ > 0.
+  Slot drawn_for(std::uint64_t endpoint) const;
+  // The first free slot at or after `start` (< size()), cyclically; free_count_ > 0.
+  Slot first_free_from(Slot start) const;
+  // The first free slot in words [from, to) of free_words_, if any.
+  std::optional<Slot> first_free_in_words(std::size_t from, std::size_t to) const;
   void end_quarantines(Nanos now);
 
   std::uint16_t first_, last_;
@@ -92,7 +107,7 @@ class PortAllocator {
   std::vector<std::uint32_t> holders_;        // by slot: the holder while in use, else kNoHolder
   QuarantineQueue<Slot> quarantine_queue_;    // room for every slot: a slot waits there at most once
   std::size_t in_use_ = 0;
-  Random rng_;
+  std::uint64_t key_;  // the starts' hash key, from the seed
 };
 
 }  // namespace flowtrack
