@@ -181,7 +181,10 @@ for n in 1 2; do
   cat > "$work/bird-lb$n.conf" << CONF
 router id 10.30.1.2$n;
 protocol device { scan time 1; }
-protocol static vip { ipv4; include "$work/announce-lb$n.conf"; }
+protocol static vip {
+  ipv4;
+include "$work/announce-lb$n.conf";
+}
 protocol bgp uplink {
   local 10.30.1.2$n as 65001;
   neighbor 10.30.1.1 as 65000;
