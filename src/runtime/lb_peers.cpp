@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "flowtrack/runtime/dpdk_ports.hpp"
+#include "flowtrack/runtime/every_worker.hpp"
 #include "flowtrack/runtime/state_store.hpp"
 
 namespace flowtrack {
@@ -61,17 +62,11 @@ void LbPeerSync::drain_events() {
 
 std::optional<std::vector<LbExceptionEvent>> LbPeerSync::list_exceptions(Engine& engine, const std::atomic<bool>& stop) {
   const auto workers = static_cast<unsigned>(lbs_.size());
-  std::vector<std::uint64_t> posted(workers);
-  for (unsigned w = 0; w < workers; ++w) {
-    posted[w] = engine.mailbox(w).post(WorkerTask{[lb = lbs_[w], &listed = listed_[w]] { listed = lb->exception_events(); }});
-  }
   // Each worker lists them between two bursts, or at its next tick.
-  for (unsigned w = 0; w < workers; ++w) {
-    while (engine.mailbox(w).taken() < posted[w]) {
-      if (stop.load(std::memory_order_relaxed) || engine.stopping()) return std::nullopt;
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-  }
+  const auto list_on = [&](unsigned w) {
+    return WorkerTask{[lb = lbs_[w], &listed = listed_[w]] { listed = lb->exception_events(); }};
+  };
+  if (!run_on_every_worker(engine, workers, list_on, stop)) return std::nullopt;
   std::vector<LbExceptionEvent> all;
   for (std::vector<LbExceptionEvent>& listed : listed_) {
     all.insert(all.end(), listed.begin(), listed.end());

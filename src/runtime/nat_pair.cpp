@@ -17,6 +17,7 @@
 #include "flowtrack/nf/nat_replica.hpp"
 #include "flowtrack/nf/nat_sync_records.hpp"
 #include "flowtrack/runtime/dpdk_ports.hpp"
+#include "flowtrack/runtime/every_worker.hpp"
 #include "flowtrack/runtime/state_store.hpp"
 
 namespace flowtrack {
@@ -233,20 +234,14 @@ void ActiveSyncLink::drain_events() {
 bool ActiveSyncLink::resynchronise(Engine& engine, const std::atomic<bool>& stop) {
   const auto workers = static_cast<unsigned>(rings_.size());
   active_.begin_resync(static_cast<std::uint8_t>(workers));
-  std::vector<std::uint64_t> posted(workers);
-  for (unsigned w = 0; w < workers; ++w) {
-    posted[w] = engine.mailbox(w).post(WorkerTask{[nat = nats_[w], &taken = taken_[w]] {
+  // Each worker takes it between two bursts, or at its next tick.
+  const auto snapshot_on = [&](unsigned w) {
+    return WorkerTask{[nat = nats_[w], &taken = taken_[w]] {
       taken.snapshot = nat->snapshot(DpdkPorts::now());
       taken.pushed = nat->events().pushed();
-    }});
-  }
-  // Each worker takes it between two bursts, or at its next tick.
-  for (unsigned w = 0; w < workers; ++w) {
-    while (engine.mailbox(w).taken() < posted[w]) {
-      if (stop.load(std::memory_order_relaxed) || engine.stopping()) return false;
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-  }
+    }};
+  };
+  if (!run_on_every_worker(engine, workers, snapshot_on, stop)) return false;
   std::vector<NatEvent> skipped(1024);
   std::vector<SyncRecord> records;
   for (unsigned w = 0; w < workers; ++w) {
