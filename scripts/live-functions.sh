@@ -36,11 +36,16 @@
 # missed their connections) is flagged INVALID, and the script then exits 1. As root (DPDK on net_pcap,
 # no hugepages).
 #
+# DISPATCH_BOUND=X (the "two workers / one at most" of a CALLGRIND=1 run's 2sw) is printed beside the 2sw
+# figures, with the fraction of it reached.
+#
 # WINDOWS=N takes N shifted windows instead of 55 (1: about 20 000 connections). CALLGRIND=1 counts
 # instead (no replay, no testpmd): each live run under callgrind, twice (run_counted), for the
 # instructions a packet received of the busiest worker, everything it does (receive, sort, the
 # function, the sends; the PMDs' part included): load-free, for binary against binary, on a small trace
-# (WINDOWS=1 SECONDS_PER_RUN=20: valgrind runs some 50 times slower).
+# (WINDOWS=1 SECONDS_PER_RUN=20: valgrind runs some 50 times slower). With mode 1 among the modes, each
+# two-worker mode's bound against one worker is printed: one worker's instructions a packet over the
+# busier worker's.
 #
 # Usage: scripts/live-functions.sh [NAME=]build/flowtrack [NAME=PATH ...]
 #        MODES="1 2rss 2sw" NFS="lb nat" REPS=3 SECONDS_PER_RUN=8 SKIP=3 TRACE_DIR=/var/tmp/flowtrack-live-w55
@@ -344,8 +349,16 @@ if [[ $callgrind == 1 ]]; then
       for i in "${!bins[@]}"; do
         key="${names[$i]} $nf $mode"
         n=$(echo ${results[$key]:-} | tr ' ' '\n' | median)
-        printf '%s %s %s: %s instructions a packet (%s), %.3fx %s\n' "${names[$i]}" "$nf" "$mode" "$n" \
+        printf '%s %s %s: %s instructions a packet (%s), %.3fx %s' "${names[$i]}" "$nf" "$mode" "$n" \
           "$(echo ${results[$key]:-} | tr ' ' '\n' | range)" "$(awk -v a="$n" -v b="$first" 'BEGIN { print (b > 0 ? a / b : 0) }')" "${names[0]}"
+        one=$(echo ${results["${names[$i]} $nf 1"]:-} | tr ' ' '\n' | median)
+        if [[ $(workers_of "$mode") == 2 && -n ${results["${names[$i]} $nf 1"]:-} ]]; then
+          # Two workers go at most as fast as the busier one lets them: one worker's instructions a
+          # packet over the busier worker's (each of every packet received) is their bound against one.
+          printf '; two workers / one at most %.2fx (one worker %s over the busier one %s)' \
+            "$(awk -v a="$one" -v b="$n" 'BEGIN { print (b > 0 ? a / b : 0) }')" "$one" "$n"
+        fi
+        echo
       done
     done
   done
@@ -395,6 +408,12 @@ for nf in $nfs; do
         of_ceiling=$(paste <(echo ${results[$key]:-} | tr ' ' '\n') <(echo "$one_live") <(echo ${results[$replay_key]:-} | tr ' ' '\n') \
           <(echo "$one_replay") | awk '$2 > 0 && $3 > 0 && $4 > 0 { print ($1 / $2) / ($3 / $4) }' | median)
         printf '; two workers / one: live %.2fx, replay %.2fx (the ceiling): %.2f of it reached' "$two_live" "$two_replay" "$of_ceiling"
+        if [[ $mode == 2sw && -n ${DISPATCH_BOUND:-} ]]; then
+          # The software dispatcher's own bound, from a CALLGRIND=1 run of the same binary (its summary's
+          # "two workers / one at most"): the receiving worker's instructions a packet against one worker's.
+          printf '; the dispatcher'"'"'s bound %sx (CALLGRIND=1): %.2f of it reached' "$DISPATCH_BOUND" \
+            "$(awk -v a="$two_live" -v b="$DISPATCH_BOUND" 'BEGIN { print (b > 0 ? a / b : 0) }')"
+        fi
       fi
       [[ -n ${invalids[$key]:-} ]] &&
         printf '; INVALID in %s of %s repetitions: the function dropped more than one worker did (the runs above)' "${#invalids[$key]}" "$reps"
