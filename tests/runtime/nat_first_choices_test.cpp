@@ -55,10 +55,12 @@ PacketStore nat_load(unsigned endpoints) {
 
 // The external endpoint of every inside endpoint (address, port: network order) after `nat` was shown
 // the trace's outbound packets `order` (indices into the trace).
-std::map<std::pair<std::uint32_t, std::uint16_t>, std::uint16_t> ports_mapped(LiveNat& nat, PacketStore& trace, const std::vector<std::uint32_t>& order) {
+std::map<std::pair<std::uint32_t, std::uint16_t>, std::uint16_t> ports_mapped(LiveNat& nat, const PacketStore& trace,
+                                                                               const std::vector<std::uint32_t>& order) {
   std::map<std::pair<std::uint32_t, std::uint16_t>, std::uint16_t> ports;
   for (const std::uint32_t i : order) {
-    NfPacket packet{.frame = trace.mutable_bytes(i), .parsed = parsed_load_frame(trace[i].bytes)};
+    std::vector<std::uint8_t> frame(trace[i].bytes.begin(), trace[i].bytes.end());  // the NAT translates its copy
+    NfPacket packet{.frame = frame, .parsed = parsed_load_frame(frame)};
     EXPECT_EQ(process_packet(nat, packet, 0), Verdict::forward);
   }
   for (const std::uint32_t i : order) {
