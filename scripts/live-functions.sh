@@ -36,11 +36,16 @@
 # missed their connections) is flagged INVALID, and the script then exits 1. As root (DPDK on net_pcap,
 # no hugepages).
 #
+# DISPATCH_BOUND=X (the "two workers / one at most" of a CALLGRIND=1 run's 2sw) is printed beside the 2sw
+# figures, with the fraction of it reached.
+#
 # WINDOWS=N takes N shifted windows instead of 55 (1: about 20 000 connections). CALLGRIND=1 counts
 # instead (no replay, no testpmd): each live run under callgrind, twice (run_counted), for the
 # instructions a packet received of the busiest worker, everything it does (receive, sort, the
 # function, the sends; the PMDs' part included): load-free, for binary against binary, on a small trace
-# (WINDOWS=1 SECONDS_PER_RUN=20: valgrind runs some 50 times slower).
+# (WINDOWS=1 SECONDS_PER_RUN=20: valgrind runs some 50 times slower). With mode 1 among the modes, each
+# two-worker mode's bound against one worker is printed: one worker's instructions a packet over the
+# busier worker's.
 #
 # Usage: scripts/live-functions.sh [NAME=]build/flowtrack [NAME=PATH ...]
 #        MODES="1 2rss 2sw" NFS="lb nat" REPS=3 SECONDS_PER_RUN=8 SKIP=3 TRACE_DIR=/var/tmp/flowtrack-live-w55
@@ -202,13 +207,24 @@ r = json.load(open(sys.argv[1]))
 print("%.4f created/packet, drops %s, handed %s" % (r["connections"] / max(r["packets_in"], 1), r["drops"], r["handed_off"]))
 PY
   )
-  function_drops=$(python3 - "$work/live.json" 2> /dev/null << 'PY' || echo "0 0"
-import json, sys
+  function_drops=$(python3 - "$work/live.json" "$work/live.err" "$skip" 2> /dev/null << 'PY' || echo "0 0"
+import json, re, sys
 # The ports' own drops (PortDrop, dpdk_ports.hpp) are not the function's: what is left is what the
 # function refused (the LB's not_to_service, the NAT's no_mapping: answers it could not place).
+# Counted after the first SKIP seconds only (from the per-second lines' "drops so far"): in the first
+# pass of the looped trace an answer may be played before its request (the ports' files are read at
+# the same rate in packets, not in the trace's time; with two workers, at each worker's pace), which
+# drops it without a mapping; from the second pass on every mapping exists, and a drop is a real loss.
 ports = {"not_ipv4", "not_our_mac", "segmented", "bad_arp", "no_route", "arp_unresolved", "no_mbuf", "tx_full", "handoff_full"}
+def function_drops(text):
+    return sum(int(n) for kind, n in re.findall(r"([a-z_]+) (\d+)", text) if kind not in ports)
 r = json.load(open(sys.argv[1]))
-print(sum(v for k, v in r["drops"].items() if k not in ports), r["packets_in"])
+at_skip = 0
+for line in open(sys.argv[2], errors="replace"):
+    m = re.match(r"flowtrack live: (\d+) s, .*drops so far \d+(?: \((.*)\))?", line)
+    if m and int(m.group(1)) <= int(sys.argv[3]):
+        at_skip = function_drops(m.group(2) or "")
+print(sum(v for k, v in r["drops"].items() if k not in ports) - at_skip, r["packets_in"])
 PY
   )
 }
@@ -284,9 +300,10 @@ for line in open(sys.argv[1]):
   [[ -n $rate ]] || rate=0
 }
 
-# A run of two workers whose function drops more, in all and a packet, than half again what the
-# one-worker run of the same repetition dropped does not do the same work: its answers miss their
-# connections (a trace whose answers were written for other external ports than the workers give, say).
+# A run of two workers whose function drops more after the first SKIP seconds, in all and a packet, than
+# half again what the one-worker run of the same repetition dropped does not do the same work: its
+# answers miss their connections (a trace whose answers were written for other external ports than the
+# workers give, say). SKIP must outlast the trace's first pass (at 1M connections some 5 s at 2.5 Mpps).
 # Sets $invalid to why, or empty; the run is flagged, and so is its summary line and the exit status.
 check_drops() {  # $1: the run's key, $2: the one-worker run's key
   local drops packets base base_packets
@@ -344,8 +361,16 @@ if [[ $callgrind == 1 ]]; then
       for i in "${!bins[@]}"; do
         key="${names[$i]} $nf $mode"
         n=$(echo ${results[$key]:-} | tr ' ' '\n' | median)
-        printf '%s %s %s: %s instructions a packet (%s), %.3fx %s\n' "${names[$i]}" "$nf" "$mode" "$n" \
+        printf '%s %s %s: %s instructions a packet (%s), %.3fx %s' "${names[$i]}" "$nf" "$mode" "$n" \
           "$(echo ${results[$key]:-} | tr ' ' '\n' | range)" "$(awk -v a="$n" -v b="$first" 'BEGIN { print (b > 0 ? a / b : 0) }')" "${names[0]}"
+        one=$(echo ${results["${names[$i]} $nf 1"]:-} | tr ' ' '\n' | median)
+        if [[ $(workers_of "$mode") == 2 && -n ${results["${names[$i]} $nf 1"]:-} ]]; then
+          # Two workers go at most as fast as the busier one lets them: one worker's instructions a
+          # packet over the busier worker's (each of every packet received) is their bound against one.
+          printf '; two workers / one at most %.2fx (one worker %s over the busier one %s)' \
+            "$(awk -v a="$one" -v b="$n" 'BEGIN { print (b > 0 ? a / b : 0) }')" "$one" "$n"
+        fi
+        echo
       done
     done
   done
@@ -395,6 +420,12 @@ for nf in $nfs; do
         of_ceiling=$(paste <(echo ${results[$key]:-} | tr ' ' '\n') <(echo "$one_live") <(echo ${results[$replay_key]:-} | tr ' ' '\n') \
           <(echo "$one_replay") | awk '$2 > 0 && $3 > 0 && $4 > 0 { print ($1 / $2) / ($3 / $4) }' | median)
         printf '; two workers / one: live %.2fx, replay %.2fx (the ceiling): %.2f of it reached' "$two_live" "$two_replay" "$of_ceiling"
+        if [[ $mode == 2sw && -n ${DISPATCH_BOUND:-} ]]; then
+          # The software dispatcher's own bound, from a CALLGRIND=1 run of the same binary (its summary's
+          # "two workers / one at most"): the receiving worker's instructions a packet against one worker's.
+          printf '; the dispatcher'"'"'s bound %sx (CALLGRIND=1): %.2f of it reached' "$DISPATCH_BOUND" \
+            "$(awk -v a="$two_live" -v b="$DISPATCH_BOUND" 'BEGIN { print (b > 0 ? a / b : 0) }')"
+        fi
       fi
       [[ -n ${invalids[$key]:-} ]] &&
         printf '; INVALID in %s of %s repetitions: the function dropped more than one worker did (the runs above)' "${#invalids[$key]}" "$reps"

@@ -11,6 +11,7 @@
 #include "flowtrack/runtime/lb_answers.hpp"
 #include "flowtrack/runtime/live_functions.hpp"
 #include "flowtrack/runtime/nat_answers.hpp"
+#include "flowtrack/runtime/nat_first_choices.hpp"
 #include "flowtrack/runtime/packet_owner.hpp"
 #include "flowtrack/runtime/replay_rehearsal.hpp"
 #include "flowtrack/runtime/rss_steering.hpp"
@@ -27,11 +28,26 @@ FlowKeyV4 connection_of(const FlowKeyV4& key) {
   return endpoint(key.src_addr, key.src_port) <= endpoint(key.dst_addr, key.dst_port) ? key : key.reversed();
 }
 
+// The side a packet reaches the function from: the LB's clients send to a VIP, the rest comes from
+// the backends' side; the NAT's inside sends from the inside network, the rest comes from outside.
+PortRole arrival_side(NfKind nf, const NfConfigs& configs, const ParsedPacket& p) {
+  if (nf == NfKind::lb) {
+    const bool to_vip = std::ranges::any_of(configs.lb.services, [&](const ServiceConfig& s) { return s.vip == p.key4.dst_addr; });
+    return to_vip ? PortRole::clients : PortRole::backends;
+  }
+  const std::uint32_t mask = configs.nat.inside_prefix_length == 0 ? 0 : ~0u << (32 - configs.nat.inside_prefix_length);
+  const bool from_inside = (to_host32(p.key4.src_addr) & mask) == (to_host32(configs.nat.inside_network) & mask);
+  return from_inside ? PortRole::inside : PortRole::outside;
+}
+
 // Each packet on the worker that owns its connection live, as the ports decide it from the connection's
-// first packet, which comes from the client's side (packets that do not parse as IPv4: worker 0).
+// packets from the client's (or inside) side (packets that do not parse as IPv4: worker 0). A connection
+// whose first packet in the trace is an answer (one cut in two where a shifted window wraps around:
+// trace_multiplier.hpp) is owned as the request it answers, its key reversed: an answer as captured
+// (from the remote to the inside host, not yet to the NAT's external endpoint) says nothing of its owner.
 // Fills `worker_of` (by packet).
-PacketPartition partition_by_owner(const PacketStore& trace, const PacketOwner& owner, unsigned workers,
-                                   std::vector<std::uint8_t>& worker_of) {
+PacketPartition partition_by_owner(NfKind nf, const NfConfigs& configs, const PacketStore& trace, const PacketOwner& owner,
+                                   unsigned workers, std::vector<std::uint8_t>& worker_of) {
   PacketPartition partition;
   partition.packets.resize(workers);
   absl::flat_hash_map<FlowKeyV4, std::uint8_t, FlowKeyHasher> owners;
@@ -39,7 +55,10 @@ PacketPartition partition_by_owner(const PacketStore& trace, const PacketOwner& 
   for (std::uint32_t i = 0; i < trace.size(); ++i) {
     ParsedPacket p;
     if (parse_frame(trace[i].bytes, trace.link_type(), p) == ParseStatus::ok && p.ip_version == 4) {
-      worker_of[i] = owners.try_emplace(connection_of(p.key4), static_cast<std::uint8_t>(owner.owner(p, 0))).first->second;
+      ParsedPacket request = p;
+      const PortRole side = arrival_side(nf, configs, p);
+      if (side == PortRole::backends || side == PortRole::outside) request.key4 = p.key4.reversed();
+      worker_of[i] = owners.try_emplace(connection_of(p.key4), static_cast<std::uint8_t>(owner.owner(request, 0))).first->second;
     }
     partition.packets[worker_of[i]].push_back(i);
   }
@@ -56,18 +75,6 @@ RehearsedTrace rehearse_live(NfKind nf, const NfConfigs& configs, const PacketSt
   return rehearse(trace, partition, false, PoolChangeSchedule(),
                   [&](unsigned worker, unsigned workers, Nanos start) { return std::make_unique<LiveNat>(configs.nat, worker, workers, start); },
                   NatAnswers(trace.link_type()));
-}
-
-// The side a packet reaches the function from: the LB's clients send to a VIP, the rest comes from
-// the backends' side; the NAT's inside sends from the inside network, the rest comes from outside.
-PortRole arrival_side(NfKind nf, const NfConfigs& configs, const ParsedPacket& p) {
-  if (nf == NfKind::lb) {
-    const bool to_vip = std::ranges::any_of(configs.lb.services, [&](const ServiceConfig& s) { return s.vip == p.key4.dst_addr; });
-    return to_vip ? PortRole::clients : PortRole::backends;
-  }
-  const std::uint32_t mask = configs.nat.inside_prefix_length == 0 ? 0 : ~0u << (32 - configs.nat.inside_prefix_length);
-  const bool from_inside = (to_host32(p.key4.src_addr) & mask) == (to_host32(configs.nat.inside_network) & mask);
-  return from_inside ? PortRole::inside : PortRole::outside;
 }
 
 void check_ports_options(const TracePortsOptions& o, NfKind nf, const NfConfigs& configs, const DataplaneConfig& plane) {
@@ -103,14 +110,19 @@ void run_trace_ports(const TracePortsOptions& o) {
     if (!mac) throw UserError(fmt::format("trace ports: --macs: '{}' is not a MAC address such as 02:70:63:61:70:00", text_mac));
     macs.push_back(*mac);
   }
-  const PacketStore trace = PacketStore::load_pcap(o.input);
+  PacketStore trace = PacketStore::load_pcap(o.input);
   if (trace.link_type() != LinkType::ethernet) throw UserError("trace ports: the trace must be Ethernet frames, as ports receive them");
 
   std::vector<std::uint32_t> vips;
   for (const ServiceConfig& s : configs.lb.services) vips.push_back(s.vip);
   const PacketOwner owner = *nf == NfKind::lb ? PacketOwner::lb_client(o.workers, vips) : PacketOwner::nat(o.workers, configs.nat);
+  if (*nf == NfKind::nat && configs.nat.block_size == 0) {
+    const FirstChoices choices = give_each_endpoint_its_first_choice(trace, configs.nat, owner, o.workers);
+    fmt::print("{} of {} inside endpoints moved to another inside port: each has a first choice of external port of its own\n",
+               choices.moved, choices.endpoints);
+  }
   std::vector<std::uint8_t> worker_of;
-  const PacketPartition partition = partition_by_owner(trace, owner, o.workers, worker_of);
+  const PacketPartition partition = partition_by_owner(*nf, configs, trace, owner, o.workers, worker_of);
   const RehearsedTrace rehearsed = rehearse_live(*nf, configs, trace, partition);
   std::vector<bool> kept(trace.size(), false);
   for (const auto& queue : rehearsed.partition.packets) {

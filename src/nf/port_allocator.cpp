@@ -7,23 +7,20 @@
 #include "flowtrack/util/assert.hpp"
 
 namespace flowtrack {
-namespace {
 
 // splitmix64's finaliser: every bit of x moves about half of the result's.
-std::uint64_t mix64(std::uint64_t x) {
+std::uint64_t PortAllocator::mix(std::uint64_t x) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);
 }
-
-}  // namespace
 
 PortAllocator::PortAllocator(std::uint16_t first, std::uint16_t last, Nanos quarantine, std::uint64_t seed)
     : first_(first),
       last_(last),
       quarantine_(quarantine),
       quarantine_queue_(first == 0 || first > last ? 0 : static_cast<std::size_t>(last - first) + 1),
-      key_(mix64(seed + 0x9e3779b97f4a7c15ull)) {
+      key_(mix(seed + 0x9e3779b97f4a7c15ull)) {
   if (first == 0 || first > last) throw std::invalid_argument("port allocator: need 1 <= first <= last");
   const std::size_t n = static_cast<std::size_t>(last - first) + 1;
   free_words_.assign((n + 63) / 64, 0);
@@ -74,15 +71,19 @@ PortAllocator::Slot PortAllocator::first_free_from(Slot start) const {
   return start;
 }
 
+PortAllocator::Slot PortAllocator::candidate(std::uint64_t hash, unsigned k) const {
+  const std::uint64_t draw = mix(hash + k * 0x9e3779b97f4a7c15ull);
+  return static_cast<Slot>((static_cast<unsigned __int128>(draw) * holders_.size()) >> 64);
+}
+
 PortAllocator::Slot PortAllocator::drawn_for(std::uint64_t endpoint) const {
-  const std::uint64_t hash = mix64(endpoint ^ key_);
-  Slot candidate = 0;
+  const std::uint64_t hash = mix(endpoint ^ key_);
+  Slot slot = 0;
   for (unsigned k = 0; k < kProbes; ++k) {
-    const std::uint64_t draw = mix64(hash + k * 0x9e3779b97f4a7c15ull);
-    candidate = static_cast<Slot>((static_cast<unsigned __int128>(draw) * holders_.size()) >> 64);
-    if (is_free(candidate)) return candidate;
+    slot = candidate(hash, k);
+    if (is_free(slot)) return slot;
   }
-  return first_free_from(candidate);
+  return first_free_from(slot);
 }
 
 void PortAllocator::end_quarantines(Nanos now) {

@@ -24,6 +24,20 @@ TEST(PortAllocator, KeepsAFreePreferredPortElseDrawsAnotherFromTheSlice) {
   EXPECT_EQ(ports.in_use_count(), 3u);
 }
 
+TEST(PortAllocator, TheFirstChoiceIsThePortAFreeSliceGivesAndOnlyATakenOneChangesIt) {
+  PortAllocator ports(1024, 2047, kQuarantine, 7);
+  PortAllocator same(1024, 2047, kQuarantine, 7);
+  EXPECT_EQ(ports.first_choice(1500, kEndpoint), 1500);  // in the slice: the preferred port
+  const std::uint16_t drawn = ports.first_choice(80, kEndpoint);
+  EXPECT_TRUE(ports.owns(drawn));
+  EXPECT_EQ(ports.allocate(80, 0, kHolder, kEndpoint), drawn);
+  EXPECT_EQ(ports.allocate(1500, 0, kHolder, kEndpoint + 1), 1500);
+  // Another endpoint whose first choice is taken gets another port; the first choice stays what it was.
+  EXPECT_EQ(same.first_choice(80, kEndpoint), drawn);
+  EXPECT_NE(ports.allocate(80, 0, kHolder, kEndpoint), drawn);
+  EXPECT_EQ(ports.first_choice(80, kEndpoint), drawn);
+}
+
 TEST(PortAllocator, HandsOutEveryPortOnceThenNothingUntilOneComesBack) {
   PortAllocator ports(60000, 60099, kQuarantine, 1);
   std::set<std::uint16_t> seen;

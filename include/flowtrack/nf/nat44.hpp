@@ -178,6 +178,20 @@ class Nat44 {
     port = m.external_port;
     return true;
   }
+  // Port by port (block_size 0): the external endpoint (network order) a new mapping of this inside
+  // endpoint (network order) gets while its port is free: the paired public address, and the inside
+  // port if this core's slice has it, else the first of its keyed candidates (port_allocator.hpp).
+  // False with blocks. A load whose inside endpoints never share a first choice is translated alike
+  // whatever order its mappings are made in (trace ports).
+  bool first_external_endpoint(std::uint32_t inside_addr, std::uint16_t inside_port, std::uint8_t protocol, std::uint32_t& addr,
+                               std::uint16_t& port) const {
+    const std::size_t pool = pool_of(inside_addr);
+    const std::uint16_t chosen = ports_of(pool).first_choice(inside_addr, protocol, to_host16(inside_port));
+    if (chosen == 0) return false;
+    addr = config_.pool[pool];
+    port = to_network16(chosen);
+    return true;
+  }
   std::uint16_t port_first() const { return slice_first_; }
   std::uint16_t port_last() const { return slice_last_; }
 

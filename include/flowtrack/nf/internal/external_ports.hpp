@@ -42,9 +42,7 @@ class ExternalPorts {
                          std::uint32_t holder, NfDrop& refusal) {
     const unsigned p = port_protocol_index(protocol);
     if (!blocks_) {
-      // The inside endpoint (address, protocol, port) names the search's start for a taken port.
-      const std::uint64_t endpoint = (std::uint64_t{subscriber} << 32) | (std::uint64_t{protocol} << 16) | preferred;
-      const std::uint16_t port = allocators_[p].allocate(preferred, now, holder, endpoint);
+      const std::uint16_t port = allocators_[p].allocate(preferred, now, holder, endpoint_of(subscriber, protocol, preferred));
       if (port == 0) refusal = NfDrop::no_port;
       return port;
     }
@@ -52,6 +50,12 @@ class ExternalPorts {
     const std::uint16_t port = blocks_->allocate(subscriber, p, preferred, now, holder, why);
     if (port == 0) refusal = why == PortBlocks::Refusal::log_full ? NfDrop::log_full : NfDrop::no_port;
     return port;
+  }
+  // Port by port: the port allocate() gives a mapping of that inside endpoint while the port is free
+  // (PortAllocator::first_choice). With blocks: 0 (a subscriber's block decides, not the endpoint).
+  std::uint16_t first_choice(std::uint32_t subscriber, std::uint8_t protocol, std::uint16_t preferred) const {
+    if (blocks_) return 0;
+    return allocators_[port_protocol_index(protocol)].first_choice(preferred, endpoint_of(subscriber, protocol, preferred));
   }
   void release(std::uint8_t protocol, std::uint16_t port, Nanos now) {
     const unsigned p = port_protocol_index(protocol);
@@ -82,6 +86,11 @@ class ExternalPorts {
   const PortAllocator& allocator(std::uint8_t protocol) const { return allocators_[port_protocol_index(protocol)]; }
 
  private:
+  // The inside endpoint (address, protocol, port) whose keyed hash draws its candidates.
+  static std::uint64_t endpoint_of(std::uint32_t subscriber, std::uint8_t protocol, std::uint16_t port) {
+    return (std::uint64_t{subscriber} << 32) | (std::uint64_t{protocol} << 16) | port;
+  }
+
   std::vector<PortAllocator> allocators_;  // by protocol index, port by port
   std::optional<PortBlocks> blocks_;
 };

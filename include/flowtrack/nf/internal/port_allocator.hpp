@@ -50,6 +50,12 @@ class PortAllocator {
   // (the NAT: the inside address, protocol and port): when `preferred` is not to be had, the candidates
   // come from the keyed hash of `endpoint`.
   std::uint16_t allocate(std::uint16_t preferred, Nanos now, std::uint32_t holder, std::uint64_t endpoint);
+  // The port allocate(preferred, ..., endpoint) takes while that port is free: `preferred` when the
+  // slice has it, else `endpoint`'s first candidate. A load that gives no two endpoints the same first
+  // choice gets the same ports in whatever order its mappings are made (trace ports).
+  std::uint16_t first_choice(std::uint16_t preferred, std::uint64_t endpoint) const {
+    return owns(preferred) ? preferred : static_cast<std::uint16_t>(first_ + candidate(mix(endpoint ^ key_), 0));
+  }
   // Brings towards the cache what allocate(preferred) reads and writes at random: the preferred port's
   // word of the free set and its holder entry, and the quarantine queue's front. A hint; changes nothing.
   void prefetch(std::uint16_t preferred) const {
@@ -89,6 +95,9 @@ class PortAllocator {
   static constexpr std::size_t kWordsPerBlock = 64;
 
   bool is_free(Slot slot) const { return (free_words_[slot / 64] >> (slot % 64)) & 1u; }
+  static std::uint64_t mix(std::uint64_t x);
+  // Candidate k (uniform over the slice) of an endpoint whose keyed hash is `hash`.
+  Slot candidate(std::uint64_t hash, unsigned k) const;
   void add_free(Slot slot);
   void take_free(Slot slot);
   // The first free one of `endpoint`'s candidates, else the first free slot after the last; free_count_ > 0.
