@@ -7,10 +7,11 @@
 #
 # 20 HTTP transfers of 9 MiB, each at 1.2 MiB/s (about 7.5 s), from fixed client ports, each with TCP
 # keepalives after 1 s idle; at t = 2 s backend b2 is drained (`flowtrack ctl drain`), at t = 3 s the
-# state is saved on request (`ctl save-state`), at t = 4 s flowtrack is restarted, its configuration
-# now saying b2 is drained (weight 0), as an operator would leave it. Meanwhile a UDP prober sends a
-# datagram every 10 ms through an echo service of the same VIP and times the answers: the longest
-# silence is the forwarding gap of the restart.
+# state is saved on request (`ctl save-state`), at t = 4 s flowtrack is restarted (with the state, the
+# new process starts at t = 3 s and takes over once ready), its configuration now saying b2 is drained
+# (weight 0), as an operator would leave it. Meanwhile a UDP prober sends a datagram every 10 ms
+# through an echo service of the same VIP and times the answers: the longest silence is the
+# forwarding gap of the restart.
 #
 # With the state, the restart is a hand-over (`run --state FILE --take-over`, runtime/hand_over.hpp):
 # the new process starts (EAL, ports, tables) while the running one forwards, then takes its state
@@ -99,12 +100,13 @@ run_case() {
   sleep 1
   saved=$(ctl save-state) || live_fail "ctl save-state was refused"
   [[ -s $work/lb.state ]] || live_fail "ctl save-state wrote no file: $saved"
-  sleep 1
   if ((keep)); then
+    # The new process starts now and takes over once ready: at about t = 4 s on an idle machine.
     live_flowtrack_args=(--state "$work/lb.state")
     live_take_over nf lb "$work/lb-drained.toml" f0 f1
     cp "$work/report.handed.json" "$work/$name.before.json"
   else
+    sleep 1
     live_stop_flowtrack
     cp "$work/report.json" "$work/$name.before.json"
     live_flowtrack_args=()
