@@ -513,6 +513,7 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.connect((address, port))
 last = None
 longest = 0.0
+ended = 0.0  # when the longest silence ended (Unix time): $work/gap.NAME.ended, for a timeline
 next_send = time.monotonic()
 while not os.path.exists(out + ".stop"):
     if time.monotonic() >= next_send:
@@ -527,20 +528,23 @@ while not os.path.exists(out + ".stop"):
         except OSError:
             continue
         now = time.monotonic()
-        if last is not None:
-            longest = max(longest, now - last)
+        if last is not None and now - last > longest:
+            longest, ended = now - last, time.time()
         last = now
+open(out + ".ended", "w").write(f"{ended:.3f}\n")
 open(out + ".new", "w").write(f"{longest:.3f}\n" if last is not None else "none\n")
 os.replace(out + ".new", out + ".longest")
 PY
   live_pids+=($!)
-  eval "live_gap_$name=$!"
 }
 
 live_gap() {
-  local pid_name="live_gap_$1"
+  local _
   touch "$work/gap.$1.stop"
-  wait "${!pid_name}"
+  for _ in $(seq 50); do  # polled, not waited for: a command substitution's subshell has no children
+    [[ -s $work/gap.$1.longest ]] && break
+    sleep 0.1
+  done
   cat "$work/gap.$1.longest" 2> /dev/null || echo "none"
 }
 
