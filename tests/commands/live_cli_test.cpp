@@ -158,14 +158,14 @@ TEST(LiveCli, AHandOverNotCommittedLeavesTheRunForwarding) {
                                 "for request in hand-over hand-over hand-over-abort hand-over-commit hand-over; do "
                                 "echo \"$request: $($cli ctl --socket $socket $request 2>&1)\"; done; sleep 3.5; "
                                 "echo \"late commit: $($cli ctl --socket $socket hand-over-commit 2>&1)\"; "
-                                "echo \"counters: $($cli ctl --socket $socket counters 2>&1 | head -c 9)\"");
+                                "echo \"counters: $($cli ctl --socket $socket counters 2>&1 | head -c 10)\"");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("hand-over: ok: paused; state of 0 connections written to "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("hand-over: error: a hand-over is under way already"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("hand-over: flowtrack: error: ctl: a hand-over is under way already"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("hand-over-abort: ok: forwarding again"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("hand-over-commit: error: no hand-over under way"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("hand-over-commit: flowtrack: error: ctl: no hand-over under way"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("no commit within the patience: forwarding again"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("late commit: error: no hand-over under way"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("late commit: flowtrack: error: ctl: no hand-over under way"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("counters: {\"nf\":\"nat"), std::string::npos) << r.output;
   const nlohmann::json report = testing::first_json_object(r.output.substr(r.output.find("flowtrack live: nf")));
   ASSERT_FALSE(report.is_null()) << r.output;
@@ -184,10 +184,10 @@ TEST(LiveCli, TakeOverRefusesAnotherConfigurationThenTakesOver) {
   const auto r = nat_run_beside(
       "taker", true,
       "$cli run --nf nat --config " + other + take + " > $dir/other.log 2>&1; echo \"other: status $? $(tail -1 $dir/other.log)\"; " +
-          "echo \"after the refusal: $($cli ctl --socket $socket counters 2>&1 | head -c 9)\"; " +
+          "echo \"after the refusal: $($cli ctl --socket $socket counters 2>&1 | head -c 10)\"; " +
           "$cli run --nf nat --json --config " + same + take + " > $dir/same.log 2>&1 & taker=$!; " +
           "wait $pid; echo \"handed over: status $?\"; for i in $(seq 100); do grep -q 'taken over' $dir/same.log && break; sleep 0.1; done; " +
-          "echo \"taker: $($cli ctl --socket $socket counters 2>&1 | head -c 9)\"; kill -TERM $taker; wait $taker; " +
+          "echo \"taker: $($cli ctl --socket $socket counters 2>&1 | head -c 10)\"; kill -TERM $taker; wait $taker; " +
           "echo \"taker: status $?\"; cat $dir/same.log");
   // The running process has exited by the end (its status is printed): the harness's own wait says nothing.
   EXPECT_NE(r.output.find("other: status 2 flowtrack: error: run: --take-over: state file"), std::string::npos) << r.output;
