@@ -144,7 +144,7 @@ void live_command(const RunCommandOptions& o) {
   options.slb = std::move(configs.slb);
   options.lb = std::move(configs.lb);
   options.nat = std::move(configs.nat);
-  options.state = {o.state, o.start_empty};
+  options.state = {o.state, o.start_empty, o.take_over};
   // From here a stop signal ends the run wherever it is: the set-up (the EAL's start, the ports', the
   // tables') stops at its next step, a running one at its workers' next tick.
   std::signal(SIGINT, request_stop);

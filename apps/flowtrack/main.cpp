@@ -217,6 +217,8 @@ void add_run_command(CLI::App& app) {
   run->add_option("--dpdk", o->dpdk, "run live on DPDK ports: the EAL arguments, the ports in the configuration's [dataplane]");
   run->add_option("--state", o->state, "live nat and lb: restore the state from FILE at the start, save it there at the stop");
   run->add_flag("--start-empty", o->start_empty, "with --state: start without state when the file is missing or refused");
+  run->add_flag("--take-over", o->take_over,
+                "with --state: once ready to serve, take the state of the process running on the control socket (it stops)");
   run->add_option("--out", o->out, "write the forwarded packets here");
   run->add_option("--out-format", o->out_format, "pcap (default) or pcapng")->check(CLI::IsMember({"pcap", "pcapng"}));
   run->add_option("--workers", o->workers, "worker threads (RSS steering)");

@@ -165,6 +165,7 @@ void run_command(const RunCommandOptions& o) {
     throw UserError("run: --control-plane is Concury's, on a trace (--nf concury --in FILE)");
   }
   if (o.start_empty && o.state.empty()) throw UserError("run: --start-empty says what to do without a state file: it needs --state FILE");
+  if (o.take_over && o.state.empty()) throw UserError("run: --take-over takes the running process's state through --state FILE");
   if (!o.state.empty() && (o.dpdk.empty() || (o.nf != NfKind::nat && o.nf != NfKind::lb))) {
     throw UserError("run: --state keeps the state of a live nat or lb (--nf nat or lb, --dpdk) across a restart");
   }

@@ -31,6 +31,7 @@ struct RunCommandOptions {
   std::string dpdk;  // EAL arguments: run live on the ports of the configuration's [dataplane] (live_command.hpp)
   std::string state;         // live nat and lb: the state file read at the start, written at the stop
   bool start_empty = false;  // with state: a missing or refused file starts the run without state
+  bool take_over = false;    // with state: the state handed over by the process running on the control socket
 };
 
 void run_command(const RunCommandOptions& o);

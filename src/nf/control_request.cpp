@@ -14,7 +14,7 @@ namespace flowtrack {
 namespace {
 
 constexpr std::size_t kMaxName = 64;
-constexpr std::string_view kVerbs = "counters, save-state, takeover, add, drain, remove, weight, down, up, drain-instance, undrain-instance, stop";
+constexpr std::string_view kVerbs = "counters, save-state, hand-over, hand-over-commit, hand-over-abort, takeover, add, drain, remove, weight, down, up, drain-instance, undrain-instance, stop";
 constexpr std::uint32_t kMaxWeight = 1'000'000;  // as in the configuration (nf_config.cpp)
 
 bool is_name(std::string_view word) {
@@ -54,6 +54,9 @@ std::variant<ControlRequest, std::string> parse_control_request(std::string_view
       {"counters", ControlRequest::Kind::counters},
       {"takeover", ControlRequest::Kind::takeover},
       {"save-state", ControlRequest::Kind::save_state},
+      {"hand-over", ControlRequest::Kind::hand_over},
+      {"hand-over-commit", ControlRequest::Kind::hand_over_commit},
+      {"hand-over-abort", ControlRequest::Kind::hand_over_abort},
       {"drain-instance", ControlRequest::Kind::drain_instance},
       {"undrain-instance", ControlRequest::Kind::undrain_instance},
       {"stop", ControlRequest::Kind::stop}};

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <stdexcept>
+#include <utility>
 
 #include "flowtrack/nf/control_request.hpp"
 
@@ -79,12 +81,16 @@ ControlSocket::ControlSocket(std::string path, const std::string& group, std::ch
     if (bound == 0) ::unlink(path_.c_str());
     throw error;
   }
+  struct stat bound_file{};
+  if (::stat(path_.c_str(), &bound_file) == 0) file_ = {bound_file.st_dev, bound_file.st_ino};
 }
 
 ControlSocket::~ControlSocket() {
   for (const Client& c : clients_) ::close(c.fd);
   ::close(listener_);
-  ::unlink(path_.c_str());
+  // Only the file it bound: a successor (a hand-over, hand_over.hpp) may have put its own socket there.
+  struct stat now{};
+  if (::stat(path_.c_str(), &now) == 0 && std::pair(now.st_dev, now.st_ino) == file_) ::unlink(path_.c_str());
 }
 
 void ControlSocket::accept_waiting() {
@@ -150,10 +156,17 @@ void ControlSocket::serve(std::chrono::milliseconds wait, const std::function<st
   }
 }
 
-std::string control_call(const std::string& path, std::string_view request) {
+std::string control_call(const std::string& path, std::string_view request, std::chrono::milliseconds timeout) {
   const sockaddr_un address = address_of(path);
   const Descriptor fd{::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)};
   if (fd.fd < 0) throw system_error("socket");
+  if (timeout.count() > 0) {
+    const timeval limit{.tv_sec = timeout.count() / 1000, .tv_usec = (timeout.count() % 1000) * 1000};
+    if (::setsockopt(fd.fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit)) != 0 ||
+        ::setsockopt(fd.fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof(limit)) != 0) {
+      throw system_error("control socket: a time limit");
+    }
+  }
   if (::connect(fd.fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
     throw system_error(fmt::format("cannot connect to the control socket '{}'", path));
   }
@@ -171,7 +184,11 @@ std::string control_call(const std::string& path, std::string_view request) {
   if (!refused) ::shutdown(fd.fd, SHUT_WR);
   std::string reply;
   char buffer[4096];
-  for (ssize_t n; (n = ::recv(fd.fd, buffer, sizeof(buffer), 0)) > 0;) reply.append(buffer, static_cast<std::size_t>(n));
+  ssize_t n;
+  while ((n = ::recv(fd.fd, buffer, sizeof(buffer), 0)) > 0) reply.append(buffer, static_cast<std::size_t>(n));
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+    throw std::runtime_error(fmt::format("control socket '{}': no answer within {} ms", path, timeout.count()));
+  }
   if (refused && reply.empty()) {
     errno = send_error;
     throw system_error(fmt::format("control socket '{}'", path));

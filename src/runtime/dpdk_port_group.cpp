@@ -6,6 +6,7 @@
 #include <rte_ring.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <fmt/format.h>
@@ -175,6 +176,25 @@ DpdkPortGroup::DpdkPortGroup(const DataplaneConfig& config, unsigned workers, Pa
 DpdkPortGroup::~DpdkPortGroup() { close(); }
 
 std::size_t DpdkPortGroup::mbufs_in_use() const { return pool_ == nullptr ? 0 : rte_mempool_in_use_count(pool_); }
+
+std::size_t DpdkPortGroup::discard_received(unsigned worker) {
+  if (worker >= rx_queues_) return 0;
+  // At most what a queue can have waited with (a NIC's descriptors, af_packet's ring: far less than
+  // this): a port that never goes quiet (net_null) is not emptied, its frames are as new as the state.
+  constexpr std::size_t kMostWaiting = 65536;
+  std::size_t discarded = 0;
+  std::array<rte_mbuf*, 64> frames;
+  for (const Port& p : ports_) {
+    std::size_t from_port = 0;
+    for (std::uint16_t n; from_port < kMostWaiting &&
+                          (n = rte_eth_rx_burst(p.id, static_cast<std::uint16_t>(worker), frames.data(), frames.size())) != 0;) {
+      rte_pktmbuf_free_bulk(frames.data(), n);
+      from_port += n;
+    }
+    discarded += from_port;
+  }
+  return discarded;
+}
 
 std::size_t DpdkPortGroup::close() {
   if (closed_) return missing_at_close_;

@@ -53,6 +53,7 @@ std::string_view port_drop_name(PortDrop drop) {
     case PortDrop::no_mbuf: return "no_mbuf";
     case PortDrop::tx_full: return "tx_full";
     case PortDrop::handoff_full: return "handoff_full";
+    case PortDrop::superseded: return "superseded";
     case PortDrop::count_: break;
   }
   return "unknown";
@@ -415,6 +416,11 @@ void DpdkPorts::refresh_neighbours(Nanos now) {
 
 void DpdkPorts::flush(std::uint16_t port) {
   Port& p = ports_[port];
+  if (muted_ != nullptr && muted_->load(std::memory_order_acquire)) {
+    for (std::size_t i = 0; i < p.tx_count; ++i) drop(p.tx[i], PortDrop::superseded);
+    p.tx_count = 0;
+    return;
+  }
   std::uint16_t sent = 0;
   for (int attempt = 0; attempt < kTxAttempts && sent < p.tx_count; ++attempt) {
     sent += rte_eth_tx_burst(p.id, static_cast<std::uint16_t>(worker_), p.tx.data() + sent, static_cast<std::uint16_t>(p.tx_count - sent));

@@ -26,6 +26,7 @@
 #include "flowtrack/runtime/dpdk_ports.hpp"
 #include "flowtrack/runtime/dpdk_threads.hpp"
 #include "flowtrack/runtime/engine.hpp"
+#include "flowtrack/runtime/hand_over.hpp"
 #include "flowtrack/runtime/health_checker.hpp"
 #include "flowtrack/runtime/live_functions.hpp"
 #include "flowtrack/runtime/metrics_server.hpp"
@@ -219,15 +220,18 @@ class ControlPlane {
   // `pair`: a NAT pair's figures (none: no pair). `announcer`: the routing speaker's (none: no
   // [dataplane.announce]). `snapshot_task(w)`: the task that leaves worker w's snapshot on request;
   // `save_state`: once every worker has run it, writes the state file and says what it wrote (both none:
-  // the run keeps no state file).
-  ControlPlane(std::string nf_name, Engine& engine, std::vector<CounterBoard>& published, ControlSocket* socket,
+  // the run keeps no state file). `pause`: the workers' pause for a hand-over, and `handed_over`, told
+  // when one is committed (hand_over.hpp; none without a state file). `socket` is read once the workers
+  // have started (a run taking over opens its socket once it has the state).
+  ControlPlane(std::string nf_name, Engine& engine, std::vector<CounterBoard>& published, ControlSocket* const& socket,
                std::optional<PoolChangeRules> rules, const HealthChecker* health, const PairBoard* pair, RouteAnnouncer* announcer,
                const DataplaneConfig& plane, LiveObserver& observer, std::function<void()> tick,
-               std::function<WorkerTask(unsigned)> snapshot_task, std::function<std::string()> save_state)
+               std::function<WorkerTask(unsigned)> snapshot_task, std::function<std::string()> save_state, WorkerPause* pause,
+               std::function<void()> handed_over)
       : nf_name_(std::move(nf_name)), engine_(engine), published_(published), socket_(socket), rules_(std::move(rules)),
         health_(health), pair_(pair), announcer_(announcer), plane_(plane), observer_(observer), tick_(std::move(tick)),
-        snapshot_task_(std::move(snapshot_task)),
-        save_state_(std::move(save_state)) {}
+        snapshot_task_(std::move(snapshot_task)), save_state_(std::move(save_state)), pause_(pause),
+        handed_over_(std::move(handed_over)) {}
 
   // Serves until `stop` (a signal) or `ctl stop`; then withdraws the VIPs and, once the data plane has
   // served on for the announcement's linger (what the router sent before it took the withdrawal), stops it.
@@ -237,7 +241,12 @@ class ControlPlane {
     LiveCounters last;
     while (!stop.load(std::memory_order_relaxed) && !stop_requested_ && !engine_.stopping()) {
       const Nanos now = DpdkPorts::now();
-      if (now >= next_publish) {
+      if (pause_ != nullptr && pause_->paused() && now >= resume_at_) {
+        pause_->resume();
+        observer_.state("hand-over: no commit within the patience: forwarding again");
+      }
+      // Paused workers publish nothing: their last copies stand.
+      if (now >= next_publish && (pause_ == nullptr || !pause_->paused())) {
         publish();
         announce();
         if (tick_) tick_();
@@ -262,6 +271,7 @@ class ControlPlane {
       if (!engine_.stopping()) std::this_thread::sleep_for(std::chrono::nanoseconds(announcer_->config().linger));
     }
     engine_.stop();
+    if (pause_ != nullptr) pause_->resume();  // stopped while paused: the workers go on to their stop
   }
 
  private:
@@ -341,6 +351,14 @@ class ControlPlane {
       return pair_ != nullptr ? "error: this NAT is its pair's active already" : fmt::format("error: nf {} runs no pair to take over in", nf_name_);
     }
     if (request.kind == ControlRequest::Kind::save_state) return save_state();
+    if (request.kind == ControlRequest::Kind::hand_over) return hand_over();
+    if (request.kind == ControlRequest::Kind::hand_over_commit) return commit_hand_over();
+    if (request.kind == ControlRequest::Kind::hand_over_abort) {
+      if (pause_ == nullptr || !pause_->paused()) return "error: no hand-over under way";
+      pause_->resume();
+      observer_.state("hand-over: aborted by the new process: forwarding again");
+      return "ok: forwarding again";
+    }
     if (!rules_) return fmt::format("error: nf {} has no backend pool to change (slb, lb and concury have)", nf_name_);
     if (const auto problem = rules_->admit(request.change)) return "error: " + *problem;
     const std::vector<unsigned> late = post_to_all(request.change, kChangeWait);
@@ -361,10 +379,46 @@ class ControlPlane {
     }
   }
 
+  // Every worker paused after leaving its snapshot, then the file written: the new process's to take
+  // (hand_over.hpp). Any failure resumes the workers at once.
+  std::string hand_over() {
+    if (!save_state_ || pause_ == nullptr) return save_state();  // its refusal: no state file here
+    if (pause_->paused()) return "error: a hand-over is under way already";
+    pause_->begin(engine_.workers());
+    for (unsigned w = 0; w < engine_.workers(); ++w) engine_.mailbox(w).post(pause_->task(snapshot_task_(w).run));
+    if (!pause_->wait_paused(kChangeWait, [&] { return engine_.stopping(); })) {
+      pause_->resume();
+      return "error: the workers did not pause in time: forwarding on, nothing written";
+    }
+    try {
+      const std::string written = save_state_();
+      resume_at_ = DpdkPorts::now() + kHandOverPatience;
+      observer_.state("hand-over: paused, " + written);
+      return "ok: paused; " + written;
+    } catch (const std::exception& e) {
+      pause_->resume();
+      return fmt::format("error: {}: forwarding on", e.what());
+    }
+  }
+
+  // The paused run ends, forwarding nothing more and writing no state: its successor has it.
+  std::string commit_hand_over() {
+    if (pause_ == nullptr || !pause_->paused()) {
+      return "error: no hand-over under way (none asked for, or no commit came in time: forwarding again)";
+    }
+    handed_over_();
+    pause_->supersede();
+    engine_.stop();
+    stop_requested_ = true;
+    pause_->resume();
+    observer_.state("hand-over: committed: stopping");
+    return "ok: handed over, stopping";
+  }
+
   std::string nf_name_;
   Engine& engine_;
   std::vector<CounterBoard>& published_;
-  ControlSocket* socket_;
+  ControlSocket* const& socket_;
   std::optional<PoolChangeRules> rules_;
   const HealthChecker* health_;  // none when no service is checked
   const PairBoard* pair_;
@@ -377,6 +431,9 @@ class ControlPlane {
   std::function<void()> tick_;
   std::function<WorkerTask(unsigned)> snapshot_task_;
   std::function<std::string()> save_state_;
+  WorkerPause* pause_;
+  std::function<void()> handed_over_;
+  Nanos resume_at_ = 0;  // a paused run forwards again from then on
 };
 
 // Everything a run of function Nf needs besides its instances.
@@ -394,6 +451,9 @@ struct LiveSetup {
   const PairBoard* pair = nullptr;
   std::function<void(Engine&, const std::atomic<bool>&)> link;
   bool announce = false;
+  // A run that took over from a running process: what its ports received before it had the state is
+  // discarded (the running process forwarded it, or lost it in the hand-over's pause).
+  bool discard_received = false;
 };
 
 // What a function that keeps state (the NAT, the stateful LB) does around its workers' service: on each
@@ -401,7 +461,8 @@ struct LiveSetup {
 // stopped (its snapshot), and between two bursts when `ctl save-state` asks (its snapshot: requested);
 // on the control plane's thread at every publish (the block log written), once every worker has left
 // its snapshot on request (save_requested: the state file written; it says what it wrote), and once
-// every worker has ended, told whether all of them served (the state file written).
+// every worker has ended, told whether all of them served (the state file written); on the control
+// plane's thread when a hand-over is committed (handed_over: the state is the new process's now).
 template <class Nf>
 struct StateHooks {
   std::function<void(unsigned, Nf&, Nanos)> started;
@@ -409,6 +470,7 @@ struct StateHooks {
   std::function<void()> tick;
   std::function<std::string()> save_requested;
   std::function<void(bool)> finished;
+  std::function<void()> handed_over;
 };
 
 std::size_t connections_in(const NatSnapshot& s) { return s.sessions.size(); }
@@ -437,10 +499,11 @@ class KeptState {
       restored_[w] = {};  // its memory back: worker w's own element, never read again
     };
     h.stopped = [this](unsigned w, const Nf& nf, Nanos now) {
-      if (!options_.path.empty()) saved_[w] = nf.snapshot(now);
+      if (!options_.path.empty() && !handed_over_.load(std::memory_order_acquire)) saved_[w] = nf.snapshot(now);
     };
-    if (!options_.path.empty()) {  // without a file, `ctl save-state` is refused
+    if (!options_.path.empty()) {  // without a file, `ctl save-state` and `ctl hand-over` are refused
       h.requested = [this](unsigned w, const Nf& nf, Nanos now) { requested_[w] = nf.snapshot(now); };
+      h.handed_over = [this] { handed_over_.store(true, std::memory_order_release); };
       h.save_requested = [this, save] {
         std::size_t connections = 0;
         for (const Snapshot& s : requested_) connections += connections_in(s);
@@ -450,7 +513,7 @@ class KeptState {
       };
     }
     h.finished = [this, save = std::move(save)](bool served) {
-      if (options_.path.empty()) return;
+      if (options_.path.empty() || handed_over_.load(std::memory_order_acquire)) return;
       if (served) {
         save(saved_);
       } else if (!restored_.empty() && std::rename((options_.path + ".restored").c_str(), options_.path.c_str()) != 0) {
@@ -468,6 +531,7 @@ class KeptState {
   // control plane once every worker has taken the request (the mailbox's acquire).
   std::vector<Snapshot> requested_;
   std::string note_;
+  std::atomic<bool> handed_over_{false};  // the state written for a new process: not written again at the stop
 };
 
 // The NAT's port-block log (nf/port_block_log.hpp) in a live run: a ring per worker, attached to its
@@ -514,6 +578,8 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
                  .pin = PinPolicy::on_cpus(eal_lcore_cpus()),
                  .on_worker_start = [](unsigned) { register_with_eal(); }});
   std::vector<CounterBoard> published(o.workers);
+  WorkerPause pause;
+  std::atomic<std::uint64_t> discarded{0};
   // Each worker's instance while it serves (set before it passes the gate): what a snapshot task reads.
   std::vector<Nf*> instances(o.workers, nullptr);
   const auto worker = [&](unsigned w, StartGate& gate) {
@@ -524,8 +590,10 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
     }
     auto nf = make(w);
     if (hooks.started) hooks.started(w, *nf, DpdkPorts::now());
+    if (setup.discard_received) discarded += setup.group.discard_received(w);
     DpdkPorts ports(setup.group, w, setup.addresses.owned, setup.addresses.next_hops);
     ports.watch(engine.mailbox(w).pending());
+    ports.mute_when(pause.superseded());
     if (setup.announce && w == 0) ports.announce();
     ScheduledSource source(ports, setup.schedule, engine.mailbox(w));
     published[w].publish(state_of(*nf, name, ports, engine.counters(w)));
@@ -554,12 +622,16 @@ LiveReport serve(LiveSetup& setup, Make&& make, const std::atomic<bool>& stop, L
     snapshot_task = [&](unsigned w) { return WorkerTask{[&, w] { hooks.requested(w, *instances[w], DpdkPorts::now()); }}; };
   }
   ControlPlane control(name, engine, published, setup.socket, std::move(setup.rules), health ? &*health : nullptr, setup.pair,
-                       setup.announcer, o.plane, observer, hooks.tick, snapshot_task, hooks.save_requested);
+                       setup.announcer, o.plane, observer, hooks.tick, snapshot_task, hooks.save_requested,
+                       hooks.handed_over ? &pause : nullptr, hooks.handed_over);
   bool stopped_during_start = false;
   std::vector<std::function<void(StartGate&)>> beside = {[&](StartGate& gate) {
     unpin_current_thread();  // the thread that started the EAL is pinned to its main lcore; this one sleeps in poll()
     gate.pass();  // every worker has built its instance (or, stopped, skipped it)
     stopped_during_start = stop.load(std::memory_order_relaxed);
+    if (setup.discard_received) {
+      observer.state(fmt::format("take-over: {} frames the ports received before the state was here discarded", discarded.load()));
+    }
     control.run(stop);
   }};
   if (setup.link) {
@@ -701,6 +773,38 @@ std::optional<PoolChangeRules> change_rules_of(const LiveServiceOptions& o, cons
   return std::nullopt;
 }
 
+// What a run taking over from a running process needs, and what it cannot take over yet.
+void check_take_over(const LiveServiceOptions& o) {
+  if (o.nf != NfKind::nat && o.nf != NfKind::lb) throw std::runtime_error("--take-over hands over a live nat's or lb's state");
+  if (o.state.path.empty() || o.state.start_empty) {
+    throw std::runtime_error("--take-over takes the state through --state FILE (the running process's), without --start-empty");
+  }
+  if (o.plane.control_socket.empty()) {
+    throw std::runtime_error("--take-over asks the running process on [dataplane] control_socket: none configured");
+  }
+  // Each would be opened, or told to announce nothing, while the running process still serves.
+  if (o.plane.metrics) throw std::runtime_error("--take-over: [dataplane] metrics would be bound twice: restart without it");
+  if (o.plane.announce) throw std::runtime_error("--take-over: [dataplane.announce] would be withdrawn while the running process serves");
+  if (o.plane.peers || o.plane.pair) throw std::runtime_error("--take-over: a pair or peers keep their state over their own link");
+}
+
+// The workers' functions: built here, on this thread, before the run takes over (their tables'
+// memory allocated while the running process still forwards), or each by its worker as it starts.
+template <class Nf>
+class WorkerFunctions {
+ public:
+  using Build = std::function<std::unique_ptr<Nf>(unsigned)>;
+  WorkerFunctions(bool ahead, unsigned workers, Build build) : build_(std::move(build)) {
+    for (unsigned w = 0; ahead && w < workers; ++w) built_.push_back(build_(w));
+  }
+  // Worker w's, on its thread.
+  std::unique_ptr<Nf> operator()(unsigned w) { return built_.empty() ? build_(w) : std::move(built_[w]); }
+
+ private:
+  Build build_;
+  std::vector<std::unique_ptr<Nf>> built_;  // by worker; each moved out by its own worker
+};
+
 std::span<const ServiceConfig> checked_services(const LiveServiceOptions& o) {
   const std::span<const ServiceConfig> services = o.nf == NfKind::slb                 ? std::span<const ServiceConfig>(o.slb.services)
                                                   : keeps_connections_on_backends(o.nf) ? std::span<const ServiceConfig>(o.lb.services)
@@ -719,8 +823,11 @@ CounterBoard& live_counter_board() {
 LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>& stop, LiveObserver& observer) {
   if (o.workers == 0 || o.workers > kMaxWorkers) throw std::runtime_error(fmt::format("--workers must be in 1..{}", kMaxWorkers));
   const bool scheduled = keeps_connections_on_backends(o.nf) && !o.lb.changes.empty();
+  const bool taking_over = o.state.take_over;
+  if (taking_over) check_take_over(o);
   std::unique_ptr<ControlSocket> socket;
-  if (!o.plane.control_socket.empty()) {
+  // A run taking over opens its control socket (the running process's path) once it has the state.
+  if (!o.plane.control_socket.empty() && !taking_over) {
     // The schedule's times and the socket's changes would both move the pool: the socket's checks could
     // not know which of the scheduled ones had been applied.
     if (scheduled) throw std::runtime_error("a control socket takes pool changes through it: no [[change]] schedule with it");
@@ -732,9 +839,15 @@ LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>
   // here (state_store.hpp).
   std::optional<KeptState<NatSnapshot>> nat_state;
   std::optional<KeptState<LbSnapshot>> lb_state;
-  if (o.nf == NfKind::nat) nat_state.emplace(o.state, load_nat_state(o.state, o.nat, o.workers, unix_now_ns()), o.workers);
-  if (o.nf == NfKind::lb) lb_state.emplace(o.state, load_lb_state(o.state, o.lb, o.workers, unix_now_ns()), o.workers);
-  if (!o.state.path.empty()) observer.state(nat_state ? nat_state->note() : lb_state ? lb_state->note() : std::string());
+  const auto load_state = [&] {
+    if (o.nf == NfKind::nat) nat_state.emplace(o.state, load_nat_state(o.state, o.nat, o.workers, unix_now_ns()), o.workers);
+    if (o.nf == NfKind::lb) lb_state.emplace(o.state, load_lb_state(o.state, o.lb, o.workers, unix_now_ns()), o.workers);
+  };
+  const auto state_note = [&] { return nat_state ? nat_state->note() : lb_state ? lb_state->note() : std::string(); };
+  if (!taking_over) {
+    load_state();
+    if (!o.state.path.empty()) observer.state(state_note());
+  }
   // A NAT pair's key and sync socket, before anything starts: a key file or an address that is wrong
   // stops the start here.
   std::optional<SyncKey> pair_key;
@@ -792,11 +905,39 @@ LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>
   for (std::size_t p = 0; p < group.port_count(); ++p) ports.push_back({group.device(p), group.mac(p)});
   observer.started(ports, group.workers(), group.rx_queues());
 
+  const Nanos now = DpdkPorts::now();
+  std::optional<WorkerFunctions<LiveLb>> lbs;
+  std::optional<WorkerFunctions<LiveNat>> nats;
+  if (o.nf == NfKind::lb) lbs.emplace(taking_over, o.workers, [&](unsigned) { return std::make_unique<LiveLb>(o.lb, now); });
+  if (o.nf == NfKind::nat && !pair_socket) {
+    nats.emplace(taking_over, o.workers, [&](unsigned w) { return std::make_unique<LiveNat>(o.nat, w, o.workers, now); });
+  }
+  if (taking_over) {
+    // Ready to serve: the running process's state now (it pauses), then its commit (it stops).
+    const Nanos asked = DpdkPorts::now();
+    ask_for_state(o.plane.control_socket, o.state.path);
+    try {
+      load_state();
+    } catch (const StateRefused& e) {
+      abort_hand_over(o.plane.control_socket);
+      throw StateRefused(fmt::format("--take-over: {}; the running process forwards on", e.what()));
+    } catch (const std::exception&) {
+      abort_hand_over(o.plane.control_socket);  // it forwards again
+      throw;
+    }
+    commit_hand_over(o.plane.control_socket);
+    socket = std::make_unique<ControlSocket>(o.plane.control_socket, o.plane.control_group);
+    observer.state(fmt::format("{} (taken over from the running process in {:.1f} ms)", state_note(),
+                               static_cast<double>(DpdkPorts::now() - asked) / static_cast<double>(kNanosPerMilli)));
+    if (lb_state) add_restored_hosts(addresses.next_hops, lb_state->restored());
+    if (nat_state) add_restored_hosts(addresses.next_hops, nat_state->restored());
+  }
+
   const std::vector<LbSnapshot> none;
   LiveSetup setup{o, group, addresses, socket.get(), change_rules_of(o, lb_state ? lb_state->restored() : none),
                   scheduled ? PoolChangeSchedule(o.lb.changes, o.lb.services, o.lb.maglev_size) : PoolChangeSchedule(),
                   checked_services(o), announcer ? &*announcer : nullptr};
-  const Nanos now = DpdkPorts::now();
+  setup.discard_received = taking_over;
   switch (o.nf) {
     case NfKind::fwd: return serve(setup, [](unsigned) { return std::make_unique<Forwarder>(); }, stop, observer);
     case NfKind::slb: return serve(setup, [&](unsigned) { return std::make_unique<StatelessLb>(o.slb); }, stop, observer);
@@ -815,7 +956,7 @@ LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>
         };
         setup.link = [&peers](Engine& engine, const std::atomic<bool>& until) { peers->run(engine, until); };
       }
-      LiveReport report = serve(setup, [&](unsigned) { return std::make_unique<LiveLb>(o.lb, now); }, stop, observer, std::move(hooks));
+      LiveReport report = serve(setup, *lbs, stop, observer, std::move(hooks));
       if (peers) observer.pair(peers->summary());
       return report;
     }
@@ -836,8 +977,7 @@ LiveReport run_live_service(const LiveServiceOptions& o, const std::atomic<bool>
         journal.write();
         save(served);
       };
-      return serve(setup, [&](unsigned w) { return std::make_unique<LiveNat>(o.nat, w, o.workers, now); }, stop, observer,
-                   std::move(hooks));
+      return serve(setup, *nats, stop, observer, std::move(hooks));
     }
   }
   throw std::logic_error("an unknown function");

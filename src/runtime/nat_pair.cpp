@@ -142,7 +142,10 @@ std::optional<Takeover> stand_by(const PairConfig& config, const SyncKey& key, u
         reason = "ctl takeover";
         return "ok: taking over";
       case ControlRequest::Kind::change: return "error: nf nat has no backend pool to change (slb, lb and concury have)";
-      case ControlRequest::Kind::save_state: return "error: a NAT pair's standby keeps no state file (its copy is the active's)";
+      case ControlRequest::Kind::save_state:
+      case ControlRequest::Kind::hand_over:
+      case ControlRequest::Kind::hand_over_commit:
+      case ControlRequest::Kind::hand_over_abort: return "error: a NAT pair's standby keeps no state file (its copy is the active's)";
       case ControlRequest::Kind::drain_instance:
       case ControlRequest::Kind::undrain_instance: return "error: nf nat announces no VIPs (slb, lb and concury do)";
       case ControlRequest::Kind::stop: return "error: a standby stops on SIGTERM or SIGINT";

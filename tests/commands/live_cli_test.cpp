@@ -1,6 +1,7 @@
 // `flowtrack run --dpdk` and `flowtrack ctl` as a user runs them, on net_null ports (no root, no NIC):
 // every mistake is one error line and exit status 2, never a crash; a run stops on SIGTERM with its
-// report and every mbuf back in its pool; `ctl save-state` writes a live NAT's state file as it runs.
+// report and every mbuf back in its pool; `ctl save-state` writes a live NAT's state file as it runs;
+// a hand-over to a new process is refused safely or made whole.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -91,15 +92,11 @@ TEST(LiveCli, TwoWorkersStopTogetherWithOneReportAndEveryMbufBack) {
   EXPECT_EQ(report["drops"]["not_ipv4"], report["packets_in"]);
 }
 
-// A live NAT on two net_null ports with a control socket, asked by `ctl save-state` for its state
-// while it runs, then stopped by SIGTERM: the output of the whole exchange (ctl's answer, the run's log).
-// With `with_state`, the run keeps a state file (--state FILE --start-empty); without, none.
-testing::CliResult nat_run_asked_to_save(const std::string& name, bool with_state) {
-  const std::filesystem::path dir = std::filesystem::path(test::temp_config(name + ".toml", "")).parent_path();
-  const std::string socket = (dir / (name + ".sock")).string(), state = (dir / (name + ".state")).string();
-  const std::string config = test::temp_config(name + ".toml", fmt::format(R"([nat]
+// A live NAT's configuration on two net_null ports with a control socket at `socket`, its pool `pool`.
+std::string nat_config(const std::string& name, const std::string& socket, const std::string& pool) {
+  return test::temp_config(name + ".toml", fmt::format(R"([nat]
 inside = "10.9.0.0/24"
-pool = ["10.9.1.100"]
+pool = ["{}"]
 [dataplane]
 control_socket = "{}"
 [[dataplane.port]]
@@ -111,14 +108,29 @@ device = "net_null1"
 address = "10.9.1.1/24"
 role = "outside"
 )",
-                                                                              socket));
+                                                       pool, socket));
+}
+
+// A live NAT on two net_null ports with a control socket (the files under `dir`, named after `name`),
+// running in the background while `script` runs (a shell script that may use $cli, $socket, $state and
+// $dir), then stopped by SIGTERM: the output of the whole exchange (the script's, then the run's log).
+// With `with_state`, the run keeps a state file (--state FILE --start-empty); without, none.
+testing::CliResult nat_run_beside(const std::string& name, bool with_state, const std::string& script) {
+  const std::filesystem::path dir = std::filesystem::path(test::temp_config(name + ".toml", "")).parent_path();
+  const std::string socket = (dir / (name + ".sock")).string(), state = (dir / (name + ".state")).string();
+  const std::string config = nat_config(name, socket, "10.9.1.100");
   const std::string log = (dir / (name + ".log")).string();
   const std::string cli = FLOWTRACK_CLI_PATH;
   return run_cli("run --nf nat --json --config " + config + (with_state ? " --state " + state + " --start-empty" : "") + " --dpdk '" +
                  kEal + " --vdev=net_null0 --vdev=net_null1' > " + log + " 2>&1 & pid=$!; for i in $(seq 1200); do grep -q " +
-                 "'flowtrack live: nf' " + log + " && break; sleep 0.05; done; " + cli + " ctl --socket " + socket +
-                 " save-state 2>&1; echo \"ctl status $?\"; test -s " + state + " && echo 'state file there'; kill -TERM $pid; wait $pid; " +
-                 "status=$?; cat " + log + "; exit $status");
+                 "'flowtrack live: nf' " + log + " && break; sleep 0.05; done; cli=" + cli + " socket=" + socket + " state=" + state +
+                 " dir=" + dir.string() + "; " + script + "; kill -TERM $pid 2> /dev/null; wait $pid; status=$?; cat " + log +
+                 "; exit $status");
+}
+
+testing::CliResult nat_run_asked_to_save(const std::string& name, bool with_state) {
+  return nat_run_beside(name, with_state,
+                        "$cli ctl --socket $socket save-state 2>&1; echo \"ctl status $?\"; test -s $state && echo 'state file there'");
 }
 
 TEST(LiveCli, SaveStateWritesTheStateFileWhileTheRunGoesOn) {
@@ -135,6 +147,58 @@ TEST(LiveCli, SaveStateWithoutAStateFileIsAnErrorReply) {
   EXPECT_NE(r.output.find("nf nat keeps no state file here (nat and lb, run with --state FILE)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("ctl status 1"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("state file there"), std::string::npos) << r.output;
+}
+
+// The running process's side of a hand-over (runtime/hand_over.hpp), asked by hand: `hand-over` pauses
+// it and writes its state; a second one while paused is refused; `hand-over-abort` resumes it; a commit
+// with no hand-over under way is refused; a hand-over nobody commits ends by itself (the patience, 3 s)
+// and its late commit is refused; the run then stops as usual, writing its state.
+TEST(LiveCli, AHandOverNotCommittedLeavesTheRunForwarding) {
+  const auto r = nat_run_beside("paused", true,
+                                "for request in hand-over hand-over hand-over-abort hand-over-commit hand-over; do "
+                                "echo \"$request: $($cli ctl --socket $socket $request 2>&1)\"; done; sleep 3.5; "
+                                "echo \"late commit: $($cli ctl --socket $socket hand-over-commit 2>&1)\"; "
+                                "echo \"counters: $($cli ctl --socket $socket counters 2>&1 | head -c 10)\"");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("hand-over: ok: paused; state of 0 connections written to "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("hand-over: flowtrack: error: ctl: a hand-over is under way already"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("hand-over-abort: ok: forwarding again"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("hand-over-commit: flowtrack: error: ctl: no hand-over under way"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no commit within the patience: forwarding again"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("late commit: flowtrack: error: ctl: no hand-over under way"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("counters: {\"nf\":\"nat"), std::string::npos) << r.output;
+  const nlohmann::json report = testing::first_json_object(r.output.substr(r.output.find("flowtrack live: nf")));
+  ASSERT_FALSE(report.is_null()) << r.output;
+  EXPECT_EQ(report["mbufs_missing"], 0);
+}
+
+// A new process taking over (`run --state FILE --take-over`): one whose configuration the state does not
+// fit (another pool) is refused with the state file's reason, exit status 2, and the running process
+// forwards on (it answers, it was told to resume); one whose configuration fits takes over, and the
+// running one stops with its report (status 0) without writing its state again.
+TEST(LiveCli, TakeOverRefusesAnotherConfigurationThenTakesOver) {
+  const std::filesystem::path dir = std::filesystem::path(test::temp_config("taker.toml", "")).parent_path();
+  const std::string other = nat_config("other", (dir / "taker.sock").string(), "10.9.1.200");
+  const std::string same = nat_config("same", (dir / "taker.sock").string(), "10.9.1.100");
+  const std::string take = std::string(" --dpdk '") + kEal + " --vdev=net_null0 --vdev=net_null1' --take-over --state $state";
+  const auto r = nat_run_beside(
+      "taker", true,
+      "$cli run --nf nat --config " + other + take + " > $dir/other.log 2>&1; echo \"other: status $? $(tail -1 $dir/other.log)\"; " +
+          "echo \"after the refusal: $($cli ctl --socket $socket counters 2>&1 | head -c 10)\"; " +
+          "$cli run --nf nat --json --config " + same + take + " > $dir/same.log 2>&1 & taker=$!; " +
+          "wait $pid; echo \"handed over: status $?\"; for i in $(seq 100); do grep -q 'taken over' $dir/same.log && break; sleep 0.1; done; " +
+          "echo \"taker: $($cli ctl --socket $socket counters 2>&1 | head -c 10)\"; kill -TERM $taker; wait $taker; " +
+          "echo \"taker: status $?\"; cat $dir/same.log");
+  // The running process has exited by the end (its status is printed): the harness's own wait says nothing.
+  EXPECT_NE(r.output.find("other: status 2 flowtrack: error: run: --take-over: state file"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("after the refusal: {\"nf\":\"nat"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("hand-over: aborted by the new process: forwarding again"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("handed over: status 0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("taker: {\"nf\":\"nat"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("taker: status 0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("0 connections restored"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("taken over from the running process in"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("hand-over: committed: stopping"), std::string::npos) << r.output;
 }
 
 TEST(LiveCli, CtlWithoutADataPlaneIsOneError) {

@@ -7,22 +7,27 @@
 #
 # 20 HTTP transfers of 9 MiB, each at 1.2 MiB/s (about 7.5 s), from fixed client ports, each with TCP
 # keepalives after 1 s idle; at t = 2 s backend b2 is drained (`flowtrack ctl drain`), at t = 3 s the
-# state is saved on request (`ctl save-state`), at t = 4 s flowtrack is stopped and started again, its
-# configuration now saying b2 is drained (weight 0), as an operator would leave it. Meanwhile a UDP
-# prober sends a datagram every 10 ms through an echo service of the same VIP and times the answers:
-# the longest silence is the forwarding gap of the restart.
+# state is saved on request (`ctl save-state`), at t = 4 s flowtrack is restarted (with the state, the
+# new process starts at t = 3 s and takes over once ready), its configuration now saying b2 is drained
+# (weight 0), as an operator would leave it. Meanwhile a UDP prober sends a datagram every 10 ms
+# through an echo service of the same VIP and times the answers: the longest silence is the
+# forwarding gap of the restart.
 #
-# With the state (--state FILE): all 20 transfers complete at full length, the restarted LB holds as
-# many connections as the stopped one left (its report) and says it restored them, neither run loses
-# an mbuf, and the restarted LB drops no answer for want of a MAC address (arp_unresolved): it asks
-# for the clients its restored connections answer to as it starts (as it does for its backends),
-# instead of holding their answers until a client asks for the VIP (Linux asks 5 s after the MAC it
-# knew went quiet: delay_first_probe_time; the gap was up to 5.7 s). The gap is printed, not held to
-# 1 s: what is left of it is the process's own stop and start (1.83 s measured at load average 11).
+# With the state, the restart is a hand-over (`run --state FILE --take-over`, runtime/hand_over.hpp):
+# the new process starts (EAL, ports, tables) while the running one forwards, then takes its state
+# over the control socket; the running one pauses, writes the file and stops once the new one has
+# loaded it. Asserted: all 20 transfers complete at full length, the forwarding gap is at most 1 s
+# (the state's save and load: tens of ms; a stop and start of the process, 1.3 s on an idle machine
+# and over 3 s at load average 12, is what the hand-over takes out of it), the new LB holds as many
+# connections as the old one left (its report) and says it restored them, neither run loses an mbuf,
+# and the new LB drops no answer for want of a MAC address (arp_unresolved): it asks for the clients
+# its restored connections answer to as it starts (as it does for its backends), instead of holding
+# their answers until a client asks for the VIP (Linux asks 5 s after the MAC it knew went quiet:
+# delay_first_probe_time).
 #
-# Without it (the same restart, no --state), the LB has forgotten which backend each connection had.
-# The first packet it sees of each, the client's keepalive, gets the Maglev choice of the drained
-# configuration (non_syn_first = consistent): Maglev moves only the drained backend's share of the
+# Without it (flowtrack stopped and started again, no --state), the LB has forgotten which backend each
+# connection had. The first packet it sees of each, the client's keepalive, gets the Maglev choice of
+# the drained configuration (non_syn_first = consistent): Maglev moves only the drained backend's share of the
 # hash space, so the connections on b1 and b3 go back to their backend and go on, and those on b2, a
 # third of them by the equal weights, reach a backend that never had them and are reset. Asserted: the
 # transfers on b2 are 4 to 10 of the 20 (the client ports are fixed, so the draw is the same every
@@ -70,40 +75,6 @@ lb_config 0 > "$work/lb-drained.toml"
 ctl() { "$bin" ctl --socket "$work/ctl.sock" "$@"; }
 connections_live() { ctl counters | python3 -c 'import json, sys; print(json.load(sys.stdin)["connections_live"])'; }
 
-# A datagram every 10 ms to the echo service until FILE exists; then {"sent", "answered",
-# "longest_gap_s"} (the longest time between two answers) in FILE.json.
-IFS= read -r -d '' prober << 'PY'
-import json, os, select, socket, sys, time
-stop = sys.argv[1]
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("10.10.1.2", 39999))
-s.connect(("10.10.1.100", 7))
-sent = answered = 0
-last = None
-longest = 0.0
-next_send = time.monotonic()
-while not os.path.exists(stop):
-    now = time.monotonic()
-    if now >= next_send:
-        try:
-            s.send(b"probe")
-        except OSError:  # an ICMP error while the balancer restarts: the probe is lost, as its answer
-            pass
-        sent += 1
-        next_send += 0.01
-    if select.select([s], [], [], max(0.0, next_send - time.monotonic()))[0]:
-        try:
-            s.recv(2048)
-        except OSError:
-            continue
-        now = time.monotonic()
-        if last is not None:
-            longest = max(longest, now - last)
-        last = now
-        answered += 1
-json.dump({"sent": sent, "answered": answered, "longest_gap_s": round(longest, 3)}, open(stop + ".json", "w"))
-PY
-
 # run_case NAME KEEP PORT_BASE: the scenario, the restart with the state (KEEP=1) or without; the
 # transfers from client ports PORT_BASE.. (each case its own: the other's may still be in TIME_WAIT).
 run_case() {
@@ -111,9 +82,7 @@ run_case() {
   rm -f "$work/lb.state" "$work/lb.state.restored"
   live_flowtrack_args=(--state "$work/lb.state" --start-empty)
   live_start_flowtrack nf lb "$work/lb.toml" f0 f1
-  ip netns exec "$tag-client" python3 -c "$prober" "$work/$name.stop" &
-  local probe=$!
-  live_pids+=("$probe")
+  live_gap_probe client 10.10.1.100 7 "$name"
   local curls=()
   for ((i = 0; i < transfers; i++)); do
     ip netns exec "$tag-client" curl -s --local-port $((port_base + i)) --max-time 20 --keepalive-time 1 --limit-rate "$rate" \
@@ -131,17 +100,23 @@ run_case() {
   sleep 1
   saved=$(ctl save-state) || live_fail "ctl save-state was refused"
   [[ -s $work/lb.state ]] || live_fail "ctl save-state wrote no file: $saved"
-  sleep 1
-  live_stop_flowtrack
-  cp "$work/report.json" "$work/$name.before.json"
-  if ((keep)); then live_flowtrack_args=(--state "$work/lb.state"); else live_flowtrack_args=(); fi
-  live_start_flowtrack nf lb "$work/lb-drained.toml" f0 f1
+  if ((keep)); then
+    # The new process starts now and takes over once ready: at about t = 4 s on an idle machine.
+    live_flowtrack_args=(--state "$work/lb.state")
+    live_take_over nf lb "$work/lb-drained.toml" f0 f1
+    cp "$work/report.handed.json" "$work/$name.before.json"
+  else
+    sleep 1
+    live_stop_flowtrack
+    cp "$work/report.json" "$work/$name.before.json"
+    live_flowtrack_args=()
+    live_start_flowtrack nf lb "$work/lb-drained.toml" f0 f1
+  fi
   local restarted_at=$((SECONDS - start))
   after=$(connections_live)
   restored=$(sed -n 's/^flowtrack live: \(state file .*restored.*\)/\1/p' "$work/flowtrack.err")
   wait "${curls[@]}"
-  touch "$work/$name.stop"
-  wait "$probe"
+  gap=$(live_gap "$name")
   live_stop_flowtrack
   cp "$work/report.json" "$work/$name.after.json"
   before=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["connections_live"])' "$work/$name.before.json")
@@ -157,7 +132,6 @@ run_case() {
       [[ $backend == b2 ]] && ((failed_on_b2++))
     fi
   done
-  gap=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["longest_gap_s"])' "$work/$name.stop.json")
   echo "lb restart $name the state (restarted at t = ${restarted_at} s): $failed of $transfers transfers failed ($failed_on_b2 of the" \
     "$on_b2 on b2); connections $before before the restart, $after after; longest UDP silence $gap s; save-state: $saved"
   [[ -n $restored ]] && echo "  $restored"
@@ -165,6 +139,7 @@ run_case() {
 
 run_case with 1 41000
 ((failed == 0)) || live_fail "with the state, $failed of $transfers transfers did not complete at full length"
+python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) <= 1.0 else 1)' "$gap" || live_fail "a forwarding gap of $gap s across the hand-over, over 1 s"
 ((after == before)) || live_fail "$before connections before the restart, $after after"
 [[ $restored == *": $before connections restored"* ]] || live_fail "the restart did not say it restored $before connections: $restored"
 [[ $saved == "ok: state of "*" connections written to $work/lb.state" ]] || live_fail "ctl save-state answered: $saved"

@@ -46,6 +46,15 @@
 #                              pair of both ports (af_packet qpairs: the kernel's fanout spreads
 #                              frames over them by flow, so replies often land on another worker)
 #   live_stop_flowtrack        SIGINT, wait; $flowtrack_status, report in $work/report.json
+#   live_take_over NS NF CONFIG IF0 IF1   a new flowtrack, as live_start_flowtrack but with an EAL file
+#                              prefix of its own and --take-over (live_flowtrack_args must give --state, the
+#                              configuration its control socket), that takes the running one's state as soon
+#                              as it is ready; returns once it serves and the running one has exited (its
+#                              status in $handed_status, its report and stderr moved to
+#                              $work/report.handed.json and $work/flowtrack.handed.err)
+#   live_gap_probe NS ADDRESS PORT NAME   from namespace NS, a UDP datagram every 10 ms to ADDRESS:PORT (an
+#                              echo service), timing the answers, until live_gap NAME
+#   live_gap NAME              stops probe NAME and prints the longest silence between two answers, in s
 #   live_counters_agree NS     the running flowtrack's counters read three ways agree: `flowtrack ctl
 #                              counters` ($work/ctl.sock), DPDK telemetry (dpdk-telemetry.py) and
 #                              Prometheus text ([dataplane] metrics = "127.0.0.1:9469", in namespace NS)
@@ -64,6 +73,8 @@ tag=ftl$$
 work=
 flowtrack_pid=
 flowtrack_status=
+handed_status=
+live_file_prefix=$tag
 live_namespaces=()
 live_nginx_names=()
 live_pids=()
@@ -185,7 +196,7 @@ live_cleanup() {
     [[ -s $work/$name/nginx.pid ]] && kill "$(cat "$work/$name/nginx.pid")" 2> /dev/null
   done
   for ns in "${live_namespaces[@]}"; do ip netns del "$ns" 2> /dev/null; done
-  rm -rf "/var/run/dpdk/$tag"  # EAL's runtime directory (--file-prefix): the telemetry socket
+  rm -rf "/var/run/dpdk/$tag" "/var/run/dpdk/${tag}h"  # EAL's runtime directories (--file-prefix): the telemetry socket
   if [[ -n ${LIVE_KEEP:-} ]]; then
     echo "kept: $work"
   elif [[ -n $work ]]; then
@@ -442,7 +453,7 @@ live_start_flowtrack() {
   local ns=$1 nf=$2 config=$3
   # The run's own file prefix: its telemetry socket is /var/run/dpdk/$tag/dpdk_telemetry.v2.
   # A lcore a worker (-l): the engine pins worker w to the w-th lcore's CPU.
-  local eal="--no-huge --no-pci --no-shconf --file-prefix=$tag -l 0-$((live_workers - 1)) -m 256 --log-level=error"
+  local eal="--no-huge --no-pci --no-shconf --file-prefix=$live_file_prefix -l 0-$((live_workers - 1)) -m 256 --log-level=error"
   eal+=" --vdev=net_af_packet0,iface=$4,qpairs=$live_workers --vdev=net_af_packet1,iface=$5,qpairs=$live_workers"
   ip netns exec "$tag-$ns" $live_flowtrack_prefix "$bin" run --nf "$nf" --config "$config" --workers "$live_workers" \
     --json --dpdk "$eal" "${live_flowtrack_args[@]}" \
@@ -465,6 +476,76 @@ live_stop_flowtrack() {
   sed -n 's/^flowtrack live: \(.*\)/  flowtrack: \1/p' "$work/flowtrack.err" | tail -2
   echo "  report: $(cat "$work/report.json")"
   [[ $flowtrack_status -eq 0 ]] || live_fail "flowtrack exited with status $flowtrack_status"
+}
+
+live_take_over() {
+  local running=$flowtrack_pid _
+  mv "$work/report.json" "$work/report.handed.json"
+  mv "$work/flowtrack.err" "$work/flowtrack.handed.err"
+  # Two EAL instances at once: each its own runtime directory (telemetry socket).
+  if [[ $live_file_prefix == "$tag" ]]; then live_file_prefix=${tag}h; else live_file_prefix=$tag; fi
+  live_flowtrack_args+=(--take-over)
+  live_start_flowtrack "$@"
+  for _ in $(seq 100); do
+    grep -q "taken over from the running process" "$work/flowtrack.err" && break
+    kill -0 "$flowtrack_pid" 2> /dev/null || live_fail "the new flowtrack exited without taking over"
+    sleep 0.1
+  done
+  grep -q "taken over from the running process" "$work/flowtrack.err" || live_fail "the new flowtrack did not take over within 10 s"
+  for _ in $(seq 100); do
+    kill -0 "$running" 2> /dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$running" 2> /dev/null && live_fail "the running flowtrack did not stop after handing over"
+  wait "$running"
+  handed_status=$?
+  sed -n 's/^flowtrack live: \(hand-over.*\)/  handed over: \1/p' "$work/flowtrack.handed.err"
+  [[ $handed_status -eq 0 ]] || live_fail "the flowtrack that handed over exited with status $handed_status"
+}
+
+live_gap_probe() {
+  local ns=$1 address=$2 port=$3 name=$4
+  rm -f "$work/gap.$name".*
+  ip netns exec "$tag-$ns" python3 - "$address" "$port" "$work/gap.$name" << 'PY' &
+import os, select, socket, sys, time
+address, port, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.connect((address, port))
+last = None
+longest = 0.0
+ended = 0.0  # when the longest silence ended (Unix time): $work/gap.NAME.ended, for a timeline
+next_send = time.monotonic()
+while not os.path.exists(out + ".stop"):
+    if time.monotonic() >= next_send:
+        try:
+            s.send(b"probe")
+        except OSError:  # an ICMP error while the function restarts: the probe is lost, as its answer
+            pass
+        next_send += 0.01
+    if select.select([s], [], [], max(0.0, next_send - time.monotonic()))[0]:
+        try:
+            s.recv(2048)
+        except OSError:
+            continue
+        now = time.monotonic()
+        if last is not None and now - last > longest:
+            longest, ended = now - last, time.time()
+        last = now
+open(out + ".ended", "w").write(f"{ended:.3f}\n")
+open(out + ".new", "w").write(f"{longest:.3f}\n" if last is not None else "none\n")
+os.replace(out + ".new", out + ".longest")
+PY
+  live_pids+=($!)
+}
+
+live_gap() {
+  local _
+  touch "$work/gap.$1.stop"
+  for _ in $(seq 50); do  # polled, not waited for: a command substitution's subshell has no children
+    [[ -s $work/gap.$1.longest ]] && break
+    sleep 0.1
+  done
+  cat "$work/gap.$1.longest" 2> /dev/null || echo "none"
 }
 
 # live_report_check PYTHON_EXPRESSION...: each must hold of `r`, flowtrack's JSON report.

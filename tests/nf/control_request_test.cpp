@@ -29,6 +29,9 @@ TEST(ControlRequest, EachVerbTakesItsWords) {
   EXPECT_EQ(accepted("counters").kind, ControlRequest::Kind::counters);
   EXPECT_EQ(accepted("takeover").kind, ControlRequest::Kind::takeover);
   EXPECT_EQ(accepted("save-state").kind, ControlRequest::Kind::save_state);
+  EXPECT_EQ(accepted("hand-over").kind, ControlRequest::Kind::hand_over);
+  EXPECT_EQ(accepted("hand-over-commit").kind, ControlRequest::Kind::hand_over_commit);
+  EXPECT_EQ(accepted("hand-over-abort").kind, ControlRequest::Kind::hand_over_abort);
   EXPECT_EQ(accepted("drain-instance").kind, ControlRequest::Kind::drain_instance);
   EXPECT_EQ(accepted(" undrain-instance ").kind, ControlRequest::Kind::undrain_instance);
   EXPECT_EQ(accepted("stop").kind, ControlRequest::Kind::stop);
@@ -53,6 +56,8 @@ TEST(ControlRequest, MalformedRequestsAreRefusedWithTheReason) {
   EXPECT_NE(refused("counters now").find("usage: counters"), std::string::npos);
   EXPECT_NE(refused("takeover now").find("usage: takeover"), std::string::npos);
   EXPECT_NE(refused("save-state /tmp/elsewhere").find("usage: save-state"), std::string::npos);
+  EXPECT_NE(refused("hand-over /tmp/elsewhere").find("usage: hand-over"), std::string::npos);
+  EXPECT_NE(refused("hand-over-commitment").find("unknown request 'hand-over-commitment'"), std::string::npos);
   EXPECT_NE(refused("drain-instance now").find("usage: drain-instance"), std::string::npos);
   EXPECT_NE(refused("stop 5").find("usage: stop"), std::string::npos);
   EXPECT_NE(refused("drain web").find("usage: drain SERVICE BACKEND"), std::string::npos);

@@ -11,6 +11,11 @@
 //   up SERVICE BACKEND                         back in service
 //   save-state                                 nat and lb with a state file: the state written to it now,
 //                                              the run going on (runtime/state_store.hpp)
+//   hand-over                                  nat and lb with a state file: every worker paused, the
+//                                              state written, for a new process to take (runtime/
+//                                              hand_over.hpp); forwarding again after a while unless:
+//   hand-over-commit                           the paused run stops without forwarding again
+//   hand-over-abort                            the paused run forwards again
 //   drain-instance                             with [dataplane.announce]: every VIP withdrawn from the
 //                                              routing speaker, the data plane serving on (what the router
 //                                              still sends: the connections it moves over)
@@ -35,7 +40,18 @@ namespace flowtrack {
 inline constexpr std::size_t kMaxControlRequest = 512;
 
 struct ControlRequest {
-  enum class Kind : std::uint8_t { counters, change, takeover, save_state, drain_instance, undrain_instance, stop };
+  enum class Kind : std::uint8_t {
+    counters,
+    change,
+    takeover,
+    save_state,
+    hand_over,
+    hand_over_commit,
+    hand_over_abort,
+    drain_instance,
+    undrain_instance,
+    stop
+  };
   Kind kind = Kind::counters;
   PoolChange change;  // for Kind::change (its `at` unused)
 };

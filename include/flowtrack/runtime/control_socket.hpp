@@ -21,6 +21,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace flowtrack {
@@ -62,10 +63,12 @@ class ControlSocket {
   bool has_group_ = false;
   gid_t group_ = 0;
   std::vector<Client> clients_;
+  std::pair<dev_t, ino_t> file_{};  // the socket file it bound (device, inode)
 };
 
 // The client side: sends `request` (one line) to the socket at `path` and returns the reply. Throws
-// std::runtime_error when it cannot connect or the connection breaks.
-std::string control_call(const std::string& path, std::string_view request);
+// std::runtime_error when it cannot connect, the connection breaks, or (a `timeout` above 0) the reply
+// does not come within it.
+std::string control_call(const std::string& path, std::string_view request, std::chrono::milliseconds timeout = std::chrono::milliseconds{0});
 
 }  // namespace flowtrack

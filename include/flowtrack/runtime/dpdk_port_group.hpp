@@ -54,6 +54,10 @@ class DpdkPortGroup {
   rte_ring* inbox(unsigned worker) const { return inboxes_[worker]; }  // several workers only
   ArpBoard& arp_board() { return arp_board_; }
   std::size_t mbufs_in_use() const;
+  // On worker w's thread, before its DpdkPorts: frees the frames waiting in its RX queues, at most
+  // 65536 a port (a run that takes over from another process drops what its ports received before it
+  // had the state). Returns how many.
+  std::size_t discard_received(unsigned worker);
 
   // Once every worker's DpdkPorts is closed: frees what waits in the inboxes, stops and closes the
   // ports, frees the pool; returns how many mbufs were missing from the pool (0 unless one leaked).

@@ -63,6 +63,7 @@ enum class PortDrop : std::uint8_t {
   no_mbuf,         // a copy (held packet, ARP request) found no mbuf, or none with room for it
   tx_full,         // the port's TX queue took less than the burst
   handoff_full,    // the owner's hand-off ring stayed full for kHandoffPatience (several workers)
+  superseded,      // sent after the run handed its state over (hand_over.hpp): its successor forwards now
   count_,
 };
 inline constexpr std::size_t kPortDropCount = static_cast<std::size_t>(PortDrop::count_);
@@ -112,6 +113,8 @@ class DpdkPorts {
   // A flag any thread may set to end the current tick at once (the worker's mailbox has mail): next()
   // returns 0 while it is set.
   void watch(const std::atomic<bool>& interrupt) { interrupt_ = &interrupt; }
+  // Once `muted` is set, every frame to send is dropped (superseded) instead.
+  void mute_when(const std::atomic<bool>& muted) { muted_ = &muted; }
   static Nanos now();
 
   // The output (a PacketOutput, runtime/burst_loop.hpp).
@@ -195,6 +198,7 @@ class DpdkPorts {
   Nanos deadline_ = 0;  // the current tick's end
   bool handed_packets_ = false;  // the last next() returned packets
   const std::atomic<bool>* interrupt_ = nullptr;
+  const std::atomic<bool>* muted_ = nullptr;
   PortCounters counters_;
   bool closed_ = false;
 };

@@ -27,7 +27,8 @@ struct PublishRequest {};
 // Work on the worker's own thread, between two bursts, from whoever owns the worker's function and
 // alone knows its type: a snapshot of its state left where the control plane reads it (`ctl
 // save-state`: the state file written while the run goes on), or taken by a NAT pair's sync link for a
-// resynchronisation. `run` must not block: the worker's packets wait for it.
+// resynchronisation. `run` must not block: the worker's packets wait for it (except a hand-over's pause,
+// hand_over.hpp, whose purpose is that the worker forwards nothing until the pause ends).
 struct WorkerTask {
   std::function<void()> run;
 };

@@ -28,6 +28,9 @@ namespace flowtrack {
 struct StateFileOptions {
   std::string path;          // "": no state kept across a restart
   bool start_empty = false;  // a missing or refused file: start without state rather than not at all
+  // The state taken from the process running on the control socket once this one is ready to serve
+  // (a hand-over, hand_over.hpp), rather than read at the start.
+  bool take_over = false;
 };
 
 // What a start begins with: one snapshot per worker, or none (empty), and for the operator what was
