@@ -49,6 +49,10 @@ size=$((9 * 1048576))
 rate=1200K
 
 live_lb_network
+# The client's receive buffer at most 256 KiB: the rate limit is curl's (it reads slowly), and with the
+# host's buffers (tcp_rmem's maximum is 32 MiB here) a backend could send a whole transfer into the
+# client's buffer before the restart, past the LB, and a transfer on b2 then completed without the state.
+ip netns exec "$tag-client" sysctl -qw net.ipv4.tcp_rmem="4096 131072 262144"
 for b in 1 2 3; do
   ip -n "$tag-b$b" route add default via 10.10.2.1
   mkdir -p "$work/b$b"
