@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "flowtrack/runtime/control_socket.hpp"
+#include "flowtrack/runtime/dpdk_ports.hpp"
 #include "flowtrack/runtime/state_store.hpp"
 
 namespace flowtrack {
@@ -15,10 +16,6 @@ namespace {
 // How long the new process waits for each answer: the running one answers "hand-over" once its workers
 // have paused (within a tick) and its state is written (a second for a million connections).
 constexpr std::chrono::milliseconds kAnswerWait{10'000};
-
-Nanos steady_now() {
-  return static_cast<Nanos>(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
-}
 
 std::string call(const std::string& socket, std::string_view request) {
   try {
@@ -51,9 +48,9 @@ WorkerTask WorkerPause::task(std::function<void()> leave) {
 }
 
 bool WorkerPause::wait_paused(Nanos patience, const std::function<bool()>& given_up) const {
-  const Nanos until = steady_now() + patience;
+  const Nanos until = DpdkPorts::now() + patience;
   while (paused_.load(std::memory_order_acquire) < expected_) {
-    if (steady_now() >= until || given_up()) return false;
+    if (DpdkPorts::now() >= until || given_up()) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
   return true;

@@ -27,9 +27,9 @@ struct InsideEndpoint {
 
 // The inside endpoint a packet of the trace belongs to, if it is one the NAT maps: a first fragment or
 // whole packet with ports (an ICMP query: its identifier) between the inside network and elsewhere.
-std::optional<InsideEndpoint> inside_endpoint_of(const ParsedPacket& p, std::uint32_t inside_mask, std::uint32_t inside_net) {
+std::optional<InsideEndpoint> inside_endpoint_of(const ParsedPacket& p, const LiveNat& nat) {
   if (p.ip_version != 4 || p.fragment_offset != 0 || p.icmp_is_error || !p.has_ports) return std::nullopt;
-  const auto inside = [&](std::uint32_t addr) { return (to_host32(addr) & inside_mask) == inside_net; };
+  const auto inside = [&](std::uint32_t addr) { return nat.is_inside(addr); };
   const FlowKeyV4& k = p.key4;
   if (inside(k.src_addr) && !inside(k.dst_addr)) return InsideEndpoint{k.src_addr, k.protocol, to_host16(k.src_port), true};
   if (inside(k.dst_addr) && !inside(k.src_addr)) return InsideEndpoint{k.dst_addr, k.protocol, to_host16(k.dst_port), false};
@@ -46,8 +46,6 @@ std::uint64_t choice_key(unsigned worker, std::uint32_t addr, std::uint8_t proto
 FirstChoices give_each_endpoint_its_first_choice(PacketStore& trace, const NatConfig& config, const PacketOwner& owner,
                                                  unsigned workers) {
   if (config.block_size != 0) throw std::invalid_argument("first choices: the NAT gives ports in blocks, not by endpoint");
-  const std::uint32_t mask = config.inside_prefix_length == 0 ? 0 : ~std::uint32_t{0} << (32 - config.inside_prefix_length);
-  const std::uint32_t net = to_host32(config.inside_network) & mask;
   // Each worker's NAT, asked for first choices only: its tables need not hold the load.
   NatConfig small = config;
   small.max_sessions = small.max_mappings = 1024;
@@ -60,7 +58,7 @@ FirstChoices give_each_endpoint_its_first_choice(PacketStore& trace, const NatCo
   ParsedPacket p;
   for (std::uint32_t i = 0; i < trace.size(); ++i) {
     if (parse_frame(trace[i].bytes, trace.link_type(), p) != ParseStatus::ok) continue;
-    endpoint_of[i] = inside_endpoint_of(p, mask, net);
+    endpoint_of[i] = inside_endpoint_of(p, *nats.front());
     if (endpoint_of[i]) used.insert(endpoint_of[i]->key());
   }
 
