@@ -24,7 +24,8 @@
 #                run. `make build-fuzz` builds a fuzzing tree with the library instrumented, for a campaign.
 #   build-tsan/  ThreadSanitizer, without DPDK: the concurrency tests (tests/concurrency), the only multi-threaded ones.
 # Every tree is built with -Werror: a new warning fails the build.
-# Between the release tree and the sanitizer trees, `make test` runs the lab's tests (test-lab).
+# The lab's tests (test-lab) run in the release tree's test phase, once its other tests are done, beside
+# the live scenarios (scripts/release-tests.sh).
 #
 # `make report` runs the lab's experiments (lab/*.npf, with NPF) and writes docs/report/index.html and
 # docs/report/README.md: MODE=quick (default, under 15 minutes here) or MODE=full (publication grids).
@@ -75,20 +76,26 @@ report: lab-deps $(LAB_BUILD)
 # builds; test-lab waits for it. The sanitizer trees build side by side (make -j2, each one's output
 # printed whole when it ends), each with a job a core (four compiles at once on two cores, one more than
 # a tree alone: the memory of each job is that of a large unity batch), and their tests run on them as
-# built (TREES_BUILT: the test targets do not build their trees again).
+# built (TREES_BUILT: the test targets do not build their trees again), the three sets side by side
+# (the ASan tests end on one long test binary, the fuzzers run for a fixed time each: one after the
+# other they left a core idle for part of each).
 test: deps
 	@$(PHASE) --reset
 	@./scripts/install-deps.sh --lab > .lab-deps.log 2>&1 &
-	@{ $(MAKE) --no-print-directory test-release test-lab && \
+	@{ $(MAKE) --no-print-directory test-release RELEASE_TESTS_THEN='$(MAKE) --no-print-directory test-lab' && \
 	   $(MAKE) --no-print-directory -j2 --output-sync=target BUILD_JOBS=$(JOBS) asan-tree tsan-tree && \
-	   $(MAKE) --no-print-directory TREES_BUILT=1 test-asan test-tsan test-fuzz; } || { $(PHASE) --report; exit 1; }
+	   $(MAKE) --no-print-directory -j3 --output-sync=target TREES_BUILT=1 test-asan test-tsan test-fuzz; } || \
+	  { $(PHASE) --report; exit 1; }
 	@$(PHASE) --report
 	@echo "make test: all suites passed"
 
+# RELEASE_TESTS_THEN: a command run beside the live scenarios once the other tests are done (make test: the
+# lab's tests).
+RELEASE_TESTS_THEN ?=
 test-release: deps
 	$(CONFIGURE_RELEASE_TESTS) > /dev/null
 	$(PHASE) release-build ninja -C build -j $(BUILD_JOBS)
-	$(PHASE) release-tests ./scripts/release-tests.sh build $(JOBS)
+	./scripts/release-tests.sh build $(JOBS) $(RELEASE_TESTS_THEN)
 
 # The live scenarios alone (tests/live/*.sh, label "live": root, network namespaces; test-release
 # runs them too): flowtrack on veth ports between namespaces it creates.

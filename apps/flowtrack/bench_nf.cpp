@@ -258,8 +258,8 @@ void run_nf_bench(NfBenchOptions o) {
     o.reps = std::min(o.reps, 3u);
   }
   if (o.tables.empty()) {
-    o.tables = o.quick ? grid_subset({"cuckoo", "dpdk", "chained", "stdmap"})
-                       : grid_subset({"cuckoo", "cuckoopp", "dpdk", "chained", "robinhood", "hopscotch", "swiss", "stdmap"});
+    o.tables = o.quick ? grid_subset({"cuckoo", "dpdk", "chained", "stdmap"}, GridUse::functions)
+                       : grid_subset({"cuckoo", "cuckoopp", "dpdk", "chained", "robinhood", "hopscotch", "swiss", "stdmap"}, GridUse::functions);
   }
   if (o.reps == 0) throw UserError("bench nf: --reps must be at least 1");
   for (const std::size_t b : o.bursts) {
@@ -274,7 +274,9 @@ void run_nf_bench(NfBenchOptions o) {
   };
   check(o.nfs, nf_names(), "function");
   for (const auto& table : o.tables) {
-    if (!in_grid(table) || !table_concurrency(table)) throw UserError(fmt::format("bench nf: {}", unknown_table_message(table)));
+    if (!in_grid(table, GridUse::functions) || !table_concurrency(table)) {
+      throw UserError(fmt::format("bench nf: {}", unknown_table_message(table, GridUse::functions)));
+    }
   }
   check(o.agings, nf_aging_names(), "aging");
   check(o.scalings, nf_scaling_names(), "scaling");

@@ -25,12 +25,12 @@ namespace {
 // What each strategy runs on when --tables is not given (of this build's grid).
 std::vector<std::string> default_tables(const std::string& strategy, bool quick) {
   if (strategy == "sharded") {
-    if (quick) return grid_subset({"cuckoo", "dpdk", "chained"});
-    return grid_subset({"cuckoo", "cuckoopp", "dpdk", "chained", "stdmap", "swiss", "hopscotch", "robinhood"});
+    if (quick) return grid_subset({"cuckoo", "dpdk", "chained"}, GridUse::functions);
+    return grid_subset({"cuckoo", "cuckoopp", "dpdk", "chained", "stdmap", "swiss", "hopscotch", "robinhood"}, GridUse::functions);
   }
   if (strategy == "spinlock" || strategy == "spinlock-packet" || strategy == "rwlock") {
-    if (quick) return grid_subset({"cuckoo"});
-    return grid_subset({"cuckoo", "dpdk", "chained", "swiss"});
+    if (quick) return grid_subset({"cuckoo"}, GridUse::functions);
+    return grid_subset({"cuckoo", "dpdk", "chained", "swiss"}, GridUse::functions);
   }
   if (strategy == "striped") return {"chained"};
 #ifdef FLOWTRACK_WITH_DPDK
@@ -145,7 +145,9 @@ void run_scale_bench(ScaleBenchOptions o) {
     if (tables.empty()) throw UserError(fmt::format("bench scale: unknown strategy '{}'", strategy));
     for (const auto& table : tables) {
       if (!strategy_applies(*strategy_of(strategy), table)) {
-        if (table_concurrency(table) && !in_grid(table)) throw UserError(fmt::format("bench scale: {}", unknown_table_message(table)));
+        if (table_concurrency(table) && !in_grid(table, GridUse::functions)) {
+          throw UserError(fmt::format("bench scale: {}", unknown_table_message(table, GridUse::functions)));
+        }
         throw UserError(fmt::format("bench scale: strategy '{}' does not apply to table '{}'", strategy, table));
       }
     }

@@ -1,4 +1,4 @@
-// The connection tables a stateful function may run on: the grid's single-thread tables. A function
+// The connection tables a stateful function may run on: the function grid's single-thread tables. A function
 // instance is used by one worker at a time (sharded) or under one lock (spinlock), so a table's own
 // concurrency (cuckoo-lf, dpdk-rwlock, dpdk-lf, libcuckoo) would buy nothing and cost instantiations.
 #pragma once
@@ -23,10 +23,10 @@ void with_function_table(std::string_view name, Fn&& fn) {
                                 "has its own instance, or one instance is locked whole (--scaling spinlock)",
                                 name, *concurrency == Concurrency::many_writers ? "many-writer" : "single-writer many-reader"));
   }
-  const bool known = with_table<FlowKeyV4>(name, [&]<class Table>(std::type_identity<Table> type) {
+  const bool known = with_table<FlowKeyV4, GridUse::functions>(name, [&]<class Table>(std::type_identity<Table> type) {
     if constexpr (Table::kConcurrency == Concurrency::single_thread) fn(type);
   });
-  if (!known) throw std::invalid_argument(unknown_table_message(name));
+  if (!known) throw std::invalid_argument(unknown_table_message(name, GridUse::functions));
 }
 
 }  // namespace flowtrack::cli

@@ -1,5 +1,5 @@
 // bench scale's part of the instantiation grid: the runtime over every (strategy, table) pair of this
-// build's grid (lab/registry.hpp). run_scale_config<S> is explicitly instantiated in translation units
+// build's function grid (lab/registry.hpp). run_scale_config<S> is explicitly instantiated in translation units
 // of their own (scale_grid_*.cpp, by strategy family), so a build compiles each pair once and its jobs
 // share the work.
 #pragma once

@@ -7,7 +7,7 @@
 # TCP (100 curl requests), UDP (datagrams to an echo server that answers with the address it saw;
 # iperf3 -u for a second) and ping must all work, the servers must see the pool address only, and after
 # the idle timeouts (2 s here) the mappings must be gone (flowtrack's report: no live session). With two
-# workers, a 5 s iperf3 TCP transfer must lose no frame between them (no handoff_full).
+# workers, a 2 s iperf3 TCP transfer must lose no frame between them (no handoff_full).
 #
 # The boundary: the server then routes the private network via the NAT's outside address, as a host
 # on the outside could; its pings, SYNs and datagrams at the client must not arrive (a capture on the
@@ -99,7 +99,7 @@ ping_ok=$(ip netns exec "$tag-client" ping -c 3 -i 0.2 -W 2 10.20.2.2 | grep -c 
 # queue, and the owner takes in what the other hands it.
 if ((live_workers > 1)); then
   live_iperf3_server server 10.20.2.2
-  ip netns exec "$tag-client" iperf3 -c 10.20.2.2 -t 5 -J > "$work/iperf3-tcp.json" || live_fail "iperf3 TCP failed"
+  ip netns exec "$tag-client" iperf3 -c 10.20.2.2 -t 2 -J > "$work/iperf3-tcp.json" || live_fail "iperf3 TCP failed"
 fi
 # The boundary, from both sides.
 ip -n "$tag-server" route add 10.20.1.0/24 via 10.20.2.1

@@ -2,10 +2,13 @@
 // A table's name is its kName; adding a table here makes it selectable everywhere.
 //
 // The CLI's table-generic code is instantiated for the tables of this build's grid only
-// (CMakeLists.txt, FLOWTRACK_GRID): every registered table, or the representative subset named in
-// FLOWTRACK_GRID_TABLES. with_table() and table_names() see the grid; registered_table_names() sees
-// every table, so that a table left out of the grid gets its own error message, not "unknown". A build
-// without DPDK (FLOWTRACK_WITH_DPDK off) registers no rte_hash table.
+// (labkit/CMakeLists.txt, FLOWTRACK_GRID): every registered table, or a representative subset. The grid
+// has two uses: the tables bench table measures (FLOWTRACK_GRID_TABLES), and the narrower set the
+// network functions and bench scale's strategies are instantiated over (FLOWTRACK_GRID_FUNCTION_TABLES,
+// a subset of the first: each of its tables costs every function x aging x scaling). with_table(),
+// table_names() and grid_subset() take the use; registered_table_names() sees every table, so that a
+// table left out of the grid gets its own error message, not "unknown". A build without DPDK
+// (FLOWTRACK_WITH_DPDK off) registers no rte_hash table.
 #pragma once
 
 #include <algorithm>
@@ -39,30 +42,44 @@ using RegisteredTables =
 #endif
                LibcuckooTable<Key>>;
 
+// Comma-separated names; empty: every registered table.
 #ifdef FLOWTRACK_GRID_TABLES
-inline constexpr std::string_view kGridTables = FLOWTRACK_GRID_TABLES;  // comma-separated names
+inline constexpr std::string_view kGridTables = FLOWTRACK_GRID_TABLES;
 #else
-inline constexpr std::string_view kGridTables;  // empty: every registered table
+inline constexpr std::string_view kGridTables;
+#endif
+#ifdef FLOWTRACK_GRID_FUNCTION_TABLES
+inline constexpr std::string_view kGridFunctionTables = FLOWTRACK_GRID_FUNCTION_TABLES;
+#else
+inline constexpr std::string_view kGridFunctionTables;
 #endif
 
-constexpr bool in_grid(std::string_view name) {
-  if (kGridTables.empty()) return true;
-  std::string_view rest = kGridTables;
+// What a table of the grid is instantiated for: bench table's measurements, or the network functions
+// and bench scale's strategies.
+enum class GridUse { tables, functions };
+
+constexpr bool in_name_list(std::string_view list, std::string_view name) {
+  if (list.empty()) return true;
   for (;;) {
-    const std::size_t comma = rest.find(',');
-    if (rest.substr(0, comma) == name) return true;
+    const std::size_t comma = list.find(',');
+    if (list.substr(0, comma) == name) return true;
     if (comma == std::string_view::npos) return false;
-    rest.remove_prefix(comma + 1);
+    list.remove_prefix(comma + 1);
   }
 }
 
+// The function tables are always among the grid's tables, whatever the two lists say.
+constexpr bool in_grid(std::string_view name, GridUse use = GridUse::tables) {
+  return in_name_list(kGridTables, name) && (use == GridUse::tables || in_name_list(kGridFunctionTables, name));
+}
+
 // Calls fn(std::type_identity<Table>{}) for the grid's table named `name`; false when the grid has no
-// table of that name. Only the grid's tables are instantiated.
-template <FlowKeyType Key, class Fn>
+// table of that name for that use. Only those tables are instantiated.
+template <FlowKeyType Key, GridUse Use = GridUse::tables, class Fn>
 bool with_table(std::string_view name, Fn&& fn) {
   return [&]<class... Table>(std::type_identity<std::tuple<Table...>>) {
     const auto visit = [&]<class T>(std::type_identity<T> type) {
-      if constexpr (in_grid(T::kName)) {
+      if constexpr (in_grid(T::kName, Use)) {
         if (T::kName == name) {
           fn(type);
           return true;
@@ -74,22 +91,22 @@ bool with_table(std::string_view name, Fn&& fn) {
   }(std::type_identity<RegisteredTables<Key>>{});
 }
 
-// The grid's tables, in registry order.
-inline std::vector<std::string> table_names() {
-  return []<class... Table>(std::type_identity<std::tuple<Table...>>) {
+// The grid's tables for that use, in registry order.
+inline std::vector<std::string> table_names(GridUse use = GridUse::tables) {
+  return [use]<class... Table>(std::type_identity<std::tuple<Table...>>) {
     std::vector<std::string> names;
     const auto add = [&](std::string_view name) {
-      if (in_grid(name)) names.emplace_back(name);
+      if (in_grid(name, use)) names.emplace_back(name);
     };
     (add(Table::kName), ...);
     return names;
   }(std::type_identity<RegisteredTables<FlowKeyV4>>{});
 }
 
-// The names of `names` that this build's grid has, in their order (a table of a library this build is
-// without, DPDK's, is in no grid).
-inline std::vector<std::string> grid_subset(std::vector<std::string> names) {
-  const std::vector<std::string> grid = table_names();
+// The names of `names` that this build's grid has for that use, in their order (a table of a library
+// this build is without, DPDK's, is in no grid).
+inline std::vector<std::string> grid_subset(std::vector<std::string> names, GridUse use) {
+  const std::vector<std::string> grid = table_names(use);
   std::erase_if(names, [&](const std::string& name) { return std::ranges::find(grid, name) == grid.end(); });
   return names;
 }
@@ -109,7 +126,8 @@ constexpr std::optional<Concurrency> table_concurrency(std::string_view name) {
   }(name, std::type_identity<RegisteredTables<FlowKeyV4>>{});
 }
 
-// The message for a table name that with_table() does not know: unknown, or left out of this build.
-std::string unknown_table_message(std::string_view name);
+// The message for a table name that with_table() does not know for that use: unknown, or left out of
+// this build.
+std::string unknown_table_message(std::string_view name, GridUse use = GridUse::tables);
 
 }  // namespace flowtrack

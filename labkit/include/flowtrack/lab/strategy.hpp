@@ -13,7 +13,8 @@
 //
 // A lock around a table that brings its own concurrency (cuckoo-lf, the dpdk modes, libcuckoo) would
 // pay twice for one guarantee, so the locks wrap single-thread tables only. The tables are those of
-// this build's grid (lab/registry.hpp); striped, lockfree and concurrent name their tables themselves.
+// this build's function grid (lab/registry.hpp); striped, lockfree and concurrent name their tables
+// themselves.
 #pragma once
 
 #include <string_view>
@@ -35,7 +36,7 @@ bool with_strategy(std::string_view table, Fn&& fn) {
   // Calls fn with Lock<T> for a single-thread table T; false for any other.
   const auto locked = [&]<template <class> class Lock>() {
     bool applies = false;
-    with_table<Key>(table, [&]<class T>(std::type_identity<T>) {
+    with_table<Key, GridUse::functions>(table, [&]<class T>(std::type_identity<T>) {
       if constexpr (T::kConcurrency == Concurrency::single_thread) {
         fn(std::type_identity<Lock<T>>{}, shared);
         applies = true;
@@ -44,7 +45,7 @@ bool with_strategy(std::string_view table, Fn&& fn) {
     return applies;
   };
   if constexpr (S == Strategy::sharded) {
-    return with_table<Key>(table, [&]<class T>(std::type_identity<T> type) {
+    return with_table<Key, GridUse::functions>(table, [&]<class T>(std::type_identity<T> type) {
       fn(type, std::integral_constant<Placement, Placement::sharded>{});
     });
   } else if constexpr (S == Strategy::spinlock) {
