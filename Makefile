@@ -1,11 +1,12 @@
 # flowtrack front door. `make demo` runs the main job, `make test` runs every test; both install
 # their dependencies first (idempotent, Debian 12, root).
 #
-# `make test` builds and runs three trees, each phase timed in wall and CPU seconds (the table at the
-# end): the release tree and its tests, then the two sanitizer trees built side by side (each build
-# ended on one long compile with a core idle: a clean clone's ninja logs, 14 s of the ASan tree's 274,
-# 41 of the TSan tree's 171), then their tests (not behind the release tree's tests: at nice 19 beside
-# them, three of the two-worker live scenarios failed; docs/performance/build-ci.md). The trees:
+# `make test` builds three trees, then runs every test, each phase timed in wall and CPU seconds (the
+# table at the end): the release tree, then the two sanitizer trees side by side (each build ended on
+# one long compile with a core idle: a clean clone's ninja logs, 14 s of the ASan tree's 274, 41 of the
+# TSan tree's 171), then the live scenarios beside all the other tests (the `test` target says how;
+# never beside a build: at nice 19 beside one, three of the two-worker live scenarios failed;
+# docs/performance/build-ci.md). The trees:
 #   build/       release: the CLI, the live scenarios, the installed package's consumer, the lab's tests,
 #                and the unit tests whose code the release build shapes (RELEASE_TEST_DIRS: per-instruction-
 #                set forms, full-speed concurrency, the optimized CLI; tests/CMakeLists.txt says why). The
@@ -24,8 +25,6 @@
 #                run. `make build-fuzz` builds a fuzzing tree with the library instrumented, for a campaign.
 #   build-tsan/  ThreadSanitizer, without DPDK: the concurrency tests (tests/concurrency), the only multi-threaded ones.
 # Every tree is built with -Werror: a new warning fails the build.
-# The lab's tests (test-lab) run in the release tree's test phase, once its other tests are done, beside
-# the live scenarios (scripts/release-tests.sh).
 #
 # `make report` runs the lab's experiments (lab/*.npf, with NPF) and writes docs/report/index.html and
 # docs/report/README.md: MODE=quick (default, under 15 minutes here) or MODE=full (publication grids).
@@ -53,7 +52,7 @@ CONFIGURE_RELEASE_TESTS = $(CONFIGURE_RELEASE) -DFLOWTRACK_GRID=representative -
 LAB_PYTHON := .venv/bin/python
 LAB_BUILD := $(if $(FLOWTRACK_BIN),,build)
 
-.PHONY: deps lab-deps build demo report test test-release test-live test-lab asan-tree test-asan tsan-tree test-tsan test-fuzz build-fuzz test-nodpdk clean
+.PHONY: deps lab-deps build demo report test release-tree tests-beside-live test-release test-live test-lab asan-tree test-asan tsan-tree test-tsan test-fuzz build-fuzz test-nodpdk clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -72,29 +71,37 @@ demo: build
 report: lab-deps $(LAB_BUILD)
 	$(LAB_PYTHON) lab/report.py --mode $(MODE)
 
-# The lab's NPF installs in the background (pip, mostly waiting on the network) while the release tree
-# builds; test-lab waits for it. The sanitizer trees build side by side (make -j2, each one's output
-# printed whole when it ends), each with a job a core (four compiles at once on two cores, one more than
-# a tree alone: the memory of each job is that of a large unity batch), and their tests run on them as
-# built (TREES_BUILT: the test targets do not build their trees again), the three sets side by side
-# (the ASan tests end on one long test binary, the fuzzers run for a fixed time each: one after the
-# other they left a core idle for part of each).
+# The lab's NPF installs in the background (pip, mostly waiting on the network) while the trees build;
+# test-lab waits for it. The three trees build first: the release tree, then the sanitizer trees side by
+# side (make -j2, each one's output printed whole when it ends), each with a job a core (four compiles
+# at once on two cores, one more than a tree alone: the memory of each job is that of a large unity
+# batch). Then every test runs on them as built (TREES_BUILT: no target builds its tree again): the
+# live scenarios, a chain of mostly waiting that leaves most of a core free, beside the release tree's
+# other tests, then the sanitizer trees' and the lab's in one lane (tests-beside-live), so that at most
+# two CPU-bound test processes share the machine with the live scenarios, as the release tree's tests
+# alone did. Builds never run beside them (scripts/release-tests.sh says why).
 test: deps
 	@$(PHASE) --reset
 	@./scripts/install-deps.sh --lab > .lab-deps.log 2>&1 &
-	@{ $(MAKE) --no-print-directory test-release RELEASE_TESTS_THEN='$(MAKE) --no-print-directory test-lab' && \
+	@{ $(MAKE) --no-print-directory release-tree && \
 	   $(MAKE) --no-print-directory -j2 --output-sync=target BUILD_JOBS=$(JOBS) asan-tree tsan-tree && \
-	   $(MAKE) --no-print-directory -j3 --output-sync=target TREES_BUILT=1 test-asan test-tsan test-fuzz; } || \
+	   $(MAKE) --no-print-directory TREES_BUILT=1 test-release \
+	     RELEASE_TESTS_THEN='$(MAKE) --no-print-directory TREES_BUILT=1 tests-beside-live'; } || \
 	  { $(PHASE) --report; exit 1; }
 	@$(PHASE) --report
 	@echo "make test: all suites passed"
 
-# RELEASE_TESTS_THEN: a command run beside the live scenarios once the other tests are done (make test: the
-# lab's tests).
-RELEASE_TESTS_THEN ?=
-test-release: deps
+# The sanitizer trees' tests, the fuzzers' runs and the lab's tests, one set after the other.
+tests-beside-live: test-asan test-fuzz test-tsan test-lab
+
+release-tree: deps
 	$(CONFIGURE_RELEASE_TESTS) > /dev/null
 	$(PHASE) release-build ninja -C build -j $(BUILD_JOBS)
+
+# RELEASE_TESTS_THEN: a command run beside the live scenarios once the release tree's other tests are
+# done (make test: tests-beside-live).
+RELEASE_TESTS_THEN ?=
+test-release: $(if $(TREES_BUILT),,release-tree)
 	./scripts/release-tests.sh build $(JOBS) $(RELEASE_TESTS_THEN)
 
 # The live scenarios alone (tests/live/*.sh, label "live": root, network namespaces; test-release
