@@ -86,12 +86,13 @@ test: deps
 	@{ $(MAKE) --no-print-directory release-tree && \
 	   $(MAKE) --no-print-directory -j2 --output-sync=target BUILD_JOBS=$(JOBS) asan-tree tsan-tree && \
 	   $(MAKE) --no-print-directory TREES_BUILT=1 test-release \
-	     RELEASE_TESTS_THEN='$(MAKE) --no-print-directory TREES_BUILT=1 tests-beside-live'; } || \
+	     RELEASE_TESTS_THEN='$(MAKE) -k --no-print-directory TREES_BUILT=1 tests-beside-live'; } || \
 	  { $(PHASE) --report; exit 1; }
 	@$(PHASE) --report
 	@echo "make test: all suites passed"
 
-# The sanitizer trees' tests, the fuzzers' runs and the lab's tests, one set after the other.
+# The sanitizer trees' tests, the fuzzers' runs and the lab's tests, one set after the other (make test
+# runs them with -k: a failing set does not keep the next from running).
 tests-beside-live: test-asan test-fuzz test-tsan test-lab
 
 release-tree: deps
