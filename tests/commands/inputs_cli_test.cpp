@@ -1,10 +1,10 @@
 // What the CLI takes in and gives out, as a user meets it: no silent loss (a failed write of --out,
 // trace gen -o or standard output is an error with a non-zero exit), no silent nonsense (every
 // function reads its configuration; a directory is refused by name, a pipe read whole; a
-// contradiction names file and line; numbers outside their ranges are refused with the range; one
-// bound on workers for every command), configurations refused before they hurt (more memory than
-// the machine has; a slow build announced), and a stop signal during a live run's set-up ends it at
-// once.
+// contradiction names file and line, and so does a list past its bound; numbers outside their ranges
+// are refused with the range; one bound on workers for every command), configurations refused before
+// they hurt (more memory than the machine has; a slow build announced), and a stop signal during a
+// live run's set-up ends it at once.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -89,6 +89,17 @@ TEST_F(InputsCli, AContradictionNamesFileAndLine) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("twice.toml:10: service.vip: 198.18.0.1 port 443 tcp is service 'web''s (line 3) already"), std::string::npos)
       << r.output;
+}
+
+// The bound on a replay's scheduled pool changes: one [[change]] table past it is refused by its line.
+TEST_F(InputsCli, MoreScheduledChangesThanTheBoundAreRefusedByLine) {
+  std::string changes = "[[service]]\nname = \"web\"\nvip = \"198.18.0.1\"\nport = 443\n  [[service.backend]]\n  name = \"web-1\"\n"
+                        "  address = \"10.200.0.1\"\n";
+  for (int i = 0; i <= 10000; ++i) changes += "[[change]]\nat=1\nservice=\"web\"\nbackend=\"web-1\"\naction=\"drain\"\n";
+  const auto r = run_cli("run --nf lb --config " + write("changes.toml", changes) + " --in " + path("campus.pcap"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  // Line 8 starts the first change, five lines each: the one past the bound starts on 8 + 5 * 10000.
+  EXPECT_NE(r.output.find("changes.toml:50008: change: 10001 [[change]] tables: at most 10000"), std::string::npos) << r.output;
 }
 
 TEST_F(InputsCli, TraceGenRefusesNumbersOutsideTheirRanges) {

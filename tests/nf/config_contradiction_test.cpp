@@ -132,10 +132,8 @@ TEST(ConfigBoundsOfLists, ServicesAndPoolChangesAreBounded) {
   EXPECT_EQ(lb_refusal("[[service]]\nname = \"many\"\nvip = [" + vips + "]\nport = [" + ports +
                        "]\n  [[service.backend]]\n  name = \"b\"\n  address = \"10.200.0.1\"\n"),
             "lb.toml:3: service.vip: 0 services so far and 300 VIPs x 300 ports here: at most 65536 services in all");
-  std::string changes = kWebService;
-  for (std::size_t i = 0; i <= kMaxPoolChanges; ++i) changes += "[[change]]\nat=1\nservice=\"web\"\nbackend=\"web-1\"\naction=\"drain\"\n";
-  // Line 8 starts the first change, five lines each: the one past the bound starts on 8 + 5 * 10000.
-  EXPECT_EQ(lb_refusal(changes), "lb.toml:50008: change: 10001 [[change]] tables: at most 10000");
+  // The bound on [[change]] tables (kMaxPoolChanges) is checked at the command line, in the release tree
+  // (inputs_cli_test.cpp): its 50 000 lines took this test 29 s of toml11 at -O0 under ASan.
   // Each change refills its service's table: 64 changes to a 16M-entry table are the most.
   std::string large = std::string("[lb]\nmaglev_size = 16777213\n") + kWebService;
   for (int i = 0; i < 65; ++i) large += "[[change]]\nat=1\nservice=\"web\"\nbackend=\"web-1\"\naction=\"drain\"\n";
