@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # release-tests.sh BUILD_DIR JOBS [COMMAND...]: runs the release tree's tests, the live scenarios (label
 # "live") alongside all the others, these with `ctest -j JOBS`, the live set twice as wide; then COMMAND,
-# if given, still beside the live set (`make test` runs the sanitizer trees' and the lab's tests there). Each set is a phase of
-# its own in the phase log (scripts/phase.sh: live-tests, release-tests).
+# if given, still beside the live set (`make test` runs the sanitizer trees' and the lab's tests there).
+# Each set is a phase of its own in the phase log (scripts/phase.sh: live-tests, release-tests).
 #
 # The live scenarios spend most of their time waiting (namespaces set up, curl and iperf3 round trips,
 # idle timeouts: 11 s of CPU in 28 s of wall clock, 2026-11-27), so beside the others they take little

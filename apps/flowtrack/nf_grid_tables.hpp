@@ -1,6 +1,7 @@
-// The connection tables a stateful function may run on: the function grid's single-thread tables. A function
-// instance is used by one worker at a time (sharded) or under one lock (spinlock), so a table's own
-// concurrency (cuckoo-lf, dpdk-rwlock, dpdk-lf, libcuckoo) would buy nothing and cost instantiations.
+// The connection tables a stateful function may run on: the function grid's single-thread tables. A
+// function instance is used by one worker at a time (sharded) or under one lock (spinlock), so a
+// table's own concurrency (cuckoo-lf, dpdk-rwlock, dpdk-lf, libcuckoo) would buy nothing and cost
+// instantiations.
 #pragma once
 
 #include <stdexcept>

@@ -1,7 +1,7 @@
 // bench scale's part of the instantiation grid: the runtime over every (strategy, table) pair of this
-// build's function grid (lab/registry.hpp). run_scale_config<S> is explicitly instantiated in translation units
-// of their own (scale_grid_*.cpp, by strategy family), so a build compiles each pair once and its jobs
-// share the work.
+// build's function grid (lab/registry.hpp). run_scale_config<S> is explicitly instantiated in
+// translation units of their own (scale_grid_*.cpp, by strategy family), so a build compiles each pair
+// once and its jobs share the work.
 #pragma once
 
 #include <string_view>

@@ -73,10 +73,16 @@ live_start_flowtrack nf "$nf" "$work/lb.toml" f0 f1
 # N requests, one connection each (Connection: close), each answered by the backend's name, then the
 # status, into $work/$2; got[b] counts backend b's answers.
 declare -A got
-fetch() {
-  local urls=() _ b
+# N requests to the web VIP, one connection each, from one curl: each answer (the backend's name on a
+# line of its own) followed by curl's FORMAT.
+curl_vip() {
+  local urls=() _
   for _ in $(seq "$1"); do urls+=(http://10.10.1.100/); done
-  ip netns exec "$tag-client" curl -s --max-time 5 -H 'Connection: close' -w '%{http_code}\n' "${urls[@]}" > "$work/$2"
+  ip netns exec "$tag-client" curl -s --max-time 5 -H 'Connection: close' -w "$2" "${urls[@]}"
+}
+fetch() {
+  local b
+  curl_vip "$1" '%{http_code}\n' > "$work/$2"
   ok=$(grep -c '^200$' "$work/$2")
   for b in 1 2 3; do got[$b]=$(grep -c "^b$b\$" "$work/$2"); done
   [[ $ok -eq $1 ]] || live_fail "$2: $(($1 - ok)) of $1 requests failed"
@@ -102,13 +108,10 @@ done
 live_udp_exchange 10.10.1.100 7 20
 live_udp_counted "$("$bin" ctl --socket "$work/ctl.sock" counters)" 10.10.1.100:7/udp echo-b 0
 
-# N sequential requests, one connection each, from one curl: how many were answered ($answered), the
-# slowest in ms ($slowest). Each answer is the backend's name on a line of its own, then the status and
-# the time of its transfer.
+# N sequential requests: how many were answered ($answered), the slowest in ms ($slowest).
 slowest_of() {
-  local times urls=() _
-  for _ in $(seq "$1"); do urls+=(http://10.10.1.100/); done
-  times=$(ip netns exec "$tag-client" curl -s --max-time 5 -H 'Connection: close' -w '%{http_code} %{time_total}\n' "${urls[@]}")
+  local times
+  times=$(curl_vip "$1" '%{http_code} %{time_total}\n')
   answered=$(grep -c '^200 ' <<< "$times" || true)
   slowest=$(awk 'NF == 2 { print $2 }' <<< "$times" | sort -n | tail -1 | awk '{ printf "%d", $1 * 1000 }')
 }
